@@ -1,0 +1,78 @@
+"""Errors with the exit codes TLC users already script against."""
+
+from __future__ import annotations
+
+import os
+import traceback
+from enum import IntEnum
+from typing import Any
+
+_ENGINE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    DEADLOCK = 11
+    VIOLATION = 12
+    EVALUATION_ERROR = 75  # an action, invariant or init raised
+    SPEC_ERROR = 150  # the spec cannot be loaded
+    CONFIG_ERROR = 151  # bad options or constants
+    INCOMPLETE = 152  # a --max-states / --max-depth bound stopped the search
+
+
+class McError(Exception):
+    exit_code: ExitCode = ExitCode.SPEC_ERROR
+
+
+class SpecError(McError):
+    """The spec file cannot be loaded or is not a valid spec."""
+
+    exit_code = ExitCode.SPEC_ERROR
+
+
+class ConfigError(McError):
+    """A bad command-line option or constant."""
+
+    exit_code = ExitCode.CONFIG_ERROR
+
+
+class EvaluationError(McError):
+    """Spec code raised, or returned something that is not allowed, while being explored.
+
+    `kind` is "init", "action" or "invariant"; `state` is the state it was evaluated in
+    (None for init); `params` the action's parameters.
+    """
+
+    exit_code = ExitCode.EVALUATION_ERROR
+
+    def __init__(
+        self,
+        kind: str,
+        name: str,
+        message: str,
+        *,
+        state: Any = None,
+        params: dict[str, Any] | None = None,
+        cause: BaseException | None = None,
+    ) -> None:
+        self.kind = kind
+        self.name = name
+        self.message = message
+        self.state = state
+        self.params = params or {}
+        self.cause = cause
+        super().__init__(f"{kind} {name}: {message}")
+
+    @property
+    def spec_traceback(self) -> str:
+        """The traceback of the cause, without the engine's own frames."""
+        if self.cause is None:
+            return ""
+        frames = [
+            f
+            for f in traceback.extract_tb(self.cause.__traceback__)
+            if not os.path.abspath(f.filename).startswith(_ENGINE_DIR)
+        ]
+        lines = traceback.format_list(frames)
+        lines += traceback.format_exception_only(type(self.cause), self.cause)
+        return "".join(lines)

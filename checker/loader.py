@@ -1,0 +1,105 @@
+"""Load a spec file into a Model, with constants from the command line."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import ModuleType
+
+from checker.errors import ConfigError, SpecError
+from checker.model import Model
+from checker.spec import Spec, actions_of, constants_of
+
+
+def _module_name(path: Path) -> tuple[str, Path]:
+    """The dotted name of `path` and the directory to import it from.
+
+    Like pytest's rootdir logic: walk up while the folder is a package, so that a spec in
+    `specs/` can import its siblings as `specs.something` (or relatively).
+    """
+    parts = [path.stem]
+    root = path.parent
+    while (root / "__init__.py").is_file():
+        parts.insert(0, root.name)
+        root = root.parent
+    return ".".join(parts), root
+
+
+def import_spec_module(path: str | os.PathLike[str]) -> ModuleType:
+    file = Path(path)
+    if not file.exists():
+        raise SpecError(f"{path}: no such file")
+    if file.is_dir():
+        raise SpecError(f"{path}: is a folder, not a spec file")
+    if file.suffix != ".py":
+        raise SpecError(f"{path}: a spec is a Python file (.py)")
+    file = file.resolve()
+    name, root = _module_name(file)
+    cached = sys.modules.get(name)
+    if cached is not None and getattr(cached, "__file__", None) != str(file):
+        del sys.modules[name]  # another file with the same module name (e.g. a temp spec)
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    try:
+        return importlib.import_module(name)
+    except SyntaxError as exc:
+        raise SpecError(
+            f"{exc.filename}:{exc.lineno}: syntax error: {exc.msg}\n    {(exc.text or '').strip()}"
+        ) from exc
+    except Exception as exc:
+        raise SpecError(f"{path}: importing the spec raised {type(exc).__name__}: {exc}") from exc
+
+
+def spec_class(module: ModuleType) -> type[Spec]:
+    """The Spec subclass that `module` defines (not one it imports)."""
+    path = module.__file__
+    candidates = [
+        obj
+        for obj in vars(module).values()
+        if isinstance(obj, type)
+        and issubclass(obj, Spec)
+        and obj is not Spec
+        and obj.__module__ == module.__name__
+    ]
+    concrete = [c for c in candidates if actions_of(c) or "init" in vars(c)]
+    if not concrete:
+        raise SpecError(f"{path}: defines no Spec subclass with actions")
+    if len(concrete) > 1:
+        chosen = getattr(module, "spec", None)
+        if isinstance(chosen, type) and chosen in concrete:
+            return chosen
+        names = ", ".join(c.__name__ for c in concrete)
+        raise SpecError(f"{path}: defines several specs ({names}); name one with `spec = <Class>`")
+    return concrete[0]
+
+
+def parse_constants(cls: type[Spec], overrides: Mapping[str, str]) -> dict[str, object]:
+    declared = constants_of(cls)
+    values: dict[str, object] = {}
+    for name, text in overrides.items():
+        if name not in declared:
+            known = ", ".join(declared) or "none"
+            raise ConfigError(f"-D {name}: {cls.__name__} has no constant {name!r} (constants: {known})")
+        try:
+            values[name] = declared[name].parse(text)
+        except ValueError as exc:
+            raise ConfigError(f"-D {name}={text}: {exc}") from None
+    return values
+
+
+def load_model(
+    path: str | os.PathLike[str],
+    constants: Mapping[str, str] | None = None,
+    invariants: Sequence[str] | None = None,
+) -> Model:
+    """Import the spec at `path`, apply `-D` constants (as text) and compile it."""
+    cls = spec_class(import_spec_module(path))
+    values = parse_constants(cls, constants or {})
+    try:
+        spec = cls(**values)
+    except Exception as exc:
+        raise SpecError(f"{path}: creating {cls.__name__} raised {type(exc).__name__}: {exc}") from exc
+    return Model(spec, path=str(path), invariants=invariants)

@@ -1,0 +1,233 @@
+"""A Spec instance compiled for the engines: actions with resolved domains, invariants, and
+the one function every engine uses to expand a state."""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from checker.errors import ConfigError, EvaluationError, SpecError
+from checker.spec import Spec, actions_of, invariants_of
+from checker.state import Record, StateError, encode, fingerprint
+
+Binding = tuple[Any, ...]
+
+
+def _canonical_order(values: Iterable[Any]) -> tuple[Any, ...]:
+    """Sets have no stable iteration order across processes: sort them by encoding."""
+    if isinstance(values, (set, frozenset)):
+        return tuple(sorted(values, key=encode))
+    return tuple(values)
+
+
+@dataclass(frozen=True)
+class Action:
+    name: str
+    fn: Callable[..., Any]  # bound method (s, *params)
+    params: tuple[str, ...]
+    # Bindings known up front (domains from literals and constants), else None and
+    # `dynamic` holds one entry per parameter: a tuple of values or a function of the state.
+    static_bindings: tuple[Binding, ...] | None
+    dynamic: tuple[Any, ...]
+
+    def bindings(self, state: Record) -> Sequence[Binding]:
+        if self.static_bindings is not None:
+            return self.static_bindings
+        domains = []
+        for param, domain in zip(self.params, self.dynamic):
+            if callable(domain):
+                try:
+                    domain = _canonical_order(domain(state))
+                except Exception as exc:
+                    raise EvaluationError(
+                        "action",
+                        self.name,
+                        f"the domain of parameter {param!r} raised {type(exc).__name__}: {exc}",
+                        state=state,
+                        cause=exc,
+                    ) from exc
+            domains.append(domain)
+        return tuple(itertools.product(*domains))
+
+    def describe(self, binding: Binding) -> dict[str, Any]:
+        return dict(zip(self.params, binding))
+
+
+@dataclass(frozen=True)
+class Invariant:
+    name: str
+    fn: Callable[[Record], Any]
+
+
+@dataclass(frozen=True)
+class Successor:
+    action: int  # index into Model.actions
+    binding: int  # index into the action's bindings in the parent state
+    state: Record
+    data: bytes  # canonical encoding
+    fp: int  # fingerprint of data
+
+
+class Model:
+    """The engines' view of a spec: no Kafka, no printing, just states and transitions."""
+
+    def __init__(self, spec: Spec, path: str = "", invariants: Sequence[str] | None = None):
+        self.spec = spec
+        self.path = path
+        cls = type(spec)
+        self.name = cls.__name__
+        self.title = (inspect.getdoc(cls) or cls.__name__).splitlines()[0]
+        self.constants = spec.constants
+        try:
+            found = actions_of(cls)
+        except TypeError as exc:
+            raise SpecError(str(exc)) from None
+        self.actions = tuple(self._compile_action(n, f, d) for n, (f, d) in found.items())
+        if not self.actions:
+            raise SpecError(f"{self.name} declares no actions (decorate methods with @action)")
+        declared = {n: Invariant(n, getattr(spec, n)) for n in invariants_of(cls)}
+        if invariants:
+            unknown = [n for n in invariants if n not in declared]
+            if unknown:
+                raise ConfigError(
+                    f"--invariant {unknown[0]}: {self.name} has no such invariant"
+                    f" (invariants: {', '.join(declared) or 'none'})"
+                )
+            self.invariants = tuple(declared[n] for n in invariants)
+        else:
+            self.invariants = tuple(declared.values())
+
+    def _compile_action(self, name: str, fn: Callable[..., Any], domains: dict[str, Any]) -> Action:
+        where = f"action {name}"
+        sig = list(inspect.signature(fn).parameters)
+        if len(sig) < 2:
+            raise SpecError(f"{where} must take (self, s, ...): the state comes after self")
+        params = tuple(sig[2:])
+        missing = [p for p in params if p not in domains]
+        extra = [d for d in domains if d not in params]
+        if missing:
+            raise SpecError(f"{where}: parameter {missing[0]!r} has no domain in @action(...)")
+        if extra:
+            raise SpecError(f"{where}: @action gives a domain for {extra[0]!r}, not a parameter")
+        resolved = []
+        for p in params:
+            domain = domains[p]
+            if isinstance(domain, str):
+                if not hasattr(self.spec, domain):
+                    raise SpecError(f"{where}: domain {domain!r} of {p!r} is not a spec attribute")
+                domain = getattr(self.spec, domain)
+            if callable(domain):
+                resolved.append(domain)
+                continue
+            try:
+                resolved.append(_canonical_order(domain))
+            except TypeError:
+                raise SpecError(
+                    f"{where}: the domain of {p!r} must be an iterable or a function of the "
+                    f"state, not {domain!r}"
+                ) from None
+        bound = getattr(self.spec, name)
+        if any(callable(d) for d in resolved):
+            return Action(name, bound, params, None, tuple(resolved))
+        return Action(name, bound, params, tuple(itertools.product(*resolved)), ())
+
+    # -- states ----------------------------------------------------------------------------
+
+    def initial_states(self) -> list[Record]:
+        try:
+            result = self.spec.init()
+        except NotImplementedError:
+            raise SpecError(f"{self.name} has no initial state: define init(self)") from None
+        except Exception as exc:
+            raise EvaluationError("init", "init", _raised(exc), cause=exc) from exc
+        states = [result] if isinstance(result, Record) else _as_list(result)
+        if states is None or not all(isinstance(s, Record) for s in states):
+            raise EvaluationError(
+                "init", "init", f"must return a Record or a list of Records, not {result!r}"
+            )
+        if not states:
+            raise SpecError(f"{self.name}.init() returned no initial state")
+        if any(s.keys() != states[0].keys() for s in states):
+            raise EvaluationError("init", "init", "initial states have different variables")
+        return states
+
+    def fire(self, ai: int, binding: Binding, state: Record) -> list[Record]:
+        """The successors of `state` under action `ai` with parameters `binding`."""
+        act = self.actions[ai]
+        try:
+            result = act.fn(state, *binding)
+        except Exception as exc:
+            raise EvaluationError(
+                "action", act.name, _raised(exc), state=state, params=act.describe(binding), cause=exc
+            ) from exc
+        if result is None:
+            return []
+        many = [result] if isinstance(result, Record) else _as_list(result)
+        for succ in many if many is not None else (result,):
+            if not isinstance(succ, Record):
+                message = (
+                    f"returned {result!r}; an action returns None, a Record or a list of Records"
+                )
+            elif succ.keys() != state.keys():
+                message = (
+                    f"returned a state with variables {sorted(map(str, succ))}, not"
+                    f" {sorted(map(str, state))}"
+                )
+            else:
+                continue
+            raise EvaluationError(
+                "action", act.name, message, state=state, params=act.describe(binding)
+            )
+        return many  # type: ignore[return-value]
+
+    def expand(self, state: Record) -> list[Successor]:
+        """The engines' shared step: every successor of `state` in the fixed order (actions as
+        declared, then parameter bindings, then the action's own order), encoded and
+        fingerprinted once."""
+        out = []
+        for ai, act in enumerate(self.actions):
+            for bi, binding in enumerate(act.bindings(state)):
+                for succ in self.fire(ai, binding, state):
+                    try:
+                        data = encode(succ)
+                    except StateError as exc:
+                        raise EvaluationError(
+                            "action",
+                            act.name,
+                            f"built a state that cannot be encoded: {exc}",
+                            state=state,
+                            params=act.describe(binding),
+                        ) from exc
+                    out.append(Successor(ai, bi, succ, data, fingerprint(data)))
+        return out
+
+    def violated(self, state: Record) -> Invariant | None:
+        """The first invariant (in declaration order) that `state` violates, if any."""
+        for inv in self.invariants:
+            try:
+                ok = inv.fn(state)
+            except Exception as exc:
+                raise EvaluationError("invariant", inv.name, _raised(exc), state=state, cause=exc) from exc
+            if ok is not True and ok is not False:
+                raise EvaluationError(
+                    "invariant",
+                    inv.name,
+                    f"returned {ok!r}; an invariant returns True or False",
+                    state=state,
+                )
+            if not ok:
+                return inv
+        return None
+
+
+def _as_list(result: Any) -> list[Any] | None:
+    if isinstance(result, (list, tuple)) or inspect.isgenerator(result):
+        return list(result)
+    return None
+
+
+def _raised(exc: BaseException) -> str:
+    return f"raised {type(exc).__name__}: {exc}"

@@ -1,0 +1,1 @@
+"""Report writers: each turns a CheckResult into one format."""

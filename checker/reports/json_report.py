@@ -1,0 +1,50 @@
+"""`--json PATH`: the result as one JSON document."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+from checker.result import CheckResult
+from checker.values import to_json
+
+
+def as_dict(result: CheckResult) -> dict[str, Any]:
+    return {
+        "spec": result.spec,
+        "spec_name": result.spec_name,
+        "constants": result.constants,
+        "invariants": result.invariants,
+        "verdict": result.verdict,
+        "exit_code": int(result.exit_code),
+        "invariant": result.invariant,
+        "error": _error(result),
+        "bound": result.bound,
+        "distinct_states": result.distinct_states,
+        "states_generated": result.states_generated,
+        "depth": result.depth,
+        "queue": result.queue,
+        "seconds": round(result.seconds, 6),
+        "coverage": [asdict(c) for c in result.coverage],
+        "trace": [
+            {"action": s.action, "params": _params(s.params), "state": to_json(s.state)}
+            for s in result.trace
+        ],
+    }
+
+
+def _params(params: dict[str, Any]) -> dict[str, Any]:
+    return {name: to_json(value) for name, value in params.items()}
+
+
+def _error(result: CheckResult) -> dict[str, Any] | None:
+    if result.error is None:
+        return None
+    return {**asdict(result.error), "params": _params(result.error.params)}
+
+
+def write(result: CheckResult, path: str) -> None:
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump(as_dict(result), out, indent=2)
+        out.write("\n")

@@ -1,0 +1,91 @@
+"""The human-readable report: verdict, trace with only the changed variables, counts."""
+
+from __future__ import annotations
+
+from checker.result import CheckResult, Step
+from checker.values import show
+
+
+def describe_step(step: Step) -> str:
+    if step.action is None:
+        return "initial state"
+    params = ", ".join(f"{k}={show(v)}" for k, v in step.params.items())
+    return f"{step.action}({params})"
+
+
+def format_trace(trace: list[Step]) -> list[str]:
+    """One block per state; after the first, only the variables that changed (TLC -difftrace)."""
+    lines: list[str] = []
+    previous = None
+    for number, step in enumerate(trace, start=1):
+        lines.append(f"State {number}: {describe_step(step)}")
+        changed = [
+            (name, value)
+            for name, value in step.state.items()
+            if previous is None or previous.get(name) != value
+        ]
+        width = max((len(str(name)) for name, _ in changed), default=0)
+        for name, value in changed:
+            lines.append(f"    {str(name):<{width}} = {show(value)}")
+        if not changed:
+            lines.append("    (no variable changed)")
+        previous = step.state
+    return lines
+
+
+def _headline(result: CheckResult) -> list[str]:
+    if result.verdict == "ok":
+        if not result.invariants:
+            return [f"No invariant to check; explored {result.distinct_states:,} distinct states."]
+        return [f"All invariants hold over {result.distinct_states:,} distinct states."]
+    if result.verdict == "violation":
+        return [f"Error: invariant {result.invariant} is violated."]
+    if result.verdict == "deadlock":
+        return ["Error: deadlock reached (a state with no enabled action)."]
+    if result.verdict == "incomplete":
+        return [
+            f"Search incomplete: {result.bound}. No violation in the {result.distinct_states:,}"
+            " states explored, but this is not a proof."
+        ]
+    err = result.error
+    assert err is not None
+    what = err.kind
+    if err.kind == "action":
+        params = ", ".join(f"{k}={show(v)}" for k, v in err.params.items())
+        what = f"action {err.name}({params})"
+    elif err.kind == "invariant":
+        what = f"invariant {err.name}"
+    lines = [f"Error: {what} {err.message}"]
+    if err.traceback:
+        lines.append("Traceback (spec code only):")
+        lines.extend("  " + line for line in err.traceback.rstrip().splitlines())
+    return lines
+
+
+def render(result: CheckResult) -> str:
+    lines = [f"Checking {result.spec_name} ({result.spec})"]
+    if result.constants:
+        lines.append("  constants: " + ", ".join(f"{k}={v}" for k, v in result.constants.items()))
+    lines.append("  invariants: " + (", ".join(result.invariants) or "none"))
+    lines.extend(_headline(result))
+    if result.trace:
+        if result.verdict == "error":
+            intro = f"The behavior up to the state where it failed, {len(result.trace)} states:"
+        else:
+            intro = f"The shortest behavior, {len(result.trace)} states:"
+        lines.append(intro)
+        lines.extend(format_trace(result.trace))
+    lines.append(
+        f"{result.states_generated:,} states generated, {result.distinct_states:,} distinct states"
+        f" found, {result.queue:,} states left on queue."
+    )
+    lines.append(f"Depth of the search: {result.depth}.")
+    rate = result.distinct_states / result.seconds if result.seconds > 0 else 0.0
+    lines.append(f"Finished in {result.seconds:.2f} s ({rate:,.0f} distinct states/s).")
+    if result.coverage:
+        width = max(len(c.name) for c in result.coverage)
+        lines.append("Coverage (successors generated / new distinct states):")
+        for cov in result.coverage:
+            note = "   never enabled" if cov.fired == 0 else ""
+            lines.append(f"  {cov.name:<{width}} {cov.fired:>12,} {cov.new:>12,}{note}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,71 @@
+"""The outcome of a check as data: every report (text, JSON, ...) is written from this."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from checker.errors import ExitCode
+from checker.state import Record
+
+VERDICT_EXIT = {
+    "ok": ExitCode.OK,
+    "deadlock": ExitCode.DEADLOCK,
+    "violation": ExitCode.VIOLATION,
+    "error": ExitCode.EVALUATION_ERROR,
+    "incomplete": ExitCode.INCOMPLETE,
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One state of a trace and the action (with parameters) that led to it."""
+
+    action: str | None  # None for the initial state
+    params: dict[str, Any]
+    state: Record
+
+
+@dataclass
+class ActionCoverage:
+    name: str
+    fired: int = 0  # successors this action generated
+    new: int = 0  # of which were new distinct states
+
+
+@dataclass
+class ErrorInfo:
+    """Where spec code failed: what raised, with which parameters, and why."""
+
+    kind: str  # "init", "action" or "invariant"
+    name: str
+    params: dict[str, Any]
+    message: str
+    traceback: str = ""
+
+
+@dataclass
+class CheckResult:
+    spec: str  # path of the spec file
+    spec_name: str
+    constants: dict[str, Any]
+    invariants: list[str]
+    verdict: str = "ok"  # ok | violation | deadlock | error | incomplete
+    invariant: str | None = None  # the violated invariant
+    error: ErrorInfo | None = None
+    bound: str | None = None  # why an incomplete run stopped
+    distinct_states: int = 0
+    states_generated: int = 0
+    depth: int = 0
+    queue: int = 0  # states left unexplored when the run stopped
+    seconds: float = 0.0
+    coverage: list[ActionCoverage] = field(default_factory=list)
+    trace: list[Step] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return VERDICT_EXIT[self.verdict]
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == "ok"

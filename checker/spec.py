@@ -1,0 +1,177 @@
+"""What a spec author writes: a `Spec` subclass with constants, `init`, actions and invariants.
+
+    class Counter(Spec):
+        limit = constant(3, "largest value")
+
+        def init(self):
+            return Record(x=0)
+
+        @action(step=(1, 2))
+        def increment(self, s, step):
+            if s.x + step > self.limit:      # guard first
+                return None
+            return s.replace(x=s.x + step)   # then the effect
+
+        @invariant
+        def within_limit(self, s):
+            return s.x <= self.limit
+
+An action returns None (disabled), one successor Record, or a list of successors. Each
+keyword of `@action` gives a parameter's finite domain: a literal iterable, the name of a spec
+attribute (e.g. a property over constants), or a function of the state (e.g. the messages in
+flight). Sets are enumerated in canonical order so that runs are deterministic.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from checker.state import Record
+
+__all__ = ["Constant", "Spec", "action", "constant", "invariant"]
+
+_ACTION = "__mc_action__"
+_INVARIANT = "__mc_invariant__"
+
+
+class Constant:
+    """A spec constant with a default, overridable with `-D NAME=VALUE`."""
+
+    def __init__(self, default: int | bool | str, doc: str = "") -> None:
+        if type(default) not in (int, bool, str):
+            raise TypeError(
+                f"a constant's default must be an int, bool or str, not {default!r}"
+            )
+        self.default = default
+        self.doc = doc
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        # Non-data descriptor: an instance's own value (set by Spec.__init__) shadows this.
+        return self if obj is None else self.default
+
+    @property
+    def type(self) -> type:
+        return type(self.default)
+
+    def parse(self, text: str) -> int | bool | str:
+        """Parse a command-line value, typed from the default; ValueError if it does not fit."""
+        kind = self.type
+        if kind is bool:
+            lowered = text.strip().lower()
+            if lowered in ("true", "yes", "on", "1"):
+                return True
+            if lowered in ("false", "no", "off", "0"):
+                return False
+            raise ValueError(f"expected true or false, got {text!r}")
+        if kind is int:
+            try:
+                return int(text.strip(), 0)
+            except ValueError:
+                raise ValueError(f"expected an integer, got {text!r}") from None
+        return text
+
+
+def constant(default: int | bool | str, doc: str = "") -> Any:
+    """Declare a constant in a Spec class body: `brokers = constant(2, "brokers")`."""
+    return Constant(default, doc)
+
+
+def action(fn: Callable[..., Any] | None = None, /, **domains: Any) -> Any:
+    """Mark a Spec method `(self, s, **params)` as an action; keywords give parameter domains."""
+
+    def mark(f: Callable[..., Any]) -> Callable[..., Any]:
+        setattr(f, _ACTION, dict(domains))
+        return f
+
+    return mark(fn) if fn is not None else mark
+
+
+def invariant(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a predicate as an invariant.
+
+    A method `(self, s)` is used as it is; a shared predicate `(s)` (e.g. from `invariants/`)
+    is wrapped so it can sit in a class body: `leader_in_isr = invariant(replication.leader_in_isr)`.
+    """
+    params = [
+        p
+        for p in inspect.signature(fn).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    if len(params) == 1:
+        shared = fn
+
+        @functools.wraps(shared)
+        def method(self: Spec, s: Record) -> Any:
+            return shared(s)
+
+        fn = method
+    setattr(fn, _INVARIANT, True)
+    return fn
+
+
+class Spec:
+    """Base class of specs. Subclasses declare constants, `init`, actions and invariants."""
+
+    def __init__(self, **constants: Any) -> None:
+        declared = constants_of(type(self))
+        for name, value in constants.items():
+            if name not in declared:
+                raise KeyError(name)
+            expected = declared[name].type
+            if type(value) is not expected:
+                raise TypeError(
+                    f"constant {name} is a {expected.__name__}, not {type(value).__name__}"
+                )
+            setattr(self, name, value)
+
+    def init(self) -> Record | Iterable[Record]:
+        """The initial state, or several."""
+        raise NotImplementedError
+
+    @property
+    def constants(self) -> dict[str, Any]:
+        """The values of all constants, in declaration order."""
+        return {name: getattr(self, name) for name in constants_of(type(self))}
+
+
+def _members(cls: type) -> dict[str, Any]:
+    """Class attributes by name in definition order; an override keeps the base's position."""
+    members: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        members.update(vars(klass))
+    return members
+
+
+def constants_of(cls: type) -> dict[str, Constant]:
+    return {n: v for n, v in _members(cls).items() if isinstance(v, Constant)}
+
+
+def actions_of(cls: type) -> dict[str, tuple[Callable[..., Any], dict[str, Any]]]:
+    """Actions as name -> (function, domains), in definition order (bases first)."""
+    found: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {}
+    marked_in_base: set[str] = set()
+    for klass in reversed(cls.__mro__):
+        for name, value in vars(klass).items():
+            domains = getattr(value, _ACTION, None)
+            if domains is not None:
+                found[name] = (value, domains)
+                marked_in_base.add(name)
+            elif name in marked_in_base:
+                if value is None:  # `name = None` in a subclass removes an inherited action
+                    found.pop(name, None)
+                else:
+                    raise TypeError(
+                        f"{klass.__name__}.{name} overrides an action: decorate it with @action"
+                    )
+    return found
+
+
+def invariants_of(cls: type) -> dict[str, Callable[..., Any]]:
+    return {n: v for n, v in _members(cls).items() if getattr(v, _INVARIANT, False)}

@@ -1,0 +1,225 @@
+"""Immutable state values, their canonical msgpack encoding and the 64-bit fingerprint.
+
+A state is a `Record`: an immutable mapping from variable names to values, with attribute
+access (`s.leader`). Values are None, bool, int, str, bytes, tuples, frozensets and nested
+Records. Lists, sets and dicts given by a spec are frozen into tuples, frozensets and Records;
+floats and arbitrary objects are refused, because model states must compare exactly.
+
+The encoding is canonical: Record keys are kept sorted, and frozenset elements are written in
+the order of their own encodings. Two equal states therefore have the same bytes on every
+process and machine, and the fingerprint (xxh3-64 of those bytes) is stable too; Python's
+`hash()` of strings is never used (it changes with PYTHONHASHSEED).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import msgpack
+import xxhash
+
+__all__ = [
+    "Record",
+    "State",
+    "StateError",
+    "decode",
+    "encode",
+    "fingerprint",
+    "freeze",
+    "put",
+    "without",
+]
+
+_SET_EXT = 1  # msgpack extension code of a frozenset: the sorted encodings of its elements
+
+
+class StateError(TypeError):
+    """A value that cannot be part of a state (a float, an object, an unsortable key...)."""
+
+
+def _sort_keys(keys: Iterable[Any]) -> list[Any]:
+    keys = list(keys)
+    try:
+        return sorted(keys)
+    except TypeError:  # mixed key types: fall back to a total order on their encodings
+        return sorted(keys, key=encode)
+
+
+class Record(dict):
+    """An immutable, canonically ordered mapping with attribute access.
+
+    `Record(leader=0, isr={0})` freezes its values; `r.replace(leader=1)` returns a copy with
+    some existing fields changed; `put(r, key, value)` and `without(r, key)` add or drop keys.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, *args: Any, **fields: Any) -> None:
+        items = dict(*args, **fields)
+        for key in items:
+            if isinstance(key, str) and key in _RESERVED:
+                raise StateError(f"{key!r} cannot be a field name: it is a method of Record")
+        frozen = {freeze(k): freeze(v) for k, v in items.items()}
+        dict.__init__(self, ((k, frozen[k]) for k in _sort_keys(frozen)))
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(_unknown_field(self, name)) from None
+
+    def replace(self, **changes: Any) -> Record:
+        """A copy with the named existing fields set to new values (keys keep their order)."""
+        for name in changes:
+            if name not in self:
+                raise KeyError(_unknown_field(self, name))
+        new = Record.__new__(Record)
+        dict.update(new, self)
+        for name, value in changes.items():
+            dict.__setitem__(new, name, freeze(value))
+        return new
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(tuple(self.items()))
+
+    def __repr__(self) -> str:
+        inner = ", ".join(
+            f"{k}={v!r}" if isinstance(k, str) and k.isidentifier() else f"{k!r}: {v!r}"
+            for k, v in self.items()
+        )
+        return f"Record({inner})"
+
+    def _immutable(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a Record is immutable: build a new one with .replace(...) or put(...)")
+
+    __setitem__ = __delitem__ = __ior__ = _immutable  # type: ignore[assignment]
+    clear = pop = popitem = setdefault = update = _immutable  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_record_from_pairs, (list(self.items()),))
+
+
+State = Record
+"""A state is a Record of the spec's variables; the alias is for type hints."""
+
+_RESERVED = frozenset(dir(Record))
+
+
+def _unknown_field(record: Record, name: str) -> str:
+    names = [k for k in record if isinstance(k, str)]
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"no field {name!r} (fields: {', '.join(names)}){hint}"
+
+
+def _record_from_pairs(pairs: Iterable[tuple[Any, Any]]) -> Record:
+    """Build a Record from pairs that are already frozen and in canonical order."""
+    record = Record.__new__(Record)
+    dict.update(record, pairs)
+    return record
+
+
+_ATOMS = frozenset({int, str, bool, bytes, type(None), Record})
+
+
+def freeze(value: Any) -> Any:
+    """Return `value` as an immutable state value, or raise StateError."""
+    kind = type(value)
+    if kind in _ATOMS:
+        return value
+    if kind is tuple:
+        for item in value:
+            if type(item) not in _ATOMS:
+                return tuple(freeze(x) for x in value)
+        return value
+    if kind is frozenset or kind is set:
+        return frozenset(freeze(x) for x in value)
+    if kind is list or isinstance(value, tuple):  # lists and namedtuples become plain tuples
+        return tuple(freeze(x) for x in value)
+    if isinstance(value, Mapping):
+        return value if isinstance(value, Record) else Record(value)
+    if isinstance(value, float):
+        raise StateError(f"floats cannot be part of a state (got {value!r}); use ints")
+    raise StateError(f"a {kind.__name__} cannot be part of a state (got {value!r})")
+
+
+def put(container: Any, key: Any, value: Any) -> Any:
+    """`container` with `key` set to `value`: a tuple by index or a Record by key."""
+    if type(container) is tuple:
+        return container[:key] + (freeze(value),) + container[key + 1 :]
+    if isinstance(container, Record):
+        if key in container:
+            new = Record.__new__(Record)
+            dict.update(new, container)
+            dict.__setitem__(new, key, freeze(value))
+            return new
+        return Record({**container, key: value})
+    raise StateError(f"put() takes a tuple or a Record, not a {type(container).__name__}")
+
+
+def without(record: Record, *keys: Any) -> Record:
+    """`record` without the given keys (missing keys are ignored)."""
+    return _record_from_pairs((k, v) for k, v in record.items() if k not in keys)
+
+
+def _default(value: Any) -> Any:
+    if type(value) is frozenset:
+        if not value:
+            return _EMPTY_SET
+        return msgpack.ExtType(_SET_EXT, b"".join(sorted(encode(x) for x in value)))
+    raise StateError(f"a {type(value).__name__} cannot be part of a state (got {value!r})")
+
+
+_EMPTY_SET = msgpack.ExtType(_SET_EXT, b"")
+# One Packer per nesting level: `_default` encodes set elements while an outer pack is still
+# in progress, and a Packer must not be re-entered.
+_packers: list[msgpack.Packer] = []
+_depth = 0
+
+
+def encode(value: Any) -> bytes:
+    """The canonical msgpack bytes of a frozen state value."""
+    global _depth
+    if _depth == len(_packers):
+        _packers.append(msgpack.Packer(default=_default, use_bin_type=True))
+    packer = _packers[_depth]
+    _depth += 1
+    try:
+        return packer.pack(value)
+    except (OverflowError, ValueError) as exc:
+        raise StateError(f"cannot encode {value!r}: {exc}") from None
+    finally:
+        _depth -= 1
+
+
+def _ext_hook(code: int, data: bytes) -> Any:
+    if code == _SET_EXT:
+        unpacker = msgpack.Unpacker(
+            use_list=False,
+            object_pairs_hook=_record_from_pairs,
+            ext_hook=_ext_hook,
+            strict_map_key=False,
+            raw=False,
+        )
+        unpacker.feed(data)
+        return frozenset(unpacker)
+    raise StateError(f"unknown msgpack extension type {code}")
+
+
+def decode(data: bytes) -> Any:
+    """The state value that `encode` turned into `data`."""
+    return msgpack.unpackb(
+        data,
+        use_list=False,
+        object_pairs_hook=_record_from_pairs,
+        ext_hook=_ext_hook,
+        strict_map_key=False,
+        raw=False,
+    )
+
+
+def fingerprint(data: bytes) -> int:
+    """The 64-bit fingerprint (unsigned) of an encoded state."""
+    return xxhash.xxh3_64_intdigest(data)

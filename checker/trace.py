@@ -1,0 +1,50 @@
+"""Rebuild a trace from parent links by replaying it from the initial state.
+
+Engines keep only compact parent links (fingerprint -> parent fingerprint, action index,
+binding index); the full states of a counterexample are recomputed here, so every engine
+produces the very same trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from checker.model import Model
+from checker.result import Step
+from checker.state import encode, fingerprint
+
+ROOT = -1  # the action index of an initial state's link; its binding index is the init index
+
+Link = tuple[int | None, int, int]  # (parent fingerprint or None, action index, binding index)
+
+
+def chain_to(parents: Mapping[int, Link], fp: int) -> list[tuple[int, int, int]]:
+    """The (action, binding, fingerprint) steps from an initial state to `fp`."""
+    chain = []
+    current: int | None = fp
+    while current is not None:
+        parent, action, binding = parents[current]
+        chain.append((action, binding, current))
+        current = parent
+    chain.reverse()
+    return chain
+
+
+def replay(model: Model, chain: Sequence[tuple[int, int, int]]) -> list[Step]:
+    """Recompute the states along `chain` (as built by `chain_to`)."""
+    _, init_index, init_fp = chain[0]
+    state = model.initial_states()[init_index]
+    if fingerprint(encode(state)) != init_fp:
+        raise RuntimeError("replay: the initial state does not match its fingerprint")
+    steps = [Step(None, {}, state)]
+    for action, binding_index, fp in chain[1:]:
+        act = model.actions[action]
+        binding = act.bindings(state)[binding_index]
+        for succ in model.fire(action, binding, state):
+            if fingerprint(encode(succ)) == fp:
+                state = succ
+                break
+        else:
+            raise RuntimeError(f"replay: {act.name}{binding} does not reproduce the trace")
+        steps.append(Step(act.name, act.describe(binding), state))
+    return steps

@@ -1,0 +1,45 @@
+"""How state values are shown to people (text) and to programs (JSON)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from checker.state import Record, encode
+
+
+def _ordered(values: frozenset[Any]) -> list[Any]:
+    try:
+        return sorted(values)
+    except TypeError:
+        return sorted(values, key=encode)
+
+
+def show(value: Any) -> str:
+    """A compact, Python-like rendering: sets as {a, b}, records as {key: value}."""
+    if isinstance(value, Record):
+        if not value:
+            return "{:}"
+        return "{" + ", ".join(f"{_key(k)}: {show(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, frozenset):
+        return "{" + ", ".join(show(v) for v in _ordered(value)) + "}"
+    if isinstance(value, tuple):
+        inner = ", ".join(show(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    return repr(value)
+
+
+def _key(key: Any) -> str:
+    return key if isinstance(key, str) and key.isidentifier() else show(key)
+
+
+def to_json(value: Any) -> Any:
+    """A JSON-compatible form: records as objects (keys as strings), sets and tuples as lists."""
+    if isinstance(value, Record):
+        return {k if isinstance(k, str) else show(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, frozenset):
+        return [to_json(v) for v in _ordered(value)]
+    if isinstance(value, tuple):
+        return [to_json(v) for v in value]
+    if isinstance(value, bytes):
+        return value.hex()
+    return value

@@ -1,0 +1,1 @@
+"""Reusable invariants: small named predicates over the Kafka models' states."""

@@ -1,0 +1,1 @@
+"""One module per KIP; `examples/` holds classic benchmarks."""

@@ -14,7 +14,7 @@ from checker.errors import EvaluationError
 from checker.model import Model
 from checker.progress import Progress, Snapshot
 from checker.result import ActionCoverage, CheckResult, ErrorInfo
-from checker.state import decode, encode, fingerprint
+from checker.state import encode, fingerprint
 from checker.trace import ROOT, Link, chain_to, replay
 
 
@@ -34,7 +34,9 @@ class _Stop(Exception):
         self.fields = fields
 
 
-def check(model: Model, options: Options | None = None, progress: Progress | None = None) -> CheckResult:
+def check(
+    model: Model, options: Options | None = None, progress: Progress | None = None
+) -> CheckResult:
     """Explore every reachable state of `model`; return the verdict, counts and any trace."""
     options = options or Options()
     result = CheckResult(
@@ -131,7 +133,7 @@ class _Search:
         size = len(frontier)
         for done, (parent_fp, data) in enumerate(frontier):
             self.current = parent_fp
-            successors = model.expand(decode(data))
+            successors = model.expand(data)
             if not successors and deadlock:
                 raise _Stop("deadlock", parent_fp)
             self.generated += len(successors)
@@ -156,7 +158,7 @@ class _Search:
         """At the depth bound the search is complete only if no state there has a new successor."""
         for parent_fp, data in frontier:
             self.current = parent_fp
-            successors = self.model.expand(decode(data))
+            successors = self.model.expand(data)
             if not successors and self.options.deadlock:
                 raise _Stop("deadlock", parent_fp)
             for succ in successors:

@@ -70,7 +70,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
 )
 @click.option("--deadlock", is_flag=True, help="Report states with no enabled action (exit 11).")
 @click.option("--max-depth", type=click.IntRange(min=1), help="Explore states up to this depth.")
-@click.option("--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states.")
+@click.option(
+    "--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states."
+)
 @click.option("--json", "json_path", metavar="PATH", help="Also write the result as JSON.")
 @click.option(
     "--progress",

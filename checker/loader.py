@@ -82,7 +82,9 @@ def parse_constants(cls: type[Spec], overrides: Mapping[str, str]) -> dict[str, 
     for name, text in overrides.items():
         if name not in declared:
             known = ", ".join(declared) or "none"
-            raise ConfigError(f"-D {name}: {cls.__name__} has no constant {name!r} (constants: {known})")
+            raise ConfigError(
+                f"-D {name}: {cls.__name__} has no constant {name!r} (constants: {known})"
+            )
         try:
             values[name] = declared[name].parse(text)
         except ValueError as exc:
@@ -101,5 +103,7 @@ def load_model(
     try:
         spec = cls(**values)
     except Exception as exc:
-        raise SpecError(f"{path}: creating {cls.__name__} raised {type(exc).__name__}: {exc}") from exc
+        raise SpecError(
+            f"{path}: creating {cls.__name__} raised {type(exc).__name__}: {exc}"
+        ) from exc
     return Model(spec, path=str(path), invariants=invariants)

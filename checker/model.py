@@ -11,7 +11,7 @@ from typing import Any
 
 from checker.errors import ConfigError, EvaluationError, SpecError
 from checker.spec import Spec, actions_of, invariants_of
-from checker.state import Record, StateError, encode, fingerprint
+from checker.state import Record, StateError, decode, encode, fingerprint
 
 Binding = tuple[Any, ...]
 
@@ -161,7 +161,12 @@ class Model:
             result = act.fn(state, *binding)
         except Exception as exc:
             raise EvaluationError(
-                "action", act.name, _raised(exc), state=state, params=act.describe(binding), cause=exc
+                "action",
+                act.name,
+                _raised(exc),
+                state=state,
+                params=act.describe(binding),
+                cause=exc,
             ) from exc
         if result is None:
             return []
@@ -183,10 +188,11 @@ class Model:
             )
         return many  # type: ignore[return-value]
 
-    def expand(self, state: Record) -> list[Successor]:
-        """The engines' shared step: every successor of `state` in the fixed order (actions as
-        declared, then parameter bindings, then the action's own order), encoded and
-        fingerprinted once."""
+    def expand(self, data: bytes) -> list[Successor]:
+        """The engines' shared step, over an encoded state: every successor in the fixed order
+        (actions as declared, then parameter bindings, then the action's own order), encoded
+        and fingerprinted once."""
+        state = decode(data)
         out = []
         for ai, act in enumerate(self.actions):
             for bi, binding in enumerate(act.bindings(state)):
@@ -210,7 +216,9 @@ class Model:
             try:
                 ok = inv.fn(state)
             except Exception as exc:
-                raise EvaluationError("invariant", inv.name, _raised(exc), state=state, cause=exc) from exc
+                raise EvaluationError(
+                    "invariant", inv.name, _raised(exc), state=state, cause=exc
+                ) from exc
             if ok is not True and ok is not False:
                 raise EvaluationError(
                     "invariant",

@@ -42,9 +42,7 @@ class Constant:
 
     def __init__(self, default: int | bool | str, doc: str = "") -> None:
         if type(default) not in (int, bool, str):
-            raise TypeError(
-                f"a constant's default must be an int, bool or str, not {default!r}"
-            )
+            raise TypeError(f"a constant's default must be an int, bool or str, not {default!r}")
         self.default = default
         self.doc = doc
         self.name = ""
@@ -97,7 +95,8 @@ def invariant(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Mark a predicate as an invariant.
 
     A method `(self, s)` is used as it is; a shared predicate `(s)` (e.g. from `invariants/`)
-    is wrapped so it can sit in a class body: `leader_in_isr = invariant(replication.leader_in_isr)`.
+    is wrapped so it can sit in a class body:
+    `leader_in_isr = invariant(replication.leader_in_isr)`.
     """
     params = [
         p

@@ -39,7 +39,5 @@ def isr_members_hold_committed_data(s: State) -> bool:
         return True
     committed = s.log[s.leader][: s.hwm[s.leader]]
     return all(
-        s.log[broker][: len(committed)] == committed
-        for broker in s.isr
-        if _registered(s, broker)
+        s.log[broker][: len(committed)] == committed for broker in s.isr if _registered(s, broker)
     )

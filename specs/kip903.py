@@ -233,9 +233,7 @@ class Kip903(Spec):
         """As Kafka's controller: the first replica that is in the ISR and not fenced."""
         return next((b for b in sorted(isr) if b not in s.fenced), None)
 
-    def change_partition(
-        self, s: State, *, leader: int | None, isr: Record | None = None
-    ) -> State:
+    def change_partition(self, s: State, *, leader: int | None, isr: Record | None = None) -> State:
         """A PartitionChangeRecord: a new partition epoch; a new leader also gets a new leader
         epoch and starts with no ReplicaState and no pending ISR change."""
         changes: dict[str, object] = {"partition_epoch": s.partition_epoch + 1}

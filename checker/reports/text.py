@@ -26,7 +26,7 @@ def format_trace(trace: list[Step]) -> list[str]:
         ]
         width = max((len(str(name)) for name, _ in changed), default=0)
         for name, value in changed:
-            lines.append(f"    {str(name):<{width}} = {show(value)}")
+            lines.append(f"    {name!s:<{width}} = {show(value)}")
         if not changed:
             lines.append("    (no variable changed)")
         previous = step.state

@@ -1,0 +1,32 @@
+# `make check` and `make test` set everything up on a fresh machine (see README).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install check test lint bench clean
+
+$(STAMP): pyproject.toml scripts/ensure-java.sh
+	bash scripts/ensure-java.sh
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+check: install
+	$(BIN)/mc check specs/kip903.py
+
+test: install
+	$(BIN)/ruff check .
+	$(BIN)/pytest
+
+lint: install
+	$(BIN)/ruff check .
+
+bench: install
+	$(BIN)/python scripts/bench.py
+
+clean:
+	rm -rf $(VENV) build .pytest_cache .ruff_cache

@@ -89,7 +89,7 @@ class Model:
         if not self.actions:
             raise SpecError(f"{self.name} declares no actions (decorate methods with @action)")
         declared = {n: Invariant(n, getattr(spec, n)) for n in invariants_of(cls)}
-        if invariants:
+        if invariants is not None:
             unknown = [n for n in invariants if n not in declared]
             if unknown:
                 raise ConfigError(

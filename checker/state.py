@@ -169,6 +169,8 @@ def _default(value: Any) -> Any:
         if not value:
             return _EMPTY_SET
         return msgpack.ExtType(_SET_EXT, b"".join(sorted(encode(x) for x in value)))
+    if isinstance(value, int):
+        raise StateError(f"cannot encode {value}: integers must fit in 64 bits")
     raise StateError(f"a {type(value).__name__} cannot be part of a state (got {value!r})")
 
 

@@ -1,0 +1,234 @@
+"""The explorer on tiny specs whose state spaces can be counted by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from checker import Record, Spec, action, constant, invariant
+from checker.bfs import Options, check
+from checker.errors import ExitCode
+from checker.loader import load_model
+from checker.model import Model
+from tests.conftest import SPECS
+
+
+class Counter(Spec):
+    """x counts up to `top` by 1 or 2, then stops (a deadlock)."""
+
+    top = constant(4)
+    bad = constant(-1, "a value the invariant forbids")
+
+    def init(self):
+        return Record(x=0)
+
+    @action(step=(1, 2))
+    def add(self, s, step):
+        if s.x + step > self.top:
+            return None
+        return s.replace(x=s.x + step)
+
+    @invariant
+    def not_bad(self, s):
+        return s.x != self.bad
+
+
+def run(spec: Spec, **options) -> object:
+    return check(Model(spec), Options(**options))
+
+
+def actions(result) -> list:
+    return [step.action for step in result.trace[1:]]
+
+
+def test_counts_of_a_hand_countable_space():
+    # States 0..4; edges: +1 from 0..3 (4) and +2 from 0..2 (3); 1 initial state.
+    result = run(Counter())
+    assert result.verdict == "ok" and result.exit_code == ExitCode.OK
+    assert result.distinct_states == 5
+    assert result.states_generated == 1 + 4 + 3
+    assert result.depth == 3  # 0 -> 2 -> 4: three levels
+    assert [(c.name, c.fired, c.new) for c in result.coverage] == [("add", 7, 4)]
+
+
+def test_violation_trace_is_shortest_and_first_in_action_order():
+    # x = 3 is reachable as 1+2 and 2+1 (both length 2): the first expanded parent wins (x=1,
+    # found by step 1 first), then step 2.
+    result = run(Counter(bad=3))
+    assert result.verdict == "violation" and result.invariant == "not_bad"
+    assert result.exit_code == ExitCode.VIOLATION
+    assert [s.state.x for s in result.trace] == [0, 1, 3]
+    assert [s.params for s in result.trace[1:]] == [{"step": 1}, {"step": 2}]
+    assert result.depth == 3
+
+
+def test_violation_in_an_initial_state():
+    result = run(Counter(bad=0))
+    assert result.verdict == "violation"
+    assert len(result.trace) == 1 and result.trace[0].action is None
+    assert result.depth == 1 and result.distinct_states == 1
+
+
+def test_deadlock_only_reported_when_asked():
+    assert run(Counter()).verdict == "ok"
+    result = run(Counter(), deadlock=True)
+    assert result.verdict == "deadlock" and result.exit_code == ExitCode.DEADLOCK
+    assert [s.state.x for s in result.trace] == [0, 2, 4]  # first dead state found: x=4
+
+
+def test_max_states_bound_is_not_a_pass():
+    result = run(Counter(), max_states=3)
+    assert result.verdict == "incomplete" and result.exit_code == ExitCode.INCOMPLETE
+    assert result.distinct_states == 3
+    assert "--max-states 3" in result.bound
+
+
+def test_max_depth_bound_is_not_a_pass_unless_nothing_was_cut():
+    cut = run(Counter(), max_depth=2)
+    assert cut.verdict == "incomplete" and "--max-depth 2" in cut.bound
+    assert cut.distinct_states == 3  # levels 1 and 2: x in {0, 1, 2}
+    whole = run(Counter(), max_depth=3)
+    assert whole.verdict == "ok" and whole.distinct_states == 5
+
+
+class Branching(Spec):
+    """One action with two successors per state: a binary tree of depth 3."""
+
+    def init(self):
+        return [Record(path=()), Record(path=())]  # a duplicate initial state counts once
+
+    @action
+    def choose(self, s):
+        if len(s.path) == 3:
+            return None
+        return [s.replace(path=s.path + (bit,)) for bit in (0, 1)]
+
+    @invariant
+    def not_110(self, s):
+        return s.path != (1, 1, 0)
+
+
+def test_nondeterministic_actions_and_duplicate_initial_states():
+    result = run(Branching(), deadlock=False)
+    assert result.verdict == "violation"
+    assert [s.state.path for s in result.trace] == [(), (1,), (1, 1), (1, 1, 0)]
+    ok = check(Model(Branching(), invariants=[]))
+    assert ok.distinct_states == 1 + 2 + 4 + 8
+    assert ok.states_generated == 2 + 2 + 4 + 8
+
+
+class Messages(Spec):
+    """A domain that is a function of the state: deliver any message in flight."""
+
+    def init(self):
+        return Record(inflight=frozenset({"c", "a", "b"}), delivered=())
+
+    @action(m=lambda s: s.inflight)
+    def deliver(self, s, m):
+        return s.replace(inflight=s.inflight - {m}, delivered=s.delivered + (m,))
+
+    @invariant
+    def not_reversed(self, s):
+        return s.delivered != ("c", "b", "a")
+
+
+def test_state_dependent_domains_are_enumerated_in_canonical_order():
+    result = run(Messages())
+    assert result.verdict == "violation"
+    assert [s.params["m"] for s in result.trace[1:]] == ["c", "b", "a"]
+    # all orders of 3 messages: 1 + 3 + 6 + 6 states
+    assert check(Model(Messages(), invariants=[])).distinct_states == 16
+
+
+def test_the_same_trace_on_every_run():
+    first = load_model(SPECS / "examples" / "die_hard.py")
+    traces = {tuple((s.action, s.state) for s in check(first).trace) for _ in range(3)}
+    assert len(traces) == 1
+
+
+def test_die_hard_matches_tlc():
+    model = load_model(SPECS / "examples" / "die_hard.py", invariants=["type_ok"])
+    result = check(model)
+    assert (result.distinct_states, result.states_generated, result.depth) == (16, 97, 8)
+    solved = check(load_model(SPECS / "examples" / "die_hard.py"))
+    assert solved.invariant == "big_is_not_4"
+    assert actions(solved) == [
+        "fill_big",
+        "big_to_small",
+        "empty_small",
+        "big_to_small",
+        "fill_big",
+        "big_to_small",
+    ]
+
+
+class Raising(Spec):
+    def init(self):
+        return Record(x=0)
+
+    @action(d=(1, 0))
+    def divide(self, s, d):
+        if s.x >= 2:
+            return Record(x=10 // d) if d == 0 else None
+        return s.replace(x=s.x + d)
+
+
+def test_an_action_that_raises_is_an_error_with_its_parameters_and_trace():
+    result = run(Raising())
+    assert result.verdict == "error" and result.exit_code == ExitCode.EVALUATION_ERROR
+    err = result.error
+    assert (err.kind, err.name, err.params) == ("action", "divide", {"d": 0})
+    assert "ZeroDivisionError" in err.message
+    assert "10 // d" in err.traceback and "checker/model.py" not in err.traceback
+    assert [s.state.x for s in result.trace] == [0, 1, 2]  # ends where it raised
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("return 5", "returned 5"),
+        ("return Record(y=1)", "variables ['y'], not ['x']"),
+        ("return s.replace(x=0.5)", "floats"),
+        ("return [s, 3]", "returned [Record(x=0), 3]"),
+    ],
+)
+def test_actions_returning_non_states_are_errors(body, message):
+    namespace = {"Record": Record}
+    exec(f"def bad(self, s):\n    {body}", namespace)
+
+    class Bad(Spec):
+        def init(self):
+            return Record(x=0)
+
+        broken = action(namespace["bad"])
+
+    result = run(Bad())
+    assert result.verdict == "error" and result.error.name == "broken"
+    assert message in result.error.message
+
+
+class BadInvariants(Spec):
+    mode = constant("raise")
+
+    def init(self):
+        return Record(x=0)
+
+    @action
+    def step(self, s):
+        return s.replace(x=1) if s.x == 0 else None
+
+    @invariant
+    def check_x(self, s):
+        if s.x == 1:
+            if self.mode == "raise":
+                raise ValueError("boom")
+            return None
+        return True
+
+
+def test_an_invariant_that_raises_or_returns_a_non_bool_is_an_error():
+    raised = run(BadInvariants())
+    assert raised.verdict == "error" and raised.error.kind == "invariant"
+    assert "ValueError: boom" in raised.error.message
+    assert [s.state.x for s in raised.trace] == [0, 1]
+    none = run(BadInvariants(mode="none"))
+    assert none.verdict == "error" and "returned None" in none.error.message

@@ -1,0 +1,173 @@
+"""`mc` end to end: exit codes (TLC's), bad inputs, JSON, progress, `mc list`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT, SPECS
+
+COUNTER = """
+    from checker import Record, Spec, action, constant, invariant
+
+    class Counter(Spec):
+        '''Counts to top.'''
+
+        top = constant(3, "the largest value")
+        fast = constant(False, "also step by 2")
+        label = constant("c", "a name")
+
+        def init(self):
+            return Record(x=0)
+
+        @action(step=(1, 2))
+        def add(self, s, step):
+            if (step == 2 and not self.fast) or s.x + step > self.top:
+                return None
+            return s.replace(x=s.x + step)
+
+        @invariant
+        def below_three(self, s):
+            return s.x < 3
+"""
+
+
+def test_ok_and_violation_exit_codes(mc, write_spec):
+    spec = write_spec(COUNTER)
+    ok = mc("check", spec, "-D", "top=2")
+    assert ok.code == 0 and "All invariants hold over 3 distinct states." in ok.out
+    bad = mc("check", spec)
+    assert bad.code == 12
+    assert "Error: invariant below_three is violated." in bad.out
+    assert "State 4: add(step=1)" in bad.out and "    x = 3" in bad.out
+
+
+def test_deadlock_exit_code(mc, write_spec):
+    spec = write_spec(COUNTER)
+    result = mc("check", spec, "-D", "top=2", "--deadlock")
+    assert result.code == 11 and "deadlock reached" in result.out
+
+
+def test_incomplete_exit_code(mc, write_spec):
+    spec = write_spec(COUNTER)
+    result = mc("check", spec, "-D", "top=2", "--max-states", "2")
+    assert result.code == 152 and "Search incomplete: --max-states 2 reached" in result.out
+
+
+def test_action_raising_exit_code_names_action_params_and_state(mc, write_spec):
+    spec = write_spec(
+        COUNTER.replace("x=s.x + step", "x=s.x + step if s.x < 1 else 1 // (s.x - 1)")
+    )
+    result = mc("check", spec)
+    assert result.code == 75
+    assert "Error: action add(step=1) raised ZeroDivisionError" in result.out
+    assert f'File "{spec}"' in result.out
+    assert "The behavior up to the state where it failed, 2 states:" in result.out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-D", "nope=1"], "has no constant 'nope' (constants: top, fast, label)"),
+        (["-D", "top=three"], "-D top=three: expected an integer"),
+        (["-D", "fast=maybe"], "expected true or false"),
+        (["-D", "top"], "expected NAME=VALUE"),
+        (["--invariant", "nope"], "--invariant nope: Counter has no such invariant"),
+        (["--max-depth", "zero"], "'zero' is not a valid integer"),
+        (["--json", "/nonexistent-dir/out.json"], "cannot write"),
+    ],
+)
+def test_bad_options_and_constants_exit_151(mc, write_spec, args, message):
+    result = mc("check", write_spec(COUNTER), *args)
+    assert result.code == 151
+    assert message in result.err
+    assert "Traceback" not in result.err
+
+
+@pytest.mark.parametrize(
+    ("source", "name", "message"),
+    [
+        (None, "missing.py", "no such file"),
+        ("x = 1", "spec.txt", "a spec is a Python file"),
+        ("def broken(:\n    pass\n", "spec.py", "spec.py:1: syntax error"),
+        ("import no_such_module_here\n", "spec.py", "ModuleNotFoundError"),
+        ("x = 1\n", "spec.py", "defines no Spec subclass"),
+        (
+            "from checker import Spec, Record\nclass S(Spec):\n    def init(self):\n"
+            "        return Record(x=0)\n",
+            "spec.py",
+            "declares no actions",
+        ),
+        (
+            "from checker import Spec, Record, action\nclass S(Spec):\n    @action\n"
+            "    def a(self, s):\n        return None\n",
+            "spec.py",
+            "has no initial state",
+        ),
+    ],
+)
+def test_specs_that_cannot_be_loaded_exit_150(mc, tmp_path, source, name, message):
+    path = tmp_path / name
+    if source is not None:
+        path.write_text(source)
+    result = mc("check", path)
+    assert result.code == 150
+    assert message in result.err
+    assert "Traceback" not in result.err
+
+
+def test_debug_shows_the_traceback(mc, tmp_path):
+    path = tmp_path / "spec.py"
+    path.write_text("import no_such_module_here\n")
+    result = mc("--debug", "check", path)
+    assert result.code == 150 and "Traceback" in result.err
+
+
+def test_json_report(mc, write_spec, tmp_path):
+    out = tmp_path / "result.json"
+    result = mc("check", write_spec(COUNTER), "-D", "fast=true", "--json", out)
+    assert result.code == 12
+    doc = json.loads(out.read_text())
+    assert doc["verdict"] == "violation" and doc["invariant"] == "below_three"
+    assert doc["constants"] == {"top": 3, "fast": True, "label": "c"}
+    assert doc["exit_code"] == 12
+    assert [(s["action"], s["params"], s["state"]) for s in doc["trace"]] == [
+        (None, {}, {"x": 0}),
+        ("add", {"step": 1}, {"x": 1}),
+        ("add", {"step": 2}, {"x": 3}),
+    ]
+    for key in ("spec", "distinct_states", "states_generated", "depth", "seconds", "coverage"):
+        assert key in doc
+
+
+def test_progress_lines_on_stderr(mc, write_spec):
+    result = mc("check", write_spec(COUNTER), "-D", "top=2", "--progress", "0.000001")
+    assert result.code == 0
+    assert "Progress(1) at 00:00:00:" in result.err
+    assert "states left on queue." in result.err
+
+
+def test_list_shows_constants_actions_and_invariants(mc, write_spec):
+    result = mc("list", write_spec(COUNTER), "-D", "top=5")
+    assert result.code == 0
+    assert "top = 5 (default 3)  [int]  the largest value" in result.out
+    assert "add(step in (1, 2))" in result.out
+    assert "below_three" in result.out
+
+
+def test_console_script_exit_code_from_a_real_process():
+    mc_path = shutil.which("mc", path=os.path.dirname(sys.executable))
+    assert mc_path, "the mc console script is not installed next to this Python"
+    proc = subprocess.run(
+        [mc_path, "check", str(SPECS / "examples" / "die_hard.py"), "--progress", "0"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 12
+    assert "invariant big_is_not_4 is violated" in proc.stdout

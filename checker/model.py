@@ -11,15 +11,15 @@ from typing import Any
 
 from checker.errors import ConfigError, EvaluationError, SpecError
 from checker.spec import Spec, actions_of, invariants_of
-from checker.state import Record, StateError, decode, encode, fingerprint
+from checker.state import Record, StateError, canonical_order, decode, encode, fingerprint
 
 Binding = tuple[Any, ...]
 
 
-def _canonical_order(values: Iterable[Any]) -> tuple[Any, ...]:
-    """Sets have no stable iteration order across processes: sort them by encoding."""
+def _domain_order(values: Iterable[Any]) -> tuple[Any, ...]:
+    """Sets have no stable iteration order across processes: put them in canonical order."""
     if isinstance(values, (set, frozenset)):
-        return tuple(sorted(values, key=encode))
+        return tuple(canonical_order(values))
     return tuple(values)
 
 
@@ -40,7 +40,7 @@ class Action:
         for param, domain in zip(self.params, self.dynamic):
             if callable(domain):
                 try:
-                    domain = _canonical_order(domain(state))
+                    domain = _domain_order(domain(state))
                 except Exception as exc:
                     raise EvaluationError(
                         "action",
@@ -123,7 +123,7 @@ class Model:
                 resolved.append(domain)
                 continue
             try:
-                resolved.append(_canonical_order(domain))
+                resolved.append(_domain_order(domain))
             except TypeError:
                 raise SpecError(
                     f"{where}: the domain of {p!r} must be an iterable or a function of the "

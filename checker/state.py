@@ -24,6 +24,7 @@ __all__ = [
     "Record",
     "State",
     "StateError",
+    "canonical_order",
     "decode",
     "encode",
     "fingerprint",
@@ -39,12 +40,15 @@ class StateError(TypeError):
     """A value that cannot be part of a state (a float, an object, an unsortable key...)."""
 
 
-def _sort_keys(keys: Iterable[Any]) -> list[Any]:
-    keys = list(keys)
-    try:
-        return sorted(keys)
-    except TypeError:  # mixed key types: fall back to a total order on their encodings
-        return sorted(keys, key=encode)
+def canonical_order(values: Iterable[Any]) -> list[Any]:
+    """A deterministic order for set elements and record keys, the same in every process:
+    natural order when all are ints or all are strings, else the order of their encodings
+    (frozensets are only partially ordered by `<`, so sorted() would depend on input order)."""
+    values = list(values)
+    kinds = {type(v) for v in values}
+    if kinds <= {int, bool} or kinds == {str}:
+        return sorted(values)
+    return sorted(values, key=encode)
 
 
 class Record(dict):
@@ -62,7 +66,7 @@ class Record(dict):
             if isinstance(key, str) and key in _RESERVED:
                 raise StateError(f"{key!r} cannot be a field name: it is a method of Record")
         frozen = {freeze(k): freeze(v) for k, v in items.items()}
-        dict.__init__(self, ((k, frozen[k]) for k in _sort_keys(frozen)))
+        dict.__init__(self, ((k, frozen[k]) for k in canonical_order(frozen)))
 
     def __getattr__(self, name: str) -> Any:
         try:

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker.state import Record, encode
-
-
-def _ordered(values: frozenset[Any]) -> list[Any]:
-    try:
-        return sorted(values)
-    except TypeError:
-        return sorted(values, key=encode)
+from checker.state import Record, canonical_order
 
 
 def show(value: Any) -> str:
@@ -21,7 +14,7 @@ def show(value: Any) -> str:
             return "{:}"
         return "{" + ", ".join(f"{_key(k)}: {show(v)}" for k, v in value.items()) + "}"
     if isinstance(value, frozenset):
-        return "{" + ", ".join(show(v) for v in _ordered(value)) + "}"
+        return "{" + ", ".join(show(v) for v in canonical_order(value)) + "}"
     if isinstance(value, tuple):
         inner = ", ".join(show(v) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"
@@ -37,7 +30,7 @@ def to_json(value: Any) -> Any:
     if isinstance(value, Record):
         return {k if isinstance(k, str) else show(k): to_json(v) for k, v in value.items()}
     if isinstance(value, frozenset):
-        return [to_json(v) for v in _ordered(value)]
+        return [to_json(v) for v in canonical_order(value)]
     if isinstance(value, tuple):
         return [to_json(v) for v in value]
     if isinstance(value, bytes):

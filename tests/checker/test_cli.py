@@ -171,3 +171,40 @@ def test_console_script_exit_code_from_a_real_process():
     )
     assert proc.returncode == 12
     assert "invariant big_is_not_4 is violated" in proc.stdout
+
+
+SET_SPEC = """
+    from checker import Record, Spec, action, invariant
+
+    class Gossip(Spec):
+        '''Deliver named messages in any order; sets of strings hash differently per process.'''
+
+        def init(self):
+            return Record(inflight=frozenset({"fetch", "alter", "vote", "heartbeat"}), seen=())
+
+        @action(m=lambda s: s.inflight)
+        def deliver(self, s, m):
+            return s.replace(inflight=s.inflight - {m}, seen=s.seen + (m,))
+
+        @invariant
+        def not_all_seen(self, s):
+            return len(s.seen) < 4
+"""
+
+
+def test_same_counts_and_trace_whatever_the_hash_seed(write_spec, tmp_path):
+    spec = write_spec(SET_SPEC)
+    docs = []
+    for seed in ("0", "1", "12345"):
+        out = tmp_path / f"run-{seed}.json"
+        proc = subprocess.run(
+            [sys.executable, "-m", "checker", "check", str(spec), "--json", str(out)],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode == 12, proc.stderr
+        doc = json.loads(out.read_text())
+        docs.append((doc["distinct_states"], doc["states_generated"], doc["trace"]))
+    assert docs[0] == docs[1] == docs[2]
+    assert [s["params"]["m"] for s in docs[0][2][1:]] == ["alter", "fetch", "heartbeat", "vote"]

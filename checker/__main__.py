@@ -1,0 +1,5 @@
+"""`python -m checker` is `mc`."""
+
+from checker.cli import main
+
+main()

@@ -3,9 +3,19 @@
 The spec-writing API is re-exported here: `from checker import Spec, Record, action, ...`.
 """
 
-from checker.spec import Spec, action, constant, invariant
+from checker.spec import Spec, action, constant, invariant, on
 from checker.state import Record, State, put, without
 
 __version__ = "0.1.0"
 
-__all__ = ["Record", "Spec", "State", "action", "constant", "invariant", "put", "without"]
+__all__ = [
+    "Record",
+    "Spec",
+    "State",
+    "action",
+    "constant",
+    "invariant",
+    "on",
+    "put",
+    "without",
+]

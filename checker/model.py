@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from checker.errors import ConfigError, EvaluationError, SpecError
-from checker.spec import Spec, actions_of, invariants_of
+from checker.result import Event
+from checker.spec import On, Spec, actions_of, invariants_of, on_of
 from checker.state import Record, StateError, canonical_order, decode, encode, fingerprint
 
 Binding = tuple[Any, ...]
@@ -32,6 +33,28 @@ class Action:
     # `dynamic` holds one entry per parameter: a tuple of values or a function of the state.
     static_bindings: tuple[Binding, ...] | None
     dynamic: tuple[Any, ...]
+    on: On | None = None  # where it happens, for sequence charts
+
+    def event(self, state: Record, binding: Binding) -> Event | None:
+        """The sequence-chart event of this action fired with `binding` in `state`."""
+        if self.on is None:
+            return None
+        names = {**self.describe(binding), "s": state}
+        on = self.on
+        try:
+            process = on.process.format(**names)
+            for kind, peer in (("send", on.sends), ("receive", on.receives), ("call", on.calls)):
+                if peer is not None:
+                    return Event(process, kind, peer.format(**names), on.message)
+        except (AttributeError, KeyError, IndexError, ValueError) as exc:
+            raise EvaluationError(
+                "action",
+                self.name,
+                f"its @on template failed: {type(exc).__name__}: {exc}",
+                state=state,
+                params=self.describe(binding),
+            ) from exc
+        return Event(process, "local")
 
     def bindings(self, state: Record) -> Sequence[Binding]:
         if self.static_bindings is not None:
@@ -131,8 +154,8 @@ class Model:
                 ) from None
         bound = getattr(self.spec, name)
         if any(callable(d) for d in resolved):
-            return Action(name, bound, params, None, tuple(resolved))
-        return Action(name, bound, params, tuple(itertools.product(*resolved)), ())
+            return Action(name, bound, params, None, tuple(resolved), on_of(fn))
+        return Action(name, bound, params, tuple(itertools.product(*resolved)), (), on_of(fn))
 
     # -- states ----------------------------------------------------------------------------
 

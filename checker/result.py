@@ -18,12 +18,23 @@ VERDICT_EXIT = {
 
 
 @dataclass(frozen=True)
+class Event:
+    """What a step looks like on a sequence chart (from the action's `@on`)."""
+
+    process: str
+    kind: str  # "local", "send", "receive" or "call"
+    peer: str | None = None  # the other process of a message
+    message: str | None = None
+
+
+@dataclass(frozen=True)
 class Step:
     """One state of a trace and the action (with parameters) that led to it."""
 
     action: str | None  # None for the initial state
     params: dict[str, Any]
     state: Record
+    event: Event | None = None  # None for the initial state and actions without @on
 
 
 @dataclass

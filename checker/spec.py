@@ -27,14 +27,16 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from checker.state import Record
 
-__all__ = ["Constant", "Spec", "action", "constant", "invariant"]
+__all__ = ["Constant", "On", "Spec", "action", "constant", "invariant", "on"]
 
 _ACTION = "__mc_action__"
 _INVARIANT = "__mc_invariant__"
+_ON = "__mc_on__"
 
 
 class Constant:
@@ -89,6 +91,53 @@ def action(fn: Callable[..., Any] | None = None, /, **domains: Any) -> Any:
         return f
 
     return mark(fn) if fn is not None else mark
+
+
+@dataclass(frozen=True)
+class On:
+    """Where an action happens, for sequence charts: the process it runs on and the message it
+    sends, receives or exchanges. Each string is a template formatted with the action's
+    parameters and `s`, the state before the step: "broker {b}", "broker {s.leader}"."""
+
+    process: str
+    sends: str | None = None  # to this process; delivered by a later step
+    receives: str | None = None  # from this process; sent by an earlier step
+    calls: str | None = None  # request and response within this one step
+    message: str | None = None  # the message's name, e.g. "AlterPartition"
+
+    def __post_init__(self) -> None:
+        peers = [p for p in (self.sends, self.receives, self.calls) if p is not None]
+        if len(peers) > 1:
+            raise TypeError("@on takes at most one of sends=, receives=, calls=")
+        if peers and not self.message:
+            raise TypeError("@on with sends=, receives= or calls= needs message=")
+
+
+def on(
+    process: str,
+    *,
+    sends: str | None = None,
+    receives: str | None = None,
+    calls: str | None = None,
+    message: str | None = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Say where an action runs, for sequence charts (the engine itself ignores it):
+
+        @action(f="broker_ids")
+        @on("broker {f}", calls="broker {s.leader}", message="Fetch")
+        def fetch(self, s, f): ...
+    """
+    where = On(process, sends, receives, calls, message)
+
+    def mark(f: Callable[..., Any]) -> Callable[..., Any]:
+        setattr(f, _ON, where)
+        return f
+
+    return mark
+
+
+def on_of(fn: Callable[..., Any]) -> On | None:
+    return getattr(fn, _ON, None)
 
 
 def invariant(fn: Callable[..., Any]) -> Callable[..., Any]:

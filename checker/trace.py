@@ -46,5 +46,6 @@ def replay(model: Model, chain: Sequence[tuple[int, int, int]]) -> list[Step]:
                 break
         else:
             raise RuntimeError(f"replay: {act.name}{binding} does not reproduce the trace")
-        steps.append(Step(act.name, act.describe(binding), state))
+        event = act.event(steps[-1].state, binding)
+        steps.append(Step(act.name, act.describe(binding), state, event))
     return steps

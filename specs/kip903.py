@@ -18,7 +18,7 @@ replication KIPs.
 
 from __future__ import annotations
 
-from checker import Record, Spec, State, action, constant, invariant, put, without
+from checker import Record, Spec, State, action, constant, invariant, on, put, without
 from invariants import replication
 
 NO_REPLICA_STATE = None  # the leader has not seen a Fetch from this follower yet
@@ -61,6 +61,7 @@ class Kip903(Spec):
     # -- the leader and its followers -------------------------------------------------------
 
     @action(b="broker_ids")
+    @on("broker {b}")
     def append_record(self, s: State, b: int) -> State | None:
         """A producer writes a record to the leader."""
         if not self.is_leader(s, b) or len(s.log[b]) >= self.max_records:
@@ -69,6 +70,7 @@ class Kip903(Spec):
         return self.advance_high_watermark(s)
 
     @action(f="broker_ids")
+    @on("broker {f}", calls="broker {s.leader}", message="Fetch")
     def fetch(self, s: State, f: int) -> State | None:
         """Follower f fetches from the leader; since KIP-903 the Fetch carries f's broker epoch.
 
@@ -93,6 +95,7 @@ class Kip903(Spec):
         return self.advance_high_watermark(s)
 
     @action(f="broker_ids")
+    @on("broker {s.leader}", sends="controller", message="AlterPartition")
     def send_alter_partition(self, s: State, f: int) -> State | None:
         """The leader asks the controller to add caught-up follower f to the ISR."""
         leader = s.leader
@@ -121,6 +124,7 @@ class Kip903(Spec):
     # -- the controller ---------------------------------------------------------------------
 
     @action(request=lambda s: s.alter_partition_requests)
+    @on("controller", receives="broker {request.leader}", message="AlterPartition")
     def handle_alter_partition(self, s: State, request: Record) -> State:
         """The controller handles an AlterPartition request, however late it arrives."""
         s = s.replace(alter_partition_requests=s.alter_partition_requests - {request})
@@ -145,6 +149,7 @@ class Kip903(Spec):
         return None
 
     @action(b="broker_ids")
+    @on("controller")
     def fence_broker(self, s: State, b: int) -> State | None:
         """The controller fences a broker that stopped heartbeating (it restarted)."""
         if b in s.fenced or s.local_epoch[b] == s.broker_epoch[b]:
@@ -152,6 +157,7 @@ class Kip903(Spec):
         return self.remove_from_isr(s.replace(fenced=s.fenced | {b}), b)
 
     @action(b="broker_ids")
+    @on("broker {b}", calls="controller", message="BrokerRegistration")
     def register_broker(self, s: State, b: int) -> State | None:
         """A restarted broker registers and gets a new broker epoch; it starts fenced."""
         if s.local_epoch[b] is not None:
@@ -165,6 +171,7 @@ class Kip903(Spec):
         return self.remove_from_isr(s, b)
 
     @action(b="broker_ids")
+    @on("controller")
     def unfence_broker(self, s: State, b: int) -> State | None:
         """A registered broker that caught up with the metadata log is unfenced."""
         if b not in s.fenced or s.local_epoch[b] != s.broker_epoch[b]:
@@ -177,6 +184,7 @@ class Kip903(Spec):
     # -- faults -----------------------------------------------------------------------------
 
     @action(b="broker_ids", lose_disk=(True, False))
+    @on("broker {b}")
     def reboot_broker(self, s: State, b: int, lose_disk: bool) -> State | None:
         """Broker b crashes and restarts; with `lose_disk` its disk was replaced (empty log).
 

@@ -42,6 +42,21 @@ def test_without_the_fix_the_kafka_14139_interleaving_is_found():
     assert last.log == ((1,), ()) and last.hwm[0] == 1  # B is in the ISR without the record
 
 
+def test_the_trace_says_where_each_step_happens():
+    result = check(load_model(KIP903, {"fixed": "false"}))
+    assert [
+        (e.process, e.kind, e.peer, e.message) for e in (s.event for s in result.trace[1:])
+    ] == [
+        ("broker 1", "call", "broker 0", "Fetch"),
+        ("broker 1", "call", "broker 0", "Fetch"),
+        ("broker 0", "send", "controller", "AlterPartition"),
+        ("broker 1", "local", None, None),
+        ("broker 1", "call", "controller", "BrokerRegistration"),
+        ("controller", "local", None, None),
+        ("controller", "receive", "broker 0", "AlterPartition"),
+    ]
+
+
 def test_without_the_fix_committed_data_is_missing_from_the_isr():
     model = load_model(KIP903, {"fixed": "false"}, ["isr_members_hold_committed_data"])
     result = check(model)

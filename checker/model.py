@@ -46,7 +46,7 @@ class Action:
             for kind, peer in (("send", on.sends), ("receive", on.receives), ("call", on.calls)):
                 if peer is not None:
                     return Event(process, kind, peer.format(**names), on.message)
-        except (AttributeError, KeyError, IndexError, ValueError) as exc:
+        except (AttributeError, KeyError, IndexError, TypeError, ValueError) as exc:
             raise EvaluationError(
                 "action",
                 self.name,

@@ -6,6 +6,11 @@ from __future__ import annotations
 
 BUNDLED: list[tuple[str, dict[str, str], str, int | None]] = [
     ("specs/examples/die_hard.py", {}, "violation", None),
-    ("specs/kip903.py", {"max_broker_epoch": "2"}, "ok", 3_404),
-    ("specs/kip903.py", {"max_broker_epoch": "2", "fixed": "false"}, "violation", None),
+    ("specs/examples/replicated_log.py", {}, "ok", 78),
+    ("specs/kip841.py", {"max_unclean_shutdowns": "0"}, "ok", 621),
+    ("specs/kip841.py", {"max_records": "1", "fixed": "false"}, "violation", None),
+    ("specs/kip903.py", {"max_unclean_shutdowns": "0"}, "ok", 781),
+    ("specs/kip903.py", {"max_unclean_shutdowns": "0", "fixed": "false"}, "violation", None),
+    ("specs/kip966.py", {"max_controlled_shutdowns": "0"}, "ok", 990),
+    ("specs/kip966.py", {"max_records": "1", "fixed": "false"}, "violation", None),
 ]

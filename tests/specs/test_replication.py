@@ -1,0 +1,53 @@
+"""The shared replication model: every fault is an action bounded by its constant."""
+
+from __future__ import annotations
+
+import pytest
+
+from checker import invariant
+from checker.bfs import check
+from checker.model import Model
+from specs.replication import Replication
+from tests.conftest import SPECS
+
+FAULT_ACTIONS = {
+    "controlled_shutdowns": "controlled_shutdown",
+    "unclean_shutdowns": "unclean_shutdown",
+    "unflushed_losses": "lose_unflushed_records",
+    "disk_replacements": "replace_disk",
+    "heartbeat_losses": "fence_broker",
+    "lost_requests": "lose_alter_partition",
+    "duplicated_requests": "handle_duplicated_alter_partition",
+    "delayed_fetch_responses": "delay_fetch_response",
+}
+
+
+class Bounded(Replication):
+    @invariant
+    def faults_within_bounds(self, s):
+        return all(s.faults[f] <= getattr(self, f"max_{f}") for f in self.FAULTS)
+
+
+def coverage(result) -> dict[str, int]:
+    return {c.name: c.fired for c in result.coverage}
+
+
+def test_without_faults_the_partition_just_replicates():
+    result = check(Model(Bounded(max_records=2)))
+    assert result.verdict == "ok"
+    fired = coverage(result)
+    assert all(fired[action] == 0 for action in FAULT_ACTIONS.values())
+    assert fired["fetch"] > 0 and fired["append_record"] > 0
+
+
+@pytest.mark.parametrize("fault", sorted(FAULT_ACTIONS))
+def test_each_fault_fires_within_its_bound(fault):
+    result = check(Model(Bounded(max_records=1, **{f"max_{fault}": 1})))
+    assert result.verdict == "ok"
+    assert coverage(result)[FAULT_ACTIONS[fault]] > 0
+
+
+def test_mc_list_shows_every_fault_bound(mc):
+    out = mc("list", SPECS / "replication.py").out
+    for fault in FAULT_ACTIONS:
+        assert f"max_{fault} = 0  [int]  fault bound:" in out

@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install check test lint bench clean
+.PHONY: install test-tools check test lint bench clean
 
 $(STAMP): pyproject.toml scripts/ensure-java.sh
 	bash scripts/ensure-java.sh
@@ -15,10 +15,14 @@ $(STAMP): pyproject.toml scripts/ensure-java.sh
 
 install: $(STAMP)
 
+# Graphviz (--svg/--png) and Chromium (the HTML report's browser test); `make check` needs neither.
+test-tools:
+	bash scripts/ensure-test-tools.sh
+
 check: install
 	$(BIN)/mc check specs/kip903.py
 
-test: install
+test: install test-tools
 	$(BIN)/ruff check .
 	$(BIN)/pytest
 

@@ -9,13 +9,16 @@ from collections.abc import Sequence
 
 import click
 
-from checker import __version__, bfs
-from checker.errors import ConfigError, ExitCode, McError
-from checker.loader import load_model
+from checker import __version__, batch, bfs
+from checker.errors import ConfigError, ExitCode, McError, SpecError
+from checker.graph import DEFAULT_MAX_STATES, state_space_graph
+from checker.loader import NoSpecError, import_spec_module, load_model, spec_class
 from checker.model import Model
 from checker.progress import Progress
-from checker.reports import json_report, text
-from checker.spec import constants_of
+from checker.reports import dot, graphviz, mermaid, outputs, text
+from checker.reports.sarif import Checked
+from checker.result import CheckResult, NotChecked
+from checker.spec import constants_of, invariants_of
 from checker.values import show
 
 
@@ -59,7 +62,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 @cli.command()
-@click.argument("spec", type=click.Path(dir_okay=True))
+@click.argument("specs", metavar="SPEC...", nargs=-1, required=True, type=click.Path())
 @define_option
 @click.option(
     "--invariant",
@@ -83,8 +86,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
     metavar="SECONDS",
     help="Seconds between progress lines on stderr (0: none). A terminal gets a live bar.",
 )
+@outputs.check_options
 def check(
-    spec: str,
+    specs: Sequence[str],
     defines: Sequence[str],
     invariants: Sequence[str],
     deadlock: bool,
@@ -92,17 +96,143 @@ def check(
     max_states: int | None,
     json_path: str | None,
     progress_interval: float,
+    **report_paths: str | None,
 ) -> int:
-    """Explore every reachable state of SPEC and check its invariants."""
+    """Explore every reachable state of each SPEC and check its invariants.
+
+    SPEC is a spec file, or a folder: every spec below it is checked, and the exit code is
+    the worst of theirs (150 > 151 > 75 > 12 > 11 > 152 > 0; see docs/ci.md).
+    """
     _writable(json_path, "--json")
-    model = load_model(spec, _parse_defines(defines), invariants or None)
-    progress = Progress(interval=progress_interval, bar=None if progress_interval > 0 else False)
+    wanted = outputs.Outputs(json_path=json_path, **report_paths)
+    wanted.validate()
+    files = batch.spec_files(specs)
     options = bfs.Options(deadlock=deadlock, max_depth=max_depth, max_states=max_states)
-    result = bfs.check(model, options, progress if progress_interval > 0 else None)
-    click.echo(text.render(result), nl=False)
-    if json_path:
-        json_report.write(result, json_path)
-    return int(result.exit_code)
+    constants = _parse_defines(defines)
+    if len(specs) == 1 and files and files[0].explicit:  # one spec file: errors end the run
+        model = load_model(files[0].path, constants, invariants or None)
+        result = _explore(model, options, progress_interval)
+        click.echo(text.render(result), nl=False)
+        wanted.write([Checked(result, model)], multi=False)
+        return int(result.exit_code)
+    runs = _check_many(files, constants, invariants, options, progress_interval)
+    wanted.write(runs, multi=True)
+    return batch.worst(int(c.result.exit_code) for c in runs)
+
+
+def _explore(model: Model, options: bfs.Options, progress_interval: float) -> CheckResult:
+    progress = Progress(interval=progress_interval, bar=None if progress_interval > 0 else False)
+    return bfs.check(model, options, progress if progress_interval > 0 else None)
+
+
+def _check_many(
+    files: Sequence[batch.SpecFile],
+    constants: dict[str, str],
+    invariants: Sequence[str],
+    options: bfs.Options,
+    progress_interval: float,
+) -> list[Checked]:
+    """Load every spec first (so a misspelt -D fails before hours of checking), then check
+    them one by one. -D and --invariant apply to the specs that declare the name; a name no
+    spec declares is an error. A spec that fails to load is reported and the run goes on."""
+    loaded: list[Model | NotChecked] = []
+    declared: set[str] = set()
+    for file in files:
+        try:
+            cls = spec_class(import_spec_module(file.path))
+        except NoSpecError as exc:
+            if file.explicit:
+                loaded.append(NotChecked(file.path, str(exc), exc.exit_code))
+            else:
+                click.echo(f"mc: note: {file.path} defines no spec: skipped", err=True)
+            continue
+        except McError as exc:
+            loaded.append(NotChecked(file.path, str(exc), exc.exit_code))
+            continue
+        mine = {k: v for k, v in constants.items() if k in constants_of(cls)}
+        selected = [n for n in invariants if n in invariants_of(cls)]
+        declared |= set(mine) | set(selected)
+        if invariants and not selected:
+            click.echo(f"mc: note: {file.path} has no --invariant named: skipped", err=True)
+            continue
+        try:
+            loaded.append(load_model(file.path, mine, selected or None))
+        except McError as exc:
+            loaded.append(NotChecked(file.path, str(exc), exc.exit_code))
+    unknown = [f"-D {n}" for n in constants if n not in declared]
+    unknown += [f"--invariant {n}" for n in invariants if n not in declared]
+    if unknown:
+        raise ConfigError(f"{', '.join(unknown)}: no spec of this run declares it")
+    if not loaded:
+        raise SpecError(f"{', '.join(str(f) for f in files) or 'no file'}: no spec to check")
+    runs: list[Checked] = []
+    for item in loaded:
+        if isinstance(item, NotChecked):
+            click.echo(f"mc: error: {item.message}", err=True)
+            runs.append(Checked(item))
+            continue
+        try:
+            result = _explore(item, options, progress_interval)
+        except McError as exc:
+            click.echo(f"mc: error: {exc}", err=True)
+            runs.append(Checked(NotChecked(item.path, str(exc), exc.exit_code)))
+            continue
+        click.echo(text.render(result))
+        runs.append(Checked(result, item))
+    click.echo(batch.summary([c.result for c in runs]), nl=False)
+    return runs
+
+
+@cli.command()
+@click.argument("spec", type=click.Path(dir_okay=False))
+@define_option
+@click.option(
+    "--max-states",
+    type=click.IntRange(min=1),
+    default=DEFAULT_MAX_STATES,
+    show_default=True,
+    help="Refuse (exit 152) a state space with more distinct states than this.",
+)
+@click.option("--dot", "dot_path", metavar="PATH", help="Write DOT (default: to stdout).")
+@click.option("--svg", "svg_path", metavar="PATH", help="Write SVG (needs Graphviz's `dot`).")
+@click.option("--png", "png_path", metavar="PATH", help="Write PNG (needs Graphviz's `dot`).")
+@click.option("--mermaid", "mermaid_path", metavar="PATH", help="Write a Mermaid flowchart.")
+def graph(
+    spec: str,
+    defines: Sequence[str],
+    max_states: int,
+    dot_path: str | None,
+    svg_path: str | None,
+    png_path: str | None,
+    mermaid_path: str | None,
+) -> int:
+    """Draw SPEC's whole state space: a node per state, an edge per action (small specs).
+
+    Like TLC's -dump dot: initial states are bold, states that violate an invariant red.
+    """
+    paths = {"dot": dot_path, "svg": svg_path, "png": png_path, "mermaid": mermaid_path}
+    for name, path in paths.items():
+        if path:
+            outputs.check_writable(path, f"--{name}")
+    for fmt in ("svg", "png"):
+        if paths[fmt]:
+            graphviz.require_dot(f"--{fmt}")
+    model = load_model(spec, _parse_defines(defines))
+    g = state_space_graph(model, max_states)
+    dot_text = dot.to_dot(g, model.name)
+    if dot_path:
+        dot.write(g, dot_path, model.name)
+    for fmt in ("svg", "png"):
+        if paths[fmt]:
+            graphviz.render(dot_text, fmt, paths[fmt])  # type: ignore[arg-type]
+    if mermaid_path:
+        mermaid.write(mermaid.flowchart(g), mermaid_path)
+    if not any(paths.values()):
+        click.echo(dot_text, nl=False)
+    else:
+        edges = g.number_of_edges()
+        click.echo(f"{model.name}: {len(g):,} states, {edges:,} transitions.", err=True)
+    return 0
 
 
 @cli.command("list")

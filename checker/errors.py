@@ -18,6 +18,7 @@ class ExitCode(IntEnum):
     SPEC_ERROR = 150  # the spec cannot be loaded
     CONFIG_ERROR = 151  # bad options or constants
     INCOMPLETE = 152  # a --max-states / --max-depth bound stopped the search
+    ENGINE_ERROR = 153  # the engine cannot run: no Java or pyspark, or Spark itself failed
 
 
 class McError(Exception):
@@ -34,6 +35,13 @@ class ConfigError(McError):
     """A bad command-line option or constant."""
 
     exit_code = ExitCode.CONFIG_ERROR
+
+
+class EngineError(McError):
+    """The exploring engine cannot run here (e.g. the Spark engine without Java or pyspark) or
+    failed for a reason of its own, not the spec's (TLC's 153 is its system error)."""
+
+    exit_code = ExitCode.ENGINE_ERROR
 
 
 class EvaluationError(McError):

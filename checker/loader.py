@@ -53,6 +53,10 @@ def import_spec_module(path: str | os.PathLike[str]) -> ModuleType:
         raise SpecError(f"{path}: importing the spec raised {type(exc).__name__}: {exc}") from exc
 
 
+class NoSpecError(SpecError):
+    """The module defines no spec (a folder run skips such helper modules)."""
+
+
 def spec_class(module: ModuleType) -> type[Spec]:
     """The Spec subclass that `module` defines (not one it imports)."""
     path = module.__file__
@@ -66,7 +70,7 @@ def spec_class(module: ModuleType) -> type[Spec]:
     ]
     concrete = [c for c in candidates if actions_of(c) or "init" in vars(c)]
     if not concrete:
-        raise SpecError(f"{path}: defines no Spec subclass with actions")
+        raise NoSpecError(f"{path}: defines no Spec subclass with actions")
     if len(concrete) > 1:
         chosen = getattr(module, "spec", None)
         if isinstance(chosen, type) and chosen in concrete:

@@ -80,3 +80,21 @@ class CheckResult:
     @property
     def passed(self) -> bool:
         return self.verdict == "ok"
+
+
+@dataclass
+class NotChecked:
+    """A spec of a multi-spec run (`mc check specs/`) that could not be checked at all: it did
+    not load (exit 150) or its constants did not fit (151). Reports list it with the rest."""
+
+    spec: str  # path of the spec file
+    message: str
+    exit_code: ExitCode = ExitCode.SPEC_ERROR
+
+    @property
+    def spec_name(self) -> str:
+        return self.spec.rsplit("/", 1)[-1].removesuffix(".py")
+
+    @property
+    def passed(self) -> bool:
+        return False

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from checker.result import CheckResult
+from checker.result import CheckResult, NotChecked
 from checker.values import to_json
 
 
@@ -28,9 +29,24 @@ def as_dict(result: CheckResult) -> dict[str, Any]:
         "seconds": round(result.seconds, 6),
         "coverage": [asdict(c) for c in result.coverage],
         "trace": [
-            {"action": s.action, "params": _params(s.params), "state": to_json(s.state)}
+            {
+                "action": s.action,
+                "params": _params(s.params),
+                "state": to_json(s.state),
+                "event": asdict(s.event) if s.event is not None else None,
+            }
             for s in result.trace
         ],
+    }
+
+
+def not_checked_dict(result: NotChecked) -> dict[str, Any]:
+    """A spec of a multi-spec run that could not be checked (it did not load)."""
+    return {
+        "spec": result.spec,
+        "verdict": "not-checked",
+        "exit_code": int(result.exit_code),
+        "message": result.message,
     }
 
 
@@ -47,4 +63,12 @@ def _error(result: CheckResult) -> dict[str, Any] | None:
 def write(result: CheckResult, path: str) -> None:
     with open(path, "w", encoding="utf-8") as out:
         json.dump(as_dict(result), out, indent=2)
+        out.write("\n")
+
+
+def write_many(results: Sequence[CheckResult | NotChecked], path: str) -> None:
+    """A multi-spec run: a JSON list, one object per spec, in the order checked."""
+    docs = [as_dict(r) if isinstance(r, CheckResult) else not_checked_dict(r) for r in results]
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump(docs, out, indent=2)
         out.write("\n")

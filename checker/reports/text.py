@@ -62,6 +62,11 @@ def _headline(result: CheckResult) -> list[str]:
     return lines
 
 
+def headline(result: CheckResult) -> list[str]:
+    """The verdict in words (and, for an error, the spec's traceback)."""
+    return _headline(result)
+
+
 def render(result: CheckResult) -> str:
     lines = [f"Checking {result.spec_name} ({result.spec})"]
     if result.constants:

@@ -1,0 +1,150 @@
+"""Traces and small state spaces as networkx graphs: nodes are states, edges are actions.
+
+Both builders give nodes and edges the same attributes, so every writer (DOT, Mermaid, the
+HTML report) draws either one:
+
+    node: number (int, from 1: the step of a trace, the discovery order of a state space),
+          state (Record), changed (variable names that differ from the previous step; all of
+          them for an initial state or a state-space node), initial (bool),
+          violated (the invariant this state breaks, or None), label (text lines)
+    edge: actions (list of (name, params)), label (one "name(params)" line per action)
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+import networkx as nx
+
+from checker.errors import ExitCode, McError
+from checker.model import Model
+from checker.result import Step
+from checker.state import Record, encode, fingerprint
+from checker.values import show
+
+DEFAULT_MAX_STATES = 1000  # `mc graph` refuses bigger state spaces (TLC's -dump dot has none)
+
+
+class StateSpaceTooLarge(McError):
+    """More distinct states than `mc graph` agreed to draw."""
+
+    exit_code = ExitCode.INCOMPLETE
+
+
+def describe_action(action: str | None, params: dict[str, Any]) -> str:
+    """`fetch(f=1)`, as the text report writes a step."""
+    if action is None:
+        return "initial state"
+    return f"{action}({', '.join(f'{k}={show(v)}' for k, v in params.items())})"
+
+
+def changed_variables(state: Record, previous: Record | None) -> tuple[str, ...]:
+    if previous is None:
+        return tuple(state)
+    return tuple(name for name, value in state.items() if previous.get(name) != value)
+
+
+def _add_state(
+    g: nx.DiGraph,
+    number: int,
+    state: Record,
+    changed: Sequence[str],
+    *,
+    initial: bool,
+    violated: str | None,
+) -> None:
+    lines = [f"State {number}"]
+    lines += [f"{name} = {show(state[name])}" for name in changed]
+    if not changed:
+        lines.append("(no variable changed)")
+    if violated:
+        lines.append(f"violates {violated}")
+    g.add_node(
+        number,
+        number=number,
+        state=state,
+        changed=tuple(changed),
+        initial=initial,
+        violated=violated,
+        label=lines,
+    )
+
+
+def _add_action(g: nx.DiGraph, source: int, target: int, action: str, params: dict) -> None:
+    # A DiGraph has one edge per pair of states: actions with the same effect share it.
+    if g.has_edge(source, target):
+        data = g.edges[source, target]
+        data["actions"].append((action, params))
+        data["label"].append(describe_action(action, params))
+    else:
+        g.add_edge(
+            source, target, actions=[(action, params)], label=[describe_action(action, params)]
+        )
+
+
+def trace_graph(trace: Sequence[Step], violated: str | None = None) -> nx.DiGraph:
+    """A path: one node per step (its changed variables), one edge per action. `violated`
+    names the invariant the last state breaks, to mark it."""
+    g = nx.DiGraph(kind="trace")
+    previous: Record | None = None
+    for number, step in enumerate(trace, start=1):
+        last = number == len(trace)
+        _add_state(
+            g,
+            number,
+            step.state,
+            changed_variables(step.state, previous),
+            initial=number == 1,
+            violated=violated if last else None,
+        )
+        if step.action is not None:
+            _add_action(g, number - 1, number, step.action, step.params)
+        previous = step.state
+    return g
+
+
+def state_space_graph(model: Model, max_states: int = DEFAULT_MAX_STATES) -> nx.DiGraph:
+    """Every reachable state of `model` (full states as labels) and every transition, in the
+    explorer's order. Raises StateSpaceTooLarge as soon as more than `max_states` are found,
+    so a big spec is refused quickly instead of exhausting memory."""
+    g = nx.DiGraph(kind="state space")
+    numbers: dict[int, int] = {}  # fingerprint -> node number
+    queue: deque[tuple[int, Record, bytes]] = deque()
+
+    def admit(state: Record, data: bytes, initial: bool) -> int:
+        fp = fingerprint(data)
+        if fp in numbers:
+            return numbers[fp]
+        if len(numbers) >= max_states:
+            raise StateSpaceTooLarge(
+                f"{model.name} has more than {max_states:,} distinct states; `mc graph` draws"
+                " small state spaces only: lower the constants with -D, or raise --max-states"
+            )
+        number = numbers[fp] = len(numbers) + 1
+        broken = model.violated(state)
+        _add_state(
+            g,
+            number,
+            state,
+            tuple(state),
+            initial=initial,
+            violated=broken.name if broken else None,
+        )
+        queue.append((number, state, data))
+        return number
+
+    for state in model.initial_states():
+        admit(state, encode(state), initial=True)
+    while queue:
+        number, state, data = queue.popleft()
+        bindings: dict[int, Sequence[tuple[Any, ...]]] = {}
+        for succ in model.expand(data):
+            act = model.actions[succ.action]
+            if succ.action not in bindings:
+                bindings[succ.action] = act.bindings(state)
+            params = act.describe(bindings[succ.action][succ.binding])
+            target = admit(succ.state, succ.data, initial=False)
+            _add_action(g, number, target, act.name, params)
+    return g

@@ -1,0 +1,186 @@
+"""`--html PATH`: one self-contained, offline page for a result: the verdict, the sequence
+chart, the step list with each step's full state (changed variables highlighted), and the
+trace graph. Styles, SVG and script are inline, and a Content-Security-Policy forbids any
+fetch, so the file opens the same from a CI artifact, a mail or a laptop on a plane.
+
+Every piece of spec text (values, names, messages) goes through `html.escape`; the script
+only toggles attributes of elements written here, it builds no markup from data.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from checker.chart import sequence_chart
+from checker.graph import changed_variables, describe_action, trace_graph
+from checker.reports import msc, trace_svg
+from checker.reports.text import format_trace, headline
+from checker.result import CheckResult
+from checker.values import show
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+
+STYLE = """
+body { font: 14px/1.45 system-ui, 'DejaVu Sans', sans-serif; margin: 0; color: #212121;
+       background: #eceff1; }
+header { background: #263238; color: #fff; padding: 12px 20px; }
+header h1 { font-size: 18px; margin: 0 0 4px; }
+header p { margin: 2px 0; color: #cfd8dc; font-size: 13px; }
+.verdict { display: inline-block; padding: 1px 8px; border-radius: 3px; font-weight: bold; }
+.verdict.bad { background: #c62828; } .verdict.good { background: #2e7d32; }
+.verdict.unsure { background: #ef6c00; }
+main { display: grid; grid-template-columns: minmax(0, 1fr) minmax(360px, 480px);
+       gap: 14px; padding: 14px 20px; align-items: start; }
+section { background: #fff; border-radius: 6px; padding: 10px 14px;
+          box-shadow: 0 1px 2px rgba(0,0,0,.15); overflow: auto; }
+section h2 { font-size: 15px; margin: 0 0 8px; }
+#left, #side { min-width: 0; }
+#left section + section, #side section + section { margin-top: 14px; }
+.state h3 { font: bold 13px 'DejaVu Sans Mono', monospace; margin: 0 0 6px;
+            overflow-wrap: anywhere; }
+ol#steps { list-style: none; margin: 0; padding: 0; font-family: 'DejaVu Sans Mono', monospace;
+           font-size: 12px; }
+ol#steps li { padding: 3px 6px; border-radius: 3px; cursor: pointer; overflow-wrap: anywhere; }
+ol#steps li:hover { background: #eceff1; }
+ol#steps li.selected { background: #fff59d; }
+ol#steps li.violated { color: #c62828; font-weight: bold; }
+ol#steps .n { display: inline-block; min-width: 2.2em; color: #546e7a; font-weight: bold; }
+.state table { border-collapse: collapse; width: 100%; font-family: 'DejaVu Sans Mono',
+               monospace; font-size: 12px; }
+.state th, .state td { text-align: left; vertical-align: top; padding: 2px 6px;
+                       border-bottom: 1px solid #eceff1; overflow-wrap: break-word; }
+.state th { font-weight: normal; color: #37474f; white-space: nowrap; }
+.state tr.changed { background: #fff59d; }
+.state tr.changed th { font-weight: bold; }
+.state .was { color: #78909c; }
+.msc .msc-row, .tg .tg-node, .tg .tg-edge, .msc [data-step] { cursor: pointer; }
+pre.report { font-size: 12px; white-space: pre-wrap; margin: 0; }
+.hint { color: #607d8b; font-size: 12px; margin: 0 0 6px; }
+"""
+
+SCRIPT = """
+(function () {
+  var last = %(last)d;
+  function select(n) {
+    if (!(n >= 1 && n <= last)) { n = last; }
+    document.querySelectorAll('[data-step]').forEach(function (el) {
+      var on = Number(el.getAttribute('data-step')) === n;
+      if (el.classList.contains('state')) { el.hidden = !on; }
+      else { el.classList.toggle('selected', on); }
+    });
+    document.body.setAttribute('data-selected', String(n));
+    var item = document.getElementById('step-' + n);
+    if (item && item.scrollIntoView) { item.scrollIntoView({block: 'nearest'}); }
+    try { history.replaceState(null, '', '#step=' + n); } catch (e) { /* file: URL */ }
+  }
+  document.addEventListener('click', function (ev) {
+    var el = ev.target.closest && ev.target.closest('[data-step]');
+    if (el && !el.classList.contains('state')) { select(Number(el.getAttribute('data-step'))); }
+  });
+  document.addEventListener('keydown', function (ev) {
+    var n = Number(document.body.getAttribute('data-selected'));
+    if (ev.key === 'ArrowDown' || ev.key === 'j') { select(n + 1); ev.preventDefault(); }
+    if (ev.key === 'ArrowUp' || ev.key === 'k') { select(n - 1); ev.preventDefault(); }
+  });
+  var m = /step=(\\d+)/.exec(location.hash);
+  select(m ? Number(m[1]) : last);
+})();
+"""
+
+
+def _verdict_class(result: CheckResult) -> str:
+    if result.verdict == "ok":
+        return "good"
+    return "unsure" if result.verdict == "incomplete" else "bad"
+
+
+def _state_panels(result: CheckResult, selected: int) -> list[str]:
+    panels = []
+    previous = None
+    for number, step in enumerate(result.trace, start=1):
+        changed = set(changed_variables(step.state, previous)) if previous is not None else set()
+        rows = []
+        for name, value in step.state.items():
+            was = ""
+            if name in changed and previous is not None:
+                was = f'<div class="was">was {escape(show(previous[name]))}</div>'
+            cls = ' class="changed"' if name in changed else ""
+            rows.append(
+                f"<tr{cls}><th>{escape(str(name))}</th><td>{escape(show(value))}{was}</td></tr>"
+            )
+        hidden = "" if number == selected else " hidden"
+        title = f"State {number}: {describe_action(step.action, step.params)}"
+        panels.append(
+            f'<div class="state" id="state-{number}" data-step="{number}"{hidden}>'
+            f"<h3>{escape(title)}</h3><table>{''.join(rows)}</table></div>"
+        )
+        previous = step.state
+    return panels
+
+
+def render(result: CheckResult) -> str:
+    trace = result.trace
+    n = len(trace)
+    violated = result.invariant if result.verdict == "violation" else None
+    title = f"mc: {result.spec_name}: {headline(result)[0]}"
+    constants = ", ".join(f"{k}={v}" for k, v in result.constants.items()) or "none"
+    head = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(title)}</title><style>{STYLE}</style></head>",
+        f'<body data-selected="{n}">',
+        f"<header><h1>{escape(result.spec_name)} "
+        f'<span class="verdict {_verdict_class(result)}">{escape(headline(result)[0])}</span>'
+        "</h1>",
+        f"<p>{escape(result.spec)} · constants: {escape(constants)}</p>",
+        f"<p>invariants: {escape(', '.join(result.invariants) or 'none')} ·"
+        f" {result.distinct_states:,} distinct states · depth {result.depth} ·"
+        f" {result.seconds:.2f} s</p></header>",
+    ]
+    if not trace:
+        body = [
+            '<main><section id="report"><h2>Report</h2>',
+            f'<pre class="report">{escape(chr(10).join(headline(result)))}</pre>',
+            "</section></main>",
+        ]
+        return "\n".join(head + body) + "\n</body></html>\n"
+    steps = []
+    for number, step in enumerate(trace, start=1):
+        classes = ["selected"] if number == n else []
+        if violated and number == n:
+            classes.append("violated")
+        cls = f' class="{" ".join(classes)}"' if classes else ""
+        steps.append(
+            f'<li id="step-{number}"{cls} data-step="{number}" tabindex="0">'
+            f'<span class="n">{number}</span>{escape(describe_action(step.action, step.params))}'
+            "</li>"
+        )
+    chart = msc.render(sequence_chart(trace, violated), prefix="msc")
+    graph = trace_svg.render(trace_graph(trace, violated), prefix="tg")
+    body = [
+        '<main><div id="left">',
+        '<section id="chart"><h2>Sequence chart</h2>'
+        '<p class="hint">Click a row, a step or a state to select it; ↑/↓ move.</p>',
+        chart,
+        "</section>",
+        '<section id="graph"><h2>Trace graph</h2>',
+        graph,
+        "</section></div>",
+        '<div id="side"><section id="step-list"><h2>Steps</h2><ol id="steps">',
+        *steps,
+        '</ol></section><section id="state-panel"><h2>State</h2>',
+        *_state_panels(result, n),
+        "</section>",
+        '<section id="text"><h2>Text report</h2><pre class="report">',
+        escape("\n".join(headline(result) + format_trace(trace))),
+        "</pre></section></div></main>",
+        f"<script>{SCRIPT % {'last': n}}</script>",
+    ]
+    return "\n".join(head + body) + "\n</body></html>\n"
+
+
+def write(result: CheckResult, path: str) -> None:
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(render(result))

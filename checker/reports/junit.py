@@ -1,0 +1,145 @@
+"""`--junit PATH`: JUnit XML, which CI systems show as test results.
+
+One <testsuite> per spec, one <testcase> per (spec, invariant). A violated invariant is a
+<failure> carrying the trace; an invariant the search could not decide (it stopped at another
+invariant's violation, a deadlock, an error, or a bound) is <skipped> with the reason. A
+deadlock adds a failing "deadlock" case; an exception in an action or `init`, or a spec that
+could not be loaded, adds an "(exploration)" case with an <error>. A spec with no invariant
+gets a passing "(exploration)" case, so that it still shows.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+
+from checker.reports.text import format_trace, headline, render
+from checker.result import CheckResult, NotChecked
+
+EXPLORATION = "(exploration)"
+_INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _clean(text: str) -> str:
+    """XML 1.0 cannot hold most control characters, even escaped."""
+    return _INVALID_XML.sub("\ufffd", text)
+
+
+def classname(result: CheckResult | NotChecked) -> str:
+    """`specs.kip903.Kip903`: the file as a dotted path, then the spec class."""
+    module = result.spec.removesuffix(".py").strip("./").replace("/", ".").replace("\\", ".")
+    return f"{module}.{result.spec_name}" if isinstance(result, CheckResult) else module
+
+
+def _trace_text(result: CheckResult) -> str:
+    return "\n".join(headline(result) + format_trace(result.trace)) + "\n"
+
+
+def _case(suite: ET.Element, result: CheckResult | NotChecked, name: str) -> ET.Element:
+    return ET.SubElement(suite, "testcase", classname=classname(result), name=name)
+
+
+def _outcome(case: ET.Element, tag: str, message: str, kind: str, text: str = "") -> None:
+    element = ET.SubElement(case, tag, message=_clean(message), type=kind)
+    if text:
+        element.text = _clean(text)
+
+
+def _suite(root: ET.Element, result: CheckResult | NotChecked) -> ET.Element:
+    suite = ET.SubElement(root, "testsuite", name=_clean(f"{result.spec_name} ({result.spec})"))
+    if isinstance(result, NotChecked):
+        case = _case(suite, result, EXPLORATION)
+        kind = "SpecError" if result.exit_code == 150 else "ConfigError"
+        _outcome(case, "error", result.message, kind)
+        ET.SubElement(suite, "system-out").text = _clean(result.message)
+        return suite
+    props = ET.SubElement(suite, "properties")
+    for key, value in result.constants.items():
+        ET.SubElement(props, "property", name=f"constant.{key}", value=_clean(str(value)))
+    for key, value in (
+        ("verdict", result.verdict),
+        ("exit_code", int(result.exit_code)),
+        ("distinct_states", result.distinct_states),
+        ("depth", result.depth),
+    ):
+        ET.SubElement(props, "property", name=key, value=str(value))
+    stopped = {
+        "violation": f"the search stopped at the violation of {result.invariant}",
+        "deadlock": "the search stopped at a deadlock",
+        "error": "the search stopped at an error",
+        "incomplete": f"search incomplete: {result.bound}; no violation in the"
+        f" {result.distinct_states:,} states explored, but not a proof",
+    }.get(result.verdict, "")
+    err = result.error
+    for name in result.invariants:
+        case = _case(suite, result, name)
+        if result.verdict == "violation" and name == result.invariant:
+            _outcome(
+                case, "failure", f"invariant {name} is violated", "violation", _trace_text(result)
+            )
+        elif result.verdict == "error" and err and err.kind == "invariant" and err.name == name:
+            _outcome(case, "error", headline(result)[0], "EvaluationError", _trace_text(result))
+        elif result.verdict != "ok":
+            ET.SubElement(case, "skipped", message=_clean(f"not decided: {stopped}"))
+    if result.verdict == "deadlock":
+        _outcome(
+            _case(suite, result, "deadlock"),
+            "failure",
+            "deadlock reached",
+            "deadlock",
+            _trace_text(result),
+        )
+    elif result.verdict == "error" and err and err.kind != "invariant":
+        _outcome(
+            _case(suite, result, EXPLORATION),
+            "error",
+            headline(result)[0],
+            "EvaluationError",
+            _trace_text(result),
+        )
+    elif not result.invariants and result.verdict in ("ok", "incomplete"):
+        case = _case(suite, result, EXPLORATION)
+        if result.verdict == "incomplete":
+            ET.SubElement(case, "skipped", message=_clean(stopped))
+    ET.SubElement(suite, "system-out").text = _clean(render(result))
+    return suite
+
+
+def _count(root: ET.Element) -> None:
+    """Set tests/failures/errors/skipped on every suite and on the root."""
+    totals = dict.fromkeys(("tests", "failures", "errors", "skipped"), 0)
+    for suite in root.iter("testsuite"):
+        cases = suite.findall("testcase")
+        counts = {
+            "tests": len(cases),
+            "failures": sum(1 for c in cases if c.find("failure") is not None),
+            "errors": sum(1 for c in cases if c.find("error") is not None),
+            "skipped": sum(1 for c in cases if c.find("skipped") is not None),
+        }
+        for key, value in counts.items():
+            suite.set(key, str(value))
+            totals[key] += value
+    for key, value in totals.items():
+        root.set(key, str(value))
+
+
+def to_xml(results: Sequence[CheckResult | NotChecked]) -> ET.ElementTree:
+    root = ET.Element("testsuites", name="mc")
+    seconds = 0.0
+    for result in results:
+        suite = _suite(root, result)
+        if isinstance(result, CheckResult):
+            suite.set("time", f"{result.seconds:.3f}")
+            seconds += result.seconds
+        else:
+            suite.set("time", "0")
+    _count(root)
+    root.set("time", f"{seconds:.3f}")
+    tree = ET.ElementTree(root)
+    ET.indent(tree)
+    return tree
+
+
+def write(results: Sequence[CheckResult | NotChecked], path: str) -> None:
+    to_xml(results).write(path, encoding="utf-8", xml_declaration=True)

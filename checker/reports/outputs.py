@@ -1,0 +1,155 @@
+"""The report files `mc check` can write besides its text report, and how a run writes them.
+
+Two kinds:
+- run reports (--json, --junit, --sarif) cover every spec of a run; a multi-spec run writes
+  one combined file (JSON: a list; JUnit: one testsuite per spec; SARIF: one run).
+- trace outputs (--html, --dot, --svg, --png, --mermaid, --msc, --itf) show one result. In a
+  multi-spec run, PATH is a pattern: `out/trace.html` gives `out/trace.kip903.html` per spec.
+  The HTML report is written for every checked spec (it states the verdict); the others only
+  when there is a trace to show, with a note on stderr otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
+
+import click
+
+from checker.chart import sequence_chart
+from checker.errors import ConfigError
+from checker.graph import trace_graph
+from checker.reports import dot, graphviz, html, itf, json_report, junit, mermaid, msc, sarif
+from checker.reports.sarif import Checked
+from checker.result import CheckResult
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# (option, help) for each trace output, in --help order
+TRACE_OPTIONS = [
+    ("html", "Write a self-contained HTML report: sequence chart, steps, states, graph."),
+    ("dot", "Write the trace as a Graphviz DOT graph."),
+    ("svg", "Write the trace graph as SVG (needs Graphviz's `dot`)."),
+    ("png", "Write the trace graph as PNG (needs Graphviz's `dot`)."),
+    ("mermaid", "Write the trace graph as a Mermaid flowchart (.md: in a ```mermaid block)."),
+    ("msc", "Write the message-sequence chart: SVG, or Mermaid if PATH ends in .mmd or .md."),
+    ("itf", "Write the trace in the Informal Trace Format (ITF JSON, Apalache/Quint)."),
+]
+RUN_OPTIONS = [
+    ("junit", "Write JUnit XML: a test case per (spec, invariant), failures with the trace."),
+    ("sarif", "Write SARIF 2.1.0: a result per violated invariant, at its definition."),
+]
+
+
+def check_options(f: F) -> F:
+    """Add the report options to `mc check` (each becomes a `<name>_path` keyword)."""
+    for name, text in reversed(RUN_OPTIONS + TRACE_OPTIONS):
+        f = click.option(f"--{name}", f"{name}_path", metavar="PATH", help=text)(f)
+    return f
+
+
+@dataclass
+class Outputs:
+    json_path: str | None = None
+    junit_path: str | None = None
+    sarif_path: str | None = None
+    html_path: str | None = None
+    dot_path: str | None = None
+    svg_path: str | None = None
+    png_path: str | None = None
+    mermaid_path: str | None = None
+    msc_path: str | None = None
+    itf_path: str | None = None
+
+    def requested(self) -> dict[str, str]:
+        """Option name -> PATH for the options given."""
+        return {
+            f.name.removesuffix("_path"): getattr(self, f.name)
+            for f in fields(self)
+            if getattr(self, f.name)
+        }
+
+    def validate(self) -> None:
+        """Fail before a long run, not after it: unwritable places, Graphviz missing."""
+        for name, path in self.requested().items():
+            check_writable(path, f"--{name}")
+        for name in ("svg", "png"):
+            if getattr(self, f"{name}_path"):
+                graphviz.require_dot(f"--{name}")
+
+    def write(self, runs: Sequence[Checked], *, multi: bool) -> None:
+        results = [c.result for c in runs]
+        if self.json_path:
+            if multi:
+                json_report.write_many(results, self.json_path)
+            else:
+                assert isinstance(results[0], CheckResult)
+                json_report.write(results[0], self.json_path)
+        if self.junit_path:
+            junit.write(results, self.junit_path)
+        if self.sarif_path:
+            sarif.write(runs, self.sarif_path)
+        taken: set[str] = set()
+        for result in results:
+            if not isinstance(result, CheckResult):
+                continue
+            for name, _ in TRACE_OPTIONS:
+                path = getattr(self, f"{name}_path")
+                if not path:
+                    continue
+                target = per_spec_path(path, result.spec, taken) if multi else path
+                if name != "html" and not result.trace:
+                    click.echo(
+                        f"mc: --{name}: {result.spec}: no trace ({result.verdict}), not written",
+                        err=True,
+                    )
+                    continue
+                write_trace_output(name, result, target)
+
+
+def check_writable(path: str, option: str) -> None:
+    """Like the CLI's check for --json, but without creating the file: a trace output that
+    turns out to have nothing to show must not leave an empty file behind."""
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    if os.path.isdir(path):
+        raise ConfigError(f"{option} {path}: is a folder")
+    if not os.path.isdir(folder):
+        raise ConfigError(f"{option} {path}: cannot write: no such folder {folder}")
+    target = path if os.path.exists(path) else folder
+    if not os.access(target, os.W_OK):
+        raise ConfigError(f"{option} {path}: cannot write: permission denied")
+
+
+def per_spec_path(path: str, spec: str, taken: set[str]) -> str:
+    """`out/trace.html` for spec `specs/kip903.py` -> `out/trace.kip903.html` (unique)."""
+    base, ext = os.path.splitext(path)
+    stem = os.path.splitext(os.path.basename(spec))[0]
+    candidate, k = f"{base}.{stem}{ext}", 2
+    while candidate in taken:
+        candidate, k = f"{base}.{stem}-{k}{ext}", k + 1
+    taken.add(candidate)
+    return candidate
+
+
+def write_trace_output(name: str, result: CheckResult, path: str) -> None:
+    violated = result.invariant if result.verdict == "violation" else None
+    if name == "html":
+        html.write(result, path)
+    elif name == "itf":
+        itf.write(result, path)
+    elif name == "msc":
+        chart = sequence_chart(result.trace, violated)
+        if path.endswith((".mmd", ".md")):
+            mermaid.write(mermaid.sequence_diagram(chart), path)
+        else:
+            msc.write(chart, path)
+    else:
+        g = trace_graph(result.trace, violated)
+        if name == "dot":
+            dot.write(g, path, result.spec_name)
+        elif name == "mermaid":
+            mermaid.write(mermaid.flowchart(g), path)
+        else:
+            graphviz.render(dot.to_dot(g, result.spec_name), name, path)

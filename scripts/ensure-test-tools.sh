@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Make sure the tools the report tests use are on PATH: Graphviz's `dot` (SVG/PNG of trace
+# graphs) and Chromium (the HTML report test loads the page in a headless browser). Installs
+# Debian's `graphviz` and `chromium` if either is missing. `make check` does not need them.
+set -euo pipefail
+
+missing=()
+command -v dot >/dev/null 2>&1 || missing+=(graphviz)
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+  missing+=(chromium)
+fi
+if [ "${#missing[@]}" -eq 0 ]; then
+  exit 0
+fi
+
+echo "ensure-test-tools: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+    echo "ensure-test-tools: need root (or sudo) to install ${missing[*]}" >&2; exit 1
+  fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+# fonts-dejavu-core: chromium renders text with it when the image has no other fonts.
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" fonts-dejavu-core
+dot -V

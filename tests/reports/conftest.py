@@ -1,0 +1,24 @@
+"""The KIP-903 counterexample (KAFKA-14139), which every report writer is tested on."""
+
+from __future__ import annotations
+
+import pytest
+
+from checker import bfs
+from checker.loader import load_model
+from checker.model import Model
+from checker.result import CheckResult
+from tests.conftest import SPECS
+
+
+@pytest.fixture(scope="session")
+def kip903() -> tuple[Model, CheckResult]:
+    model = load_model(str(SPECS / "kip903.py"), {"fixed": "false"})
+    result = bfs.check(model)
+    assert result.verdict == "violation" and result.trace
+    return model, result
+
+
+@pytest.fixture(scope="session")
+def kip903_result(kip903: tuple[Model, CheckResult]) -> CheckResult:
+    return kip903[1]

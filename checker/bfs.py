@@ -11,11 +11,10 @@ import time
 from dataclasses import dataclass
 
 from checker.errors import EvaluationError
-from checker.model import Model
+from checker.model import ROOT, Model
 from checker.progress import Progress, Snapshot
 from checker.result import ActionCoverage, CheckResult, ErrorInfo
-from checker.state import encode, fingerprint
-from checker.trace import ROOT, Link, chain_to, replay
+from checker.trace import Link, chain_to, replay
 
 
 @dataclass(frozen=True)
@@ -104,16 +103,14 @@ class _Search:
     def run(self) -> None:
         model, parents = self.model, self.parents
         frontier: list[tuple[int, bytes]] = []
-        for index, state in enumerate(model.initial_states()):
-            data = encode(state)
-            fp = fingerprint(data)
+        for init in model.initial():
             self.generated += 1
-            if fp in parents:
+            if init.fp in parents:
                 continue
-            self._admit(fp, (None, ROOT, index))
+            self._admit(init.fp, (None, ROOT, init.binding))
             self.depth = 1
-            self._check_invariants(fp, state)
-            frontier.append((fp, data))
+            self._check_invariants(init.fp, init.state)
+            frontier.append((init.fp, init.data))
         self.current = None
         max_depth = self.options.max_depth
         level = 1  # the depth of the states in `frontier`
@@ -133,6 +130,7 @@ class _Search:
         size = len(frontier)
         for done, (parent_fp, data) in enumerate(frontier):
             self.current = parent_fp
+            self.queue = size - done + len(next_level)  # this state is not expanded yet
             successors = model.expand(data)
             if not successors and deadlock:
                 raise _Stop("deadlock", parent_fp)
@@ -146,23 +144,35 @@ class _Search:
                 new[succ.action] += 1
                 self._check_invariants(succ.fp, succ.state)
                 next_level.append((succ.fp, succ.data))
-            self.queue = size - done - 1 + len(next_level)
             if progress is not None and progress.due():
                 progress.report(
-                    Snapshot(level, len(parents), self.generated, self.queue, done + 1, size)
+                    Snapshot(
+                        level,
+                        len(parents),
+                        self.generated,
+                        size - done - 1 + len(next_level),
+                        done + 1,
+                        size,
+                    )
                 )
         self.current = None
+        self.queue = len(next_level)
         return next_level
 
     def _stop_at_depth_bound(self, frontier: list[tuple[int, bytes]]) -> None:
-        """At the depth bound the search is complete only if no state there has a new successor."""
+        """At the depth bound the search is complete only if no state there has a new
+        successor; their successors are counted as a full search would count them."""
+        cut = False
         for parent_fp, data in frontier:
             self.current = parent_fp
             successors = self.model.expand(data)
             if not successors and self.options.deadlock:
                 raise _Stop("deadlock", parent_fp)
+            self.generated += len(successors)
             for succ in successors:
-                if succ.fp not in self.parents:
-                    self.queue = len(frontier)
-                    raise _Stop("incomplete", bound=f"--max-depth {self.options.max_depth} reached")
+                self.fired[succ.action] += 1
+                cut = cut or succ.fp not in self.parents
         self.current = None
+        self.queue = len(frontier) if cut else 0
+        if cut:
+            raise _Stop("incomplete", bound=f"--max-depth {self.options.max_depth} reached")

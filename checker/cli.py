@@ -32,17 +32,6 @@ def _parse_defines(defines: Sequence[str]) -> dict[str, str]:
     return values
 
 
-def _writable(path: str | None, option: str) -> None:
-    """Fail before a long run, not after it, if an output file cannot be written."""
-    if path is None:
-        return
-    try:
-        with open(path, "a", encoding="utf-8"):
-            pass
-    except OSError as exc:
-        raise ConfigError(f"{option} {path}: cannot write: {exc.strerror}") from None
-
-
 define_option = click.option(
     "-D",
     "defines",
@@ -103,7 +92,6 @@ def check(
     SPEC is a spec file, or a folder: every spec below it is checked, and the exit code is
     the worst of theirs (150 > 151 > 75 > 12 > 11 > 152 > 0; see docs/ci.md).
     """
-    _writable(json_path, "--json")
     wanted = outputs.Outputs(json_path=json_path, **report_paths)
     wanted.validate()
     files = batch.spec_files(specs)
@@ -257,16 +245,10 @@ def _describe(model: Model) -> str:
         lines.append("  (none)")
     lines += ["", "Actions:"]
     for act in model.actions:
-        if act.static_bindings is not None:
-            domains = [
-                f"{p} in {show(tuple(dict.fromkeys(b[i] for b in act.static_bindings)))}"
-                for i, p in enumerate(act.params)
-            ]
-        else:
-            domains = [
-                f"{p} in {'(per state)' if callable(d) else show(d)}"
-                for p, d in zip(act.params, act.dynamic)
-            ]
+        domains = [
+            f"{p} in {'(per state)' if callable(d) else show(d)}"
+            for p, d in zip(act.params, act.domains)
+        ]
         doc = _first_line(act.fn)
         signature = f"{act.name}({', '.join(domains)})"
         lines.append(f"  {signature}" + (f"  {doc}" if doc else ""))

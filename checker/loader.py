@@ -68,7 +68,10 @@ def spec_class(module: ModuleType) -> type[Spec]:
         and obj is not Spec
         and obj.__module__ == module.__name__
     ]
-    concrete = [c for c in candidates if actions_of(c) or "init" in vars(c)]
+    try:
+        concrete = [c for c in candidates if actions_of(c) or "init" in vars(c)]
+    except TypeError as exc:  # an action overridden without @action
+        raise SpecError(f"{path}: {exc}") from None
     if not concrete:
         raise NoSpecError(f"{path}: defines no Spec subclass with actions")
     if len(concrete) > 1:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import re
+import string
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +17,7 @@ from checker.spec import On, Spec, actions_of, invariants_of, on_of
 from checker.state import Record, StateError, canonical_order, decode, encode, fingerprint
 
 Binding = tuple[Any, ...]
+ROOT = -1  # the action index of an initial state's link; its binding index is its init index
 
 
 def _domain_order(values: Iterable[Any]) -> tuple[Any, ...]:
@@ -29,10 +32,10 @@ class Action:
     name: str
     fn: Callable[..., Any]  # bound method (s, *params)
     params: tuple[str, ...]
-    # Bindings known up front (domains from literals and constants), else None and
-    # `dynamic` holds one entry per parameter: a tuple of values or a function of the state.
+    # Per parameter: a tuple of values, or a function of the state giving them.
+    domains: tuple[Any, ...]
+    # All bindings when no domain depends on the state (computed once), else None.
     static_bindings: tuple[Binding, ...] | None
-    dynamic: tuple[Any, ...]
     on: On | None = None  # where it happens, for sequence charts
 
     def event(self, state: Record, binding: Binding) -> Event | None:
@@ -60,7 +63,7 @@ class Action:
         if self.static_bindings is not None:
             return self.static_bindings
         domains = []
-        for param, domain in zip(self.params, self.dynamic):
+        for param, domain in zip(self.params, self.domains):
             if callable(domain):
                 try:
                     domain = _domain_order(domain(state))
@@ -104,14 +107,14 @@ class Model:
         self.name = cls.__name__
         self.title = (inspect.getdoc(cls) or cls.__name__).splitlines()[0]
         self.constants = spec.constants
-        try:
-            found = actions_of(cls)
+        try:  # an action or invariant overridden without its decorator is a TypeError
+            found, predicates = actions_of(cls), invariants_of(cls)
         except TypeError as exc:
             raise SpecError(str(exc)) from None
         self.actions = tuple(self._compile_action(n, f, d) for n, (f, d) in found.items())
         if not self.actions:
             raise SpecError(f"{self.name} declares no actions (decorate methods with @action)")
-        declared = {n: Invariant(n, getattr(spec, n)) for n in invariants_of(cls)}
+        declared = {n: Invariant(n, getattr(spec, n)) for n in predicates}
         if invariants is not None:
             unknown = [n for n in invariants if n not in declared]
             if unknown:
@@ -152,10 +155,14 @@ class Model:
                     f"{where}: the domain of {p!r} must be an iterable or a function of the "
                     f"state, not {domain!r}"
                 ) from None
+        where_on = on_of(fn)
+        if where_on is not None:
+            _check_templates(where, where_on, params)
         bound = getattr(self.spec, name)
-        if any(callable(d) for d in resolved):
-            return Action(name, bound, params, None, tuple(resolved), on_of(fn))
-        return Action(name, bound, params, tuple(itertools.product(*resolved)), (), on_of(fn))
+        static = None
+        if not any(callable(d) for d in resolved):
+            static = tuple(itertools.product(*resolved))
+        return Action(name, bound, params, tuple(resolved), static, where_on)
 
     # -- states ----------------------------------------------------------------------------
 
@@ -176,6 +183,19 @@ class Model:
         if any(s.keys() != states[0].keys() for s in states):
             raise EvaluationError("init", "init", "initial states have different variables")
         return states
+
+    def initial(self) -> list[Successor]:
+        """The initial states, encoded and fingerprinted (action ROOT, binding = init index)."""
+        out = []
+        for index, state in enumerate(self.initial_states()):
+            try:
+                data = encode(state)
+            except StateError as exc:
+                raise EvaluationError(
+                    "init", "init", f"built a state that cannot be encoded: {exc}"
+                ) from exc
+            out.append(Successor(ROOT, index, state, data, fingerprint(data)))
+        return out
 
     def fire(self, ai: int, binding: Binding, state: Record) -> list[Record]:
         """The successors of `state` under action `ai` with parameters `binding`."""
@@ -252,6 +272,25 @@ class Model:
             if not ok:
                 return inv
         return None
+
+
+def _check_templates(where: str, on: On, params: tuple[str, ...]) -> None:
+    """Every {name} in an @on template must be a parameter or `s` (the state)."""
+    known = {*params, "s"}
+    for template in (on.process, on.sends, on.receives, on.calls):
+        if template is None:
+            continue
+        try:
+            fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+        except ValueError as exc:
+            raise SpecError(f"{where}: @on template {template!r}: {exc}") from None
+        for field in fields:
+            root = re.split(r"[.\[]", field, maxsplit=1)[0]
+            if root not in known:
+                raise SpecError(
+                    f"{where}: @on template {template!r} names {root!r}; it may use"
+                    f" {', '.join(sorted(known))}"
+                )
 
 
 def _as_list(result: Any) -> list[Any] | None:

@@ -72,7 +72,11 @@ class Constant:
             raise ValueError(f"expected true or false, got {text!r}")
         if kind is int:
             try:
-                return int(text.strip(), 0)
+                return int(text.strip())  # decimal, leading zeros and _ allowed
+            except ValueError:
+                pass
+            try:
+                return int(text.strip(), 0)  # 0x10, 0o7, 0b1
             except ValueError:
                 raise ValueError(f"expected an integer, got {text!r}") from None
         return text
@@ -123,9 +127,9 @@ def on(
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Say where an action runs, for sequence charts (the engine itself ignores it):
 
-        @action(f="broker_ids")
-        @on("broker {f}", calls="broker {s.leader}", message="Fetch")
-        def fetch(self, s, f): ...
+    @action(f="broker_ids")
+    @on("broker {f}", calls="broker {s.leader}", message="Fetch")
+    def fetch(self, s, f): ...
     """
     where = On(process, sends, receives, calls, message)
 
@@ -201,25 +205,29 @@ def constants_of(cls: type) -> dict[str, Constant]:
     return {n: v for n, v in _members(cls).items() if isinstance(v, Constant)}
 
 
-def actions_of(cls: type) -> dict[str, tuple[Callable[..., Any], dict[str, Any]]]:
-    """Actions as name -> (function, domains), in definition order (bases first)."""
-    found: dict[str, tuple[Callable[..., Any], dict[str, Any]]] = {}
-    marked_in_base: set[str] = set()
+def _marked(cls: type, marker: str, decorator: str) -> dict[str, Any]:
+    """Members carrying `marker`, in definition order (bases first). An override must be
+    marked again (else it would silently stop being checked); `name = None` removes one."""
+    found: dict[str, Any] = {}
     for klass in reversed(cls.__mro__):
         for name, value in vars(klass).items():
-            domains = getattr(value, _ACTION, None)
-            if domains is not None:
-                found[name] = (value, domains)
-                marked_in_base.add(name)
-            elif name in marked_in_base:
-                if value is None:  # `name = None` in a subclass removes an inherited action
-                    found.pop(name, None)
-                else:
+            if getattr(value, marker, None) is not None:
+                found[name] = value
+            elif name in found:
+                if value is not None:
                     raise TypeError(
-                        f"{klass.__name__}.{name} overrides an action: decorate it with @action"
+                        f"{klass.__name__}.{name} overrides an {decorator[1:]}: decorate it"
+                        f" with {decorator}"
                     )
+                del found[name]
     return found
 
 
+def actions_of(cls: type) -> dict[str, tuple[Callable[..., Any], dict[str, Any]]]:
+    """Actions as name -> (function, domains), in definition order (bases first)."""
+    return {n: (f, getattr(f, _ACTION)) for n, f in _marked(cls, _ACTION, "@action").items()}
+
+
 def invariants_of(cls: type) -> dict[str, Callable[..., Any]]:
-    return {n: v for n, v in _members(cls).items() if getattr(v, _INVARIANT, False)}
+    """Invariants by name, in definition order (bases first)."""
+    return _marked(cls, _INVARIANT, "@invariant")

@@ -152,6 +152,8 @@ def freeze(value: Any) -> Any:
 def put(container: Any, key: Any, value: Any) -> Any:
     """`container` with `key` set to `value`: a tuple by index or a Record by key."""
     if type(container) is tuple:
+        if not (type(key) is int and 0 <= key < len(container)):
+            raise IndexError(f"put(): index {key!r} out of range for a tuple of {len(container)}")
         return container[:key] + (freeze(value),) + container[key + 1 :]
     if isinstance(container, Record):
         if key in container:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from checker.model import Model
-from checker.result import Step
+from checker.errors import EvaluationError
+from checker.model import ROOT, Model
+from checker.result import Event, Step
 from checker.state import encode, fingerprint
 
-ROOT = -1  # the action index of an initial state's link; its binding index is the init index
+__all__ = ["ROOT", "Link", "chain_to", "replay"]
 
 Link = tuple[int | None, int, int]  # (parent fingerprint or None, action index, binding index)
 
@@ -46,6 +47,9 @@ def replay(model: Model, chain: Sequence[tuple[int, int, int]]) -> list[Step]:
                 break
         else:
             raise RuntimeError(f"replay: {act.name}{binding} does not reproduce the trace")
-        event = act.event(steps[-1].state, binding)
+        try:
+            event = act.event(steps[-1].state, binding)
+        except EvaluationError as exc:  # a chart annotation must not hide the verdict
+            event = Event("(@on failed)", "local", message=exc.message)
         steps.append(Step(act.name, act.describe(binding), state, event))
     return steps

@@ -33,7 +33,8 @@ def format_trace(trace: list[Step]) -> list[str]:
     return lines
 
 
-def _headline(result: CheckResult) -> list[str]:
+def headline(result: CheckResult) -> list[str]:
+    """The verdict in words (and, for an error, the spec's traceback)."""
     if result.verdict == "ok":
         if not result.invariants:
             return [f"No invariant to check; explored {result.distinct_states:,} distinct states."]
@@ -62,17 +63,12 @@ def _headline(result: CheckResult) -> list[str]:
     return lines
 
 
-def headline(result: CheckResult) -> list[str]:
-    """The verdict in words (and, for an error, the spec's traceback)."""
-    return _headline(result)
-
-
 def render(result: CheckResult) -> str:
     lines = [f"Checking {result.spec_name} ({result.spec})"]
     if result.constants:
         lines.append("  constants: " + ", ".join(f"{k}={v}" for k, v in result.constants.items()))
     lines.append("  invariants: " + (", ".join(result.invariants) or "none"))
-    lines.extend(_headline(result))
+    lines.extend(headline(result))
     if result.trace:
         if result.verdict == "error":
             intro = f"The behavior up to the state where it failed, {len(result.trace)} states:"

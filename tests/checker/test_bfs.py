@@ -232,3 +232,31 @@ def test_an_invariant_that_raises_or_returns_a_non_bool_is_an_error():
     assert [s.state.x for s in raised.trace] == [0, 1]
     none = run(BadInvariants(mode="none"))
     assert none.verdict == "error" and "returned None" in none.error.message
+
+
+def test_counts_of_a_depth_bound_that_cuts_nothing_equal_a_full_run():
+    full = run(Counter())
+    bounded = run(Counter(), max_depth=full.depth)
+    assert bounded.verdict == "ok" and bounded.queue == 0 and full.queue == 0
+    assert bounded.states_generated == full.states_generated
+    assert bounded.coverage == full.coverage
+
+
+def test_a_max_states_stop_reports_what_is_left_on_the_queue():
+    result = run(Counter(), max_states=2)
+    assert result.verdict == "incomplete" and result.queue >= 1
+
+
+class HugeInit(Spec):
+    def init(self):
+        return Record(x=2**64)
+
+    @action
+    def step(self, s):
+        return None
+
+
+def test_an_initial_state_that_cannot_be_encoded_is_an_init_error():
+    result = run(HugeInit())
+    assert result.verdict == "error" and result.error.kind == "init"
+    assert "64 bits" in result.error.message

@@ -121,6 +121,38 @@ def test_specs_that_cannot_be_loaded_exit_150(mc, tmp_path, source, name, messag
     assert "Traceback" not in result.err
 
 
+def test_an_undecorated_action_override_exits_150(mc, write_spec):
+    spec = write_spec(
+        COUNTER
+        + """
+    class Faster(Counter):
+        def add(self, s, step):
+            return None
+
+    spec = Faster
+"""
+    )
+    result = mc("check", spec)
+    assert result.code == 150 and "Faster.add overrides an action" in result.err
+
+
+def test_a_failed_run_leaves_no_empty_json_file(mc, tmp_path):
+    out = tmp_path / "result.json"
+    result = mc("check", tmp_path / "missing.py", "--json", out)
+    assert result.code == 150 and not out.exists()
+
+
+def test_a_broken_on_template_does_not_hide_the_violation(mc, write_spec):
+    spec = write_spec(
+        COUNTER.replace("from checker import", "from checker import on,").replace(
+            "        @action(step=(1, 2))\n",
+            "        @action(step=(1, 2))\n        @on('p{s.nope}')\n",
+        )
+    )
+    result = mc("check", spec)
+    assert result.code == 12 and "invariant below_three is violated" in result.out
+
+
 def test_debug_shows_the_traceback(mc, tmp_path):
     path = tmp_path / "spec.py"
     path.write_text("import no_such_module_here\n")

@@ -89,6 +89,7 @@ def test_string_domains_name_spec_attributes():
     model = Model(Base(n=2))
     assert [a.name for a in model.actions] == ["write", "bump"]
     assert model.actions[0].static_bindings == ((0,), (1,))
+    assert model.actions[0].domains == ((0, 1),)
     # logs of length <= 2 over {0, 1}: 7, times x in {0, 1}
     assert check(model).distinct_states == 14
 
@@ -163,3 +164,34 @@ def test_a_spec_without_actions_or_init_is_refused():
 
     with pytest.raises(SpecError, match="no initial state"):
         Model(NoInit()).initial_states()
+
+
+def test_undecorated_override_of_an_invariant_is_an_error():
+    class Quiet(Layer):
+        def short(self, s):
+            return True
+
+    with pytest.raises(SpecError, match=r"Quiet\.short overrides an invariant"):
+        Model(Quiet())
+
+    class Removed(Layer):
+        short = None
+
+    assert Model(Removed()).invariants == ()
+
+
+def test_on_templates_may_only_name_parameters_and_the_state():
+    from checker import on
+
+    class Typo(Base):
+        @action(v="values")
+        @on("broker {w}")
+        def write(self, s, v):
+            return None
+
+    with pytest.raises(SpecError, match=r"names 'w'; it may use s, v"):
+        Model(Typo())
+
+
+def test_decimal_constants_may_have_leading_zeros():
+    assert Constant(1).parse("010") == 10 and Constant(1).parse("1_000") == 1000

@@ -116,3 +116,10 @@ def test_fingerprint_is_stable_across_processes_with_different_hash_seeds():
         prints.add(int(out))
     assert len(prints) == 1
     assert 0 <= prints.pop() < 2**64
+
+
+def test_put_refuses_indexes_out_of_range():
+    with pytest.raises(IndexError):
+        put((1, 2, 3), 3, 0)
+    with pytest.raises(IndexError):
+        put((1, 2, 3), -1, 0)

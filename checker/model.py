@@ -45,10 +45,10 @@ class Action:
         names = {**self.describe(binding), "s": state}
         on = self.on
         try:
-            process = on.process.format(**names)
+            process = _TEMPLATES.format(on.process, **names)
             for kind, peer in (("send", on.sends), ("receive", on.receives), ("call", on.calls)):
                 if peer is not None:
-                    return Event(process, kind, peer.format(**names), on.message)
+                    return Event(process, kind, _TEMPLATES.format(peer, **names), on.message)
         except (AttributeError, KeyError, IndexError, TypeError, ValueError) as exc:
             raise EvaluationError(
                 "action",
@@ -272,6 +272,25 @@ class Model:
             if not ok:
                 return inv
         return None
+
+
+class _TemplateFormatter(string.Formatter):
+    """str.format, except that an index may name a parameter: "voter {s.leader_id[f]}"."""
+
+    _ACCESSOR = re.compile(r"\.(\w+)|\[(\w+)\]")
+
+    def get_field(self, field_name: str, args: Any, kwargs: Any) -> tuple[Any, str]:
+        root = re.match(r"\w*", field_name).group(0)  # type: ignore[union-attr]
+        value = kwargs[root]
+        for attr, key in self._ACCESSOR.findall(field_name[len(root) :]):
+            if attr:
+                value = getattr(value, attr)
+            else:
+                value = value[kwargs[key] if key in kwargs else int(key) if key.isdigit() else key]
+        return value, root
+
+
+_TEMPLATES = _TemplateFormatter()
 
 
 def _check_templates(where: str, on: On, params: tuple[str, ...]) -> None:

@@ -13,4 +13,8 @@ BUNDLED: list[tuple[str, dict[str, str], str, int | None]] = [
     ("specs/kip903.py", {"max_unclean_shutdowns": "0", "fixed": "false"}, "violation", None),
     ("specs/kip966.py", {"max_controlled_shutdowns": "0"}, "ok", 990),
     ("specs/kip966.py", {"max_records": "1", "fixed": "false"}, "violation", None),
+    ("specs/kip996.py", {"max_epoch": "2", "max_records": "0"}, "ok", 2_071),
+    ("specs/kip996.py", {"fixed": "false"}, "violation", None),
+    ("specs/kip996_read.py", {"max_isolations": "0"}, "ok", 54),
+    ("specs/kip996_read.py", {"max_isolations": "0", "fixed": "false"}, "violation", None),
 ]

@@ -174,13 +174,23 @@ def _default(value: Any) -> Any:
     if type(value) is frozenset:
         if not value:
             return _EMPTY_SET
-        return msgpack.ExtType(_SET_EXT, b"".join(sorted(encode(x) for x in value)))
+        # The successors of a state share its unchanged sets: encode each set object once.
+        cached = _set_encodings.get(id(value))
+        if cached is not None and cached[0] is value:
+            return cached[1]
+        ext = msgpack.ExtType(_SET_EXT, b"".join(sorted(encode(x) for x in value)))
+        if len(_set_encodings) >= _SET_CACHE_SIZE:
+            _set_encodings.clear()
+        _set_encodings[id(value)] = (value, ext)  # holding `value` keeps its id unique
+        return ext
     if isinstance(value, int):
         raise StateError(f"cannot encode {value}: integers must fit in 64 bits")
     raise StateError(f"a {type(value).__name__} cannot be part of a state (got {value!r})")
 
 
 _EMPTY_SET = msgpack.ExtType(_SET_EXT, b"")
+_SET_CACHE_SIZE = 4096
+_set_encodings: dict[int, tuple[frozenset[Any], msgpack.ExtType]] = {}
 # One Packer per nesting level: `_default` encodes set elements while an outer pack is still
 # in progress, and a Packer must not be re-entered.
 _packers: list[msgpack.Packer] = []

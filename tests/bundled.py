@@ -17,4 +17,6 @@ BUNDLED: list[tuple[str, dict[str, str], str, int | None]] = [
     ("specs/kip996.py", {"fixed": "false"}, "violation", None),
     ("specs/kip996_read.py", {"max_isolations": "0"}, "ok", 54),
     ("specs/kip996_read.py", {"max_isolations": "0", "fixed": "false"}, "violation", None),
+    ("specs/kip1023.py", {"max_records": "1"}, "ok", 886),
+    ("specs/kip1023.py", {"max_records": "1", "fixed": "false"}, "violation", None),
 ]

@@ -110,7 +110,7 @@ class Model:
         try:  # an action or invariant overridden without its decorator is a TypeError
             found, predicates = actions_of(cls), invariants_of(cls)
         except TypeError as exc:
-            raise SpecError(str(exc)) from None
+            raise SpecError(f"{path}: {exc}" if path else str(exc)) from None
         self.actions = tuple(self._compile_action(n, f, d) for n, (f, d) in found.items())
         if not self.actions:
             raise SpecError(f"{self.name} declares no actions (decorate methods with @action)")

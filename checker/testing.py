@@ -4,7 +4,7 @@ AssertionError as a failure):
     from checker.testing import assert_holds, assert_violates
 
     def test_kip903_holds():
-        assert_holds("specs/kip903.py", fixed=True, max_broker_epoch=2)
+        assert_holds("specs/kip903.py", fixed=True, max_unclean_shutdowns=0)
 
     def test_kip903_without_the_fix_breaks_the_isr():
         result = assert_violates("specs/kip903.py", "no_stale_epoch_in_isr", fixed=False)

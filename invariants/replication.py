@@ -1,4 +1,5 @@
-"""Invariants over the KRaft replication model's state (see specs/kip903.py for the variables).
+"""Invariants over the KRaft replication model's state (see specs/replication.py for the
+variables).
 
 Each is a plain predicate `(state) -> bool`; a spec picks the ones it wants with
 `name = invariant(replication.name)`.

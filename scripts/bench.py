@@ -17,9 +17,15 @@ ROOT = Path(__file__).resolve().parent.parent
 # (spec file, constants)
 RUNS: list[tuple[str, dict[str, str]]] = [
     ("specs/examples/die_hard.py", {}),
-    ("specs/kip903.py", {"max_broker_epoch": "2"}),
+    ("specs/examples/two_phase.py", {"rm": "5"}),
+    ("specs/examples/two_phase.py", {"rm": "6"}),
+    ("specs/kip841.py", {}),
     ("specs/kip903.py", {}),
     ("specs/kip903.py", {"fixed": "false"}),
+    ("specs/kip966.py", {}),
+    ("specs/kip996.py", {}),
+    ("specs/kip996_read.py", {}),
+    ("specs/kip1023.py", {}),
 ]
 
 CHILD = """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from checker.result import CheckResult, Step
+from checker.state import Record
 from checker.values import show
 
 
@@ -13,17 +14,30 @@ def describe_step(step: Step) -> str:
     return f"{step.action}({params})"
 
 
+def _field(key: object) -> str:
+    return f".{key}" if isinstance(key, str) and key.isidentifier() else f"[{show(key)}]"
+
+
 def format_trace(trace: list[Step]) -> list[str]:
     """One block per state; after the first, only the variables that changed (TLC -difftrace)."""
     lines: list[str] = []
     previous = None
     for number, step in enumerate(trace, start=1):
         lines.append(f"State {number}: {describe_step(step)}")
-        changed = [
-            (name, value)
-            for name, value in step.state.items()
-            if previous is None or previous.get(name) != value
-        ]
+        changed = []
+        for name, value in step.state.items():
+            before = None if previous is None else previous.get(name)
+            if previous is not None and before == value:
+                continue
+            if (
+                isinstance(before, Record)
+                and isinstance(value, Record)
+                and before.keys() == value.keys()
+            ):
+                # A record of counters or flags: show just the fields that changed.
+                changed += [(f"{name}{_field(k)}", v) for k, v in value.items() if before[k] != v]
+            else:
+                changed.append((name, value))
         width = max((len(str(name)) for name, _ in changed), default=0)
         for name, value in changed:
             lines.append(f"    {name!s:<{width}} = {show(value)}")

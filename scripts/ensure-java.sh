@@ -12,13 +12,5 @@ if command -v java >/dev/null 2>&1 && [ "$(java_major)" -ge 17 ] 2>/dev/null; th
 fi
 
 echo "ensure-java: Java 17+ not found; installing openjdk-17-jre-headless" >&2
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-    echo "ensure-java: need root (or sudo) to install Java 17" >&2; exit 1
-  fi
-fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
-$SUDO apt-get install -y -q --no-install-recommends openjdk-17-jre-headless
+bash "$(dirname "$0")/apt-install.sh" openjdk-17-jre-headless
 java -version

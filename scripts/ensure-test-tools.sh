@@ -14,14 +14,6 @@ if [ "${#missing[@]}" -eq 0 ]; then
 fi
 
 echo "ensure-test-tools: installing ${missing[*]}" >&2
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-    echo "ensure-test-tools: need root (or sudo) to install ${missing[*]}" >&2; exit 1
-  fi
-fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -q
 # fonts-dejavu-core: chromium renders text with it when the image has no other fonts.
-$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" fonts-dejavu-core
+bash "$(dirname "$0")/apt-install.sh" "${missing[@]}" fonts-dejavu-core
 dot -V

@@ -21,6 +21,7 @@ Subclasses (specs/kip996.py, specs/kip996_read.py) add what their KIP changes.
 from __future__ import annotations
 
 from checker import Record, Spec, State, action, constant, on, put
+from specs.logs import common_prefix
 
 FOLLOWER, PROSPECTIVE, CANDIDATE, LEADER = "follower", "prospective", "candidate", "leader"
 
@@ -156,7 +157,7 @@ class Raft(Spec):
             return None
         leader = s.leader_id[f]
         theirs, mine = s.log[leader], s.log[f]
-        keep = _common_prefix(mine, theirs)
+        keep = common_prefix(mine, theirs)
         s = s.replace(log=put(s.log, f, theirs[: keep + 1]), heard=put(s.heard, f, True))
         return self.advance_commit(s, leader)
 
@@ -255,15 +256,6 @@ class Raft(Spec):
             if holders >= self.majority and log[end - 1] == s.epoch[leader]:
                 return s.replace(committed=log[:end], commit_epoch=s.epoch[leader])
         return s
-
-
-def _common_prefix(a: tuple[int, ...], b: tuple[int, ...]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def _last_epoch_and_length(log: tuple[int, ...]) -> tuple[int, int]:

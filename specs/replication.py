@@ -18,6 +18,7 @@ responses. A restarted broker re-registers with a new broker epoch.
 from __future__ import annotations
 
 from checker import Record, Spec, State, action, constant, on, put, without
+from specs.logs import common_prefix
 
 NO_REPLICA_STATE = None  # the leader has not seen a Fetch from this follower yet
 
@@ -378,7 +379,7 @@ class Replication(Spec):
     def handle_fetch(self, s: State, f: int) -> tuple[State, Record]:
         """The leader's side of a Fetch: record f's offset and epoch, build the response."""
         leader_log = s.log[s.leader]
-        offset = _common_prefix(s.log[f], leader_log)
+        offset = common_prefix(s.log[f], leader_log)
         replica = Record(fetch_offset=offset, broker_epoch=s.local_epoch[f])
         s = self.advance_high_watermark(s.replace(replica_state=put(s.replica_state, f, replica)))
         response = Record(
@@ -465,15 +466,6 @@ class Replication(Spec):
             )
         s = s.replace(**changes)
         return self.isr_changed(s, old_isr) if isr is not None and isr != old_isr else s
-
-
-def _common_prefix(a: tuple[int, ...], b: tuple[int, ...]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def _fetch_offset(replica: Record | None) -> int:

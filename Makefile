@@ -29,8 +29,10 @@ test: install test-tools
 lint: install
 	$(BIN)/ruff check .
 
+# Both tables: the bundled specs, then local vs Spark (local[2]). BENCH_ARGS=--large adds a
+# ~1.7M-state run; --no-spark skips the second table.
 bench: install
-	$(BIN)/python scripts/bench.py
+	$(BIN)/python scripts/bench.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache

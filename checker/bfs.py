@@ -59,6 +59,9 @@ def check(
         result.error = ErrorInfo(exc.kind, exc.name, exc.params, exc.message, exc.spec_traceback)
         if search.current is not None:
             result.trace = replay(model, chain_to(search.parents, search.current))
+    except KeyboardInterrupt:  # Ctrl-C (and SIGTERM, see cli): stop and report what we have
+        result.verdict = "incomplete"
+        result.bound = "interrupted"
     finally:
         if progress is not None:
             progress.close()

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import inspect
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
 
 import click
 
-from checker import __version__, batch, bfs
+from checker import __version__, batch, bfs, spark_engine
 from checker.errors import ConfigError, ExitCode, McError, SpecError
 from checker.graph import DEFAULT_MAX_STATES, state_space_graph
 from checker.loader import NoSpecError, import_spec_module, load_model, spec_class
@@ -75,6 +76,27 @@ def cli(ctx: click.Context, debug: bool) -> None:
     metavar="SECONDS",
     help="Seconds between progress lines on stderr (0: none). A terminal gets a live bar.",
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "spark"]),
+    default="local",
+    show_default=True,
+    help="local: one process. spark: the frontier partitioned across a Spark cluster.",
+)
+@click.option(
+    "--master",
+    metavar="URL",
+    help="Spark master for --engine spark: local[N], spark://..., yarn, k8s://... (default:"
+    " spark-submit's, else local[*]).",
+)
+@click.option("--remote", metavar="URL", help="Spark Connect server (sc://..., or local).")
+@click.option(
+    "--spark-conf",
+    "spark_conf",
+    metavar="KEY=VALUE",
+    multiple=True,
+    help="A Spark setting for --engine spark (repeatable).",
+)
 @outputs.check_options
 def check(
     specs: Sequence[str],
@@ -85,6 +107,10 @@ def check(
     max_states: int | None,
     json_path: str | None,
     progress_interval: float,
+    engine: str,
+    master: str | None,
+    remote: str | None,
+    spark_conf: Sequence[str],
     **report_paths: str | None,
 ) -> int:
     """Explore every reachable state of each SPEC and check its invariants.
@@ -97,19 +123,55 @@ def check(
     files = batch.spec_files(specs)
     options = bfs.Options(deadlock=deadlock, max_depth=max_depth, max_states=max_states)
     constants = _parse_defines(defines)
-    if len(specs) == 1 and files and files[0].explicit:  # one spec file: errors end the run
-        model = load_model(files[0].path, constants, invariants or None)
-        result = _explore(model, options, progress_interval)
-        click.echo(text.render(result), nl=False)
-        wanted.write([Checked(result, model)], multi=False)
-        return int(result.exit_code)
-    runs = _check_many(files, constants, invariants, options, progress_interval)
+    explorer = _explorer(engine, master, remote, spark_conf)
+    try:
+        if len(specs) == 1 and files and files[0].explicit:  # one spec file: errors end the run
+            model = load_model(files[0].path, constants, invariants or None)
+            result = _explore(model, options, progress_interval, explorer)
+            click.echo(text.render(result), nl=False)
+            wanted.write([Checked(result, model)], multi=False)
+            return int(result.exit_code)
+        runs = _check_many(files, constants, invariants, options, progress_interval, explorer)
+    finally:
+        if explorer is not None:
+            explorer.close()
     wanted.write(runs, multi=True)
     return batch.worst(int(c.result.exit_code) for c in runs)
 
 
-def _explore(model: Model, options: bfs.Options, progress_interval: float) -> CheckResult:
+def _explorer(
+    engine: str, master: str | None, remote: str | None, spark_conf: Sequence[str]
+) -> spark_engine.Explorer | None:
+    """The Spark engine's session holder, or None for the local engine."""
+    if engine != "spark":
+        for name, value in (
+            ("--master", master),
+            ("--remote", remote),
+            ("--spark-conf", spark_conf),
+        ):
+            if value:
+                raise ConfigError(f"{name} is for --engine spark")
+        return None
+    if master and remote:
+        raise ConfigError("--master and --remote exclude each other")
+    conf = {}
+    for item in spark_conf:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--spark-conf {item}: expected KEY=VALUE")
+        conf[key.strip()] = value
+    return spark_engine.Explorer(master=master, remote=remote, conf=conf)
+
+
+def _explore(
+    model: Model,
+    options: bfs.Options,
+    progress_interval: float,
+    explorer: spark_engine.Explorer | None = None,
+) -> CheckResult:
     progress = Progress(interval=progress_interval, bar=None if progress_interval > 0 else False)
+    if explorer is not None:
+        return explorer.check(model, options, progress if progress_interval > 0 else None)
     return bfs.check(model, options, progress if progress_interval > 0 else None)
 
 
@@ -119,6 +181,7 @@ def _check_many(
     invariants: Sequence[str],
     options: bfs.Options,
     progress_interval: float,
+    explorer: spark_engine.Explorer | None = None,
 ) -> list[Checked]:
     """Load every spec first (so a misspelt -D fails before hours of checking), then check
     them one by one. -D and --invariant apply to the specs that declare the name; a name no
@@ -160,7 +223,7 @@ def _check_many(
             runs.append(Checked(item))
             continue
         try:
-            result = _explore(item, options, progress_interval)
+            result = _explore(item, options, progress_interval, explorer)
         except McError as exc:
             click.echo(f"mc: error: {exc}", err=True)
             runs.append(Checked(NotChecked(item.path, str(exc), exc.exit_code)))
@@ -266,8 +329,13 @@ def _first_line(fn: object) -> str:
     return doc.splitlines()[0] if doc else ""
 
 
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM stops a run like Ctrl-C: partial counts, exit 152
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         code = cli.main(args=argv, prog_name="mc", standalone_mode=False)
     except click.exceptions.Abort:

@@ -1,0 +1,965 @@
+"""The Spark engine (`mc check --engine spark`): the same breadth-first search as checker.bfs,
+level by level, with the frontier and the visited set partitioned by fingerprint across a
+Spark cluster (or `local[*]`, or a Spark Connect server).
+
+One level is one Spark job on DataFrames, so it also runs on Spark Connect (no RDD API there):
+
+  frontier (fp, key, state) --mapInArrow(Model.expand)--> candidates (fp, key, state, parent,
+  action, binding) --groupBy(fp): min key--> one candidate per state --left anti join visited
+  (no shuffle of the visited side: both are hash partitioned on fp)--> new states, persisted:
+  the next frontier. Invariants are checked on the new states in the executors in the same job.
+
+`key` is the state's position in the local engine's order, as bytes that compare like the
+tuple (init index, position in the parent's expand list, ...) of its first discovery: a parent
+key plus one order-preserving component per level. The minimum key of a fingerprint is thus
+the parent the local engine would record, and the smallest key among the states that
+violate, deadlock or raise is the one the local engine would report first. Keys are computed
+where states are expanded, with no global sort per level; they grow by one byte per level
+(two or more for states with over 247 successors).
+
+Parent links (fp, parent fp, action, binding) are kept per level, partitioned by fp; their
+union is the visited set. Counterexamples are walked back with look-ups in them (the shallow
+levels fetched together) and rebuilt with checker.trace.replay, so traces are identical to
+the local engine's by construction. Counts (states generated, coverage, queue) are exact too:
+when the search stops inside a level, the part of the level the local engine had explored
+before stopping is recounted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from typing import TYPE_CHECKING, Any
+
+from checker.bfs import Options
+from checker.errors import ConfigError, EngineError, EvaluationError
+from checker.model import ROOT, Model
+from checker.progress import Progress, Snapshot
+from checker.result import ActionCoverage, CheckResult, ErrorInfo
+from checker.state import decode
+from checker.trace import Link, chain_to, replay
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+
+# Kinds of the rows the expansion emits: a successor, or an event of the expanded state.
+SUCCESSOR, RAISED, DEADLOCK = 0, 1, 2
+
+FRONTIER_COLUMNS = ("fp", "key", "state", "parent", "action", "binding")
+FRONTIER_SCHEMA = "fp long, key binary, state binary, parent long, action int, binding int"
+CANDIDATE_SCHEMA = (
+    "kind int, fp long, key binary, state binary, parent long, action int, binding int"
+)
+CHECKED_SCHEMA = "n long, new array<long>, bad binary"
+COUNTED_SCHEMA = "fired array<long>"
+LINK_COLUMNS = ("fp", "parent", "action", "binding")
+
+_TOP = 1 << 64
+_SIGN = 1 << 63
+
+
+def signed(fp: int) -> int:
+    """An unsigned 64-bit fingerprint as a Spark long (int64)."""
+    return fp - _TOP if fp >= _SIGN else fp
+
+
+def unsigned(fp: int) -> int:
+    """A Spark long back to the unsigned fingerprint of checker.state.fingerprint."""
+    return fp + _TOP if fp < 0 else fp
+
+
+def component(index: int) -> bytes:
+    """One level of a key: prefix-free and order-preserving, so that concatenated keys compare
+    (as unsigned bytes, like Spark's binary ordering) exactly like tuples of indexes."""
+    if index < 248:
+        return bytes((index,))
+    raw = index.to_bytes((index.bit_length() + 7) // 8, "big")
+    return bytes((247 + len(raw),)) + raw
+
+
+def last_component(key: bytes, parent_key: bytes) -> int:
+    """The index that `component` appended to `parent_key` to make `key`."""
+    rest = key[len(parent_key) :]
+    return rest[0] if rest[0] < 248 else int.from_bytes(rest[1:], "big")
+
+
+@dataclass(frozen=True)
+class SparkSettings:
+    """How the search uses Spark (the cluster itself is the session's business)."""
+
+    partitions: int | None = None  # fingerprint partitions; default: spark.sql.shuffle.partitions
+    checkpoint_every: int = 4  # cut the frontier's lineage every this many levels
+    lookup_batch: int = 100_000  # links of shallow levels fetched in one job for a trace
+    states_per_task: int = 10_000  # a smaller level runs in fewer tasks than partitions
+    # Whole-stage code generation compiles Java for every new plan, and every level is a new
+    # plan: it cost more than it saved in the measurements (docs/scaling.md), where the work is
+    # in Python. Worth trying on a cluster with very large levels.
+    whole_stage_codegen: bool = False
+
+
+@dataclass(frozen=True)
+class LevelStats:
+    """One level of the search, for progress lines and benchmarks."""
+
+    depth: int  # the depth of the states found at this level
+    expanded: int  # states of the previous level expanded
+    new: int  # new distinct states found
+    distinct: int  # distinct states so far
+    generated: int  # states generated so far
+    seconds: float  # wall time of the level
+
+
+# -- the environment -------------------------------------------------------------------------
+
+
+def java_problem() -> str | None:
+    """Why Spark cannot start a JVM here, or None if Java 17+ is available."""
+    home = os.environ.get("JAVA_HOME")
+    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    if not java or not os.path.exists(java):
+        return (
+            "the Spark engine needs Java 17 or newer, and no `java` was found"
+            " (on PATH or in JAVA_HOME); install it, e.g. with scripts/ensure-java.sh"
+        )
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"the Spark engine needs Java 17 or newer; running {java} failed: {exc}"
+    text = out.stderr + out.stdout
+    major = 0
+    if 'version "' in text:
+        version = text.split('version "', 1)[1].split('"', 1)[0]
+        parts = version.split(".")
+        try:
+            major = int(parts[1] if parts[0] == "1" else parts[0].split("-")[0])
+        except (IndexError, ValueError):
+            major = 0
+    if major < 17:
+        return f"the Spark engine needs Java 17 or newer; {java} is {text.splitlines()[0]!r}"
+    return None
+
+
+def require_runtime(remote: str | None = None) -> None:
+    """Raise EngineError (exit 153) if pyspark, its Arrow support or Java is missing."""
+    try:
+        import pyarrow  # noqa: F401  (mapInArrow)
+        import pyspark
+    except ImportError as exc:
+        raise EngineError(
+            f"the Spark engine needs pyspark>=4.0 with pyarrow ({exc});"
+            " install them with: pip install 'pyspark[connect]>=4.0'"
+        ) from None
+    if int(pyspark.__version__.split(".")[0]) < 4:
+        raise EngineError(f"the Spark engine needs pyspark>=4.0, not {pyspark.__version__}")
+    if remote is not None:
+        try:
+            import grpc  # noqa: F401
+            import pandas  # noqa: F401
+        except ImportError as exc:
+            raise EngineError(
+                f"Spark Connect needs pyspark's connect extra ({exc}):"
+                " pip install 'pyspark[connect]>=4.0'"
+            ) from None
+    if remote is None or remote.startswith("local"):  # a JVM starts here
+        problem = java_problem()
+        if problem:
+            raise EngineError(problem)
+
+
+def _quiet() -> None:
+    # PySpark 4.x warns that pandas 3 is not fully supported; mc uses no pandas API.
+    warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas")
+    # A Connect session cannot change static settings such as the UI; that is fine here.
+    warnings.filterwarnings("ignore", message="Failed to set spark.ui")
+
+
+def session(
+    master: str | None = None,
+    remote: str | None = None,
+    conf: Mapping[str, str] | None = None,
+) -> SparkSession:
+    """A Spark session for the engine: classic (`master`, or none: spark-submit's or
+    `local[*]`) or Spark Connect (`remote`, e.g. sc://host:15002 or "local").
+
+    The master is set only when given: in code it would override spark-submit's --master.
+    """
+    if master is not None and remote is not None:
+        raise ConfigError("--master and --remote exclude each other")
+    require_runtime(remote)
+    _quiet()
+    from pyspark.sql import SparkSession
+
+    if remote is None:
+        existing = SparkSession.getActiveSession()
+        if existing is not None:  # e.g. a notebook's or a test's session: use it as it is
+            return existing
+    conf = dict(conf or {})
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # launched by spark-submit
+    local = (remote or master or ("" if submitted else "local")).startswith("local")
+    if local and "PYSPARK_PYTHON" not in os.environ and "spark.pyspark.python" not in conf:
+        # Executors on this machine run this interpreter (its venv has mc, pyarrow, ...), not
+        # whatever `python3` is first on PATH.
+        os.environ["PYSPARK_PYTHON"] = sys.executable
+    builder = SparkSession.builder.appName("mc")
+    if remote is not None:
+        builder = builder.remote(remote)
+    elif master is not None:
+        builder = builder.master(master)
+    if remote is None:
+        conf.setdefault("spark.ui.showConsoleProgress", "false")  # mc prints its own
+        conf.setdefault("spark.cleaner.referenceTracking.cleanCheckpoints", "true")
+    elif local:  # a Connect server started here: a few partitions per core, not 200
+        conf.setdefault("spark.sql.shuffle.partitions", str(2 * (os.cpu_count() or 1)))
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:
+        raise EngineError(f"Spark did not start: {_first_line(exc)}") from exc
+    if remote is None:
+        context = spark.sparkContext
+        context.setLogLevel("ERROR")
+        if local and "spark.sql.shuffle.partitions" not in conf:
+            # 200 shuffle partitions cost ~200 tasks per level; a few per core are plenty here.
+            spark.conf.set("spark.sql.shuffle.partitions", str(2 * context.defaultParallelism))
+    return spark
+
+
+class Explorer:
+    """The Spark engine for `mc check`: checks models one after another in one session,
+    started on first use (a spec that fails to load costs no JVM) and stopped by close() if
+    this process started it."""
+
+    def __init__(
+        self,
+        master: str | None = None,
+        remote: str | None = None,
+        conf: Mapping[str, str] | None = None,
+        settings: SparkSettings | None = None,
+    ) -> None:
+        require_runtime(remote)  # fail before loading specs, not after
+        self.master = master
+        self.remote = remote
+        self.conf = dict(conf or {})
+        self.settings = settings
+        self.spark: SparkSession | None = None
+        self.owned = False
+
+    def check(
+        self, model: Model, options: Options | None = None, progress: Progress | None = None
+    ) -> CheckResult:
+        if self.spark is None:
+            self.owned = self.remote is not None or _active_session() is None
+            self.spark = session(self.master, self.remote, self.conf)
+        return check(model, options, progress, spark=self.spark, settings=self.settings)
+
+    def close(self) -> None:
+        if self.spark is not None and self.owned:
+            with contextlib.suppress(Exception):
+                self.spark.stop()
+        self.spark = None
+
+
+def _active_session() -> SparkSession | None:
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession()
+
+
+def is_connect(spark: SparkSession) -> bool:
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def _local_mode(spark: SparkSession) -> bool:
+    if is_connect(spark):
+        master = spark.conf.get("spark.master", None)
+    else:
+        master = spark.sparkContext.master
+    return master is None or master.startswith("local")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+def ship_by_value(model: Model) -> None:
+    """Make the spec's code travel inside the pickled tasks: a spec is loaded from a file path
+    (or defined in a test), so executors cannot import it. Its whole top-level package goes by
+    value (a spec may import sibling specs); installed packages (checker, invariants) are
+    imported on the executors as usual."""
+    from pyspark import cloudpickle
+
+    name = type(model.spec).__module__
+    top = name.partition(".")[0]
+    if name == "__main__" or top in metadata.packages_distributions():
+        return
+    module = sys.modules.get(top)
+    if module is not None:
+        cloudpickle.register_pickle_by_value(module)
+
+
+# -- the executors' side -----------------------------------------------------------------------
+
+
+def _arrow() -> Any:
+    import pyarrow as pa
+
+    return pa
+
+
+_CHUNK = 65_536  # rows per Arrow batch sent back to the JVM
+
+
+def expand_batches(
+    model: Model, deadlock: bool, batches: Iterable[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    """mapInArrow: (fp, key, state) -> one row per successor, in Model.expand order, keyed by
+    parent key + position; plus a RAISED or DEADLOCK row (with the parent's key) for a state
+    whose expansion raised or, with `deadlock`, has no successor."""
+    pa = _arrow()
+    names = CANDIDATE_SCHEMA.replace(",", "").split()[::2]
+    types = [pa.int32(), pa.int64(), pa.binary(), pa.binary(), pa.int64(), pa.int32(), pa.int32()]
+    schema = pa.schema(list(zip(names, types)))
+    cols: list[list[Any]] = [[] for _ in names]
+    kinds, fps, keys, states, parents, actions, bindings = cols
+
+    def flush() -> pa.RecordBatch:
+        batch = pa.RecordBatch.from_arrays(
+            [pa.array(c, type=t) for c, t in zip(cols, types)], schema=schema
+        )
+        for c in cols:
+            c.clear()
+        return batch
+
+    for batch in batches:
+        rows = zip(
+            batch.column(0).to_pylist(), batch.column(1).to_pylist(), batch.column(2).to_pylist()
+        )
+        for fp, key, data in rows:
+            try:
+                successors = model.expand(data)
+            except EvaluationError:
+                event = RAISED  # the driver re-runs it to report the error itself
+            else:
+                if successors:
+                    for index, succ in enumerate(successors):
+                        kinds.append(SUCCESSOR)
+                        fps.append(signed(succ.fp))
+                        keys.append(key + component(index))
+                        states.append(succ.data)
+                        parents.append(fp)
+                        actions.append(succ.action)
+                        bindings.append(succ.binding)
+                    if len(kinds) >= _CHUNK:
+                        yield flush()
+                    continue
+                if not deadlock:
+                    continue
+                event = DEADLOCK
+            for c, value in zip(cols, (event, fp, key, None, None, None, None)):
+                c.append(value)
+    if kinds:
+        yield flush()
+
+
+def check_batches(
+    model: Model, n_actions: int, batches: Iterable[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    """mapInArrow over new states (key, state, action): one row per partition with their
+    count, the count per action, and the smallest key of a state that violates an invariant
+    or makes one raise (the driver re-checks that one to report it)."""
+    pa = _arrow()
+    count, new, bad = 0, [0] * n_actions, None
+    for batch in batches:
+        rows = zip(
+            batch.column(0).to_pylist(), batch.column(1).to_pylist(), batch.column(2).to_pylist()
+        )
+        for key, data, action in rows:
+            count += 1
+            new[action] += 1
+            if bad is not None and key > bad:
+                continue  # a smaller one is reported anyway: the local engine stops there
+            try:
+                broken = model.violated(decode(data)) is not None
+            except EvaluationError:
+                broken = True
+            if broken:
+                bad = key
+    yield pa.RecordBatch.from_pydict(
+        {"n": [count], "new": [new], "bad": [bad]},
+        schema=pa.schema([("n", pa.int64()), ("new", pa.list_(pa.int64())), ("bad", pa.binary())]),
+    )
+
+
+def count_batches(
+    model: Model, n_actions: int, batches: Iterable[pa.RecordBatch]
+) -> Iterator[pa.RecordBatch]:
+    """mapInArrow over states (state): their successors per action (the fired counts)."""
+    pa = _arrow()
+    fired = [0] * n_actions
+    for batch in batches:
+        for data in batch.column(0).to_pylist():
+            for succ in model.expand(data):
+                fired[succ.action] += 1
+    yield pa.RecordBatch.from_pydict(
+        {"fired": [fired]}, schema=pa.schema([("fired", pa.list_(pa.int64()))])
+    )
+
+
+# -- the driver --------------------------------------------------------------------------------
+
+
+class _Stop(Exception):
+    def __init__(self, verdict: str, fp: int | None = None, **fields: object) -> None:
+        self.verdict = verdict
+        self.fp = fp
+        self.fields = fields
+
+
+class _Failed(Exception):
+    """Spec code raised (an EvaluationError) at the state with fingerprint `fp`."""
+
+    def __init__(self, error: EvaluationError, fp: int | None) -> None:
+        self.error = error
+        self.fp = fp
+
+
+def check(
+    model: Model,
+    options: Options | None = None,
+    progress: Progress | None = None,
+    *,
+    spark: SparkSession | None = None,
+    settings: SparkSettings | None = None,
+    on_level: Callable[[LevelStats], None] | None = None,
+) -> CheckResult:
+    """Explore every reachable state of `model` on Spark: the same result as checker.bfs.check
+    (verdict, counts, coverage, trace), computed level by level across the cluster."""
+    options = options or Options()
+    result = CheckResult(
+        spec=model.path,
+        spec_name=model.name,
+        constants=dict(model.constants),
+        invariants=[inv.name for inv in model.invariants],
+    )
+    if spark is None:
+        spark = session()
+    search = _Search(spark, model, options, settings or SparkSettings(), progress, on_level)
+    start = time.perf_counter()
+    try:
+        search.run()
+    except _Stop as stop:
+        result.verdict = stop.verdict
+        for key, value in stop.fields.items():
+            setattr(result, key, value)
+        if stop.fp is not None:
+            result.trace = replay(model, chain_to(search.links, stop.fp))
+    except _Failed as failed:
+        exc = failed.error
+        result.verdict = "error"
+        result.error = ErrorInfo(exc.kind, exc.name, exc.params, exc.message, exc.spec_traceback)
+        if failed.fp is not None:
+            result.trace = replay(model, chain_to(search.links, failed.fp))
+    except KeyboardInterrupt:  # as checker.bfs: stop, cancel the jobs, report what we have
+        result.verdict = "incomplete"
+        result.bound = "interrupted"
+        search.cancel()
+    except EngineError:
+        raise
+    except Exception as exc:
+        if not _from_spark(exc):
+            raise
+        raise EngineError(f"Spark failed: {_first_line(exc)}") from exc
+    finally:
+        search.close()
+        if progress is not None:
+            progress.close()
+    result.seconds = time.perf_counter() - start
+    result.distinct_states = search.distinct
+    result.states_generated = search.generated
+    result.depth = search.depth
+    result.queue = search.queue
+    result.coverage = [
+        ActionCoverage(a.name, fired, new)
+        for a, fired, new in zip(model.actions, search.fired, search.new)
+    ]
+    return result
+
+
+def _from_spark(exc: BaseException) -> bool:
+    module = type(exc).__module__
+    return module.startswith(("pyspark", "py4j", "grpc"))
+
+
+class _Search:
+    def __init__(
+        self,
+        spark: SparkSession,
+        model: Model,
+        options: Options,
+        settings: SparkSettings,
+        progress: Progress | None,
+        on_level: Callable[[LevelStats], None] | None,
+    ) -> None:
+        self.spark = spark
+        self.model = model
+        self.options = options
+        self.settings = settings
+        self.progress = progress
+        self.on_level = on_level
+        self.n_actions = len(model.actions)
+        # Counts, exactly as checker.bfs keeps them.
+        self.distinct = 0
+        self.generated = 0
+        self.depth = 0
+        self.queue = 0
+        self.fired = [0] * self.n_actions
+        self.new = [0] * self.n_actions
+        # links[fp] for the states of a trace only: the rest stays in the cluster.
+        self.links: dict[int, Link] = {}
+        self.levels: list[DataFrame] = []  # per level: (fp, parent, action, binding)
+        self.sizes: list[int] = []  # states per level
+        self.persisted: list[DataFrame] = []
+        self.saved_conf: dict[str, str | None] = {}
+        self.observed: list[Any] | None = None
+        self.visited: DataFrame | None = None  # the union of the levels' fingerprints
+        self.start = time.perf_counter()
+
+    # -- set-up and tear-down --------------------------------------------------------------
+
+    def _configure(self) -> None:
+        conf = self.spark.conf
+        partitions = self.settings.partitions or int(conf.get("spark.sql.shuffle.partitions"))
+        wanted = {
+            # Adaptive execution would coalesce shuffle partitions and hide the partitioning of
+            # checkpointed data: the visited set would be reshuffled every level.
+            "spark.sql.adaptive.enabled": "false",
+            "spark.sql.shuffle.partitions": str(partitions),
+            "spark.sql.codegen.wholeStage": str(self.settings.whole_stage_codegen).lower(),
+        }
+        for key, value in wanted.items():
+            self.saved_conf[key] = conf.get(key, None)
+            conf.set(key, value)
+        self.partitions = partitions
+        self.local = _local_mode(self.spark)
+        if not self.local and not is_connect(self.spark):
+            context = self.spark.sparkContext
+            if context.getCheckpointDir() is None:
+                directory = conf.get("spark.checkpoint.dir", None)
+                if not directory:
+                    raise ConfigError(
+                        "the Spark engine on a cluster checkpoints to shared storage: set"
+                        " spark.checkpoint.dir (e.g. --spark-conf spark.checkpoint.dir=hdfs://...)"
+                    )
+                context.setCheckpointDir(directory)
+
+    def cancel(self) -> None:
+        with contextlib.suppress(Exception):
+            if is_connect(self.spark):
+                self.spark.interruptAll()
+            else:
+                self.spark.sparkContext.cancelAllJobs()
+
+    def close(self) -> None:
+        for df in self.persisted:
+            with contextlib.suppress(Exception):  # the session may be gone already
+                df.unpersist()
+        self.persisted.clear()
+        self.levels.clear()
+        for key, value in self.saved_conf.items():
+            try:
+                if value is None:
+                    self.spark.conf.unset(key)
+                else:
+                    self.spark.conf.set(key, value)
+            except Exception:
+                pass
+
+    def _persist(self, df: DataFrame) -> DataFrame:
+        df = df.persist()
+        self.persisted.append(df)
+        return df
+
+    def _release(self, df: DataFrame) -> None:
+        held = [i for i, p in enumerate(self.persisted) if p is df]
+        if held:
+            del self.persisted[held[0]]
+            df.unpersist()
+        elif self.local and not is_connect(self.spark):
+            # A local checkpoint's blocks would stay until the JVM collects its RDD; free them
+            # now (a Connect server frees them when the DataFrame is garbage collected).
+            with contextlib.suppress(Exception):
+                df._jdf.queryExecution().logical().rdd().unpersist(False)
+
+    def _cut(self, df: DataFrame, eager: bool) -> DataFrame:
+        """Cut `df`'s lineage: a local checkpoint in local mode, else a reliable one."""
+        return df.localCheckpoint(eager=eager) if self.local else df.checkpoint(eager=eager)
+
+    # -- the search ------------------------------------------------------------------------
+
+    def run(self) -> None:
+        self._configure()
+        ship_by_value(self.model)
+        frontier = self._initial()
+        level = 1  # the depth of the states in `frontier`
+        max_depth = self.options.max_depth
+        while True:
+            size = self.sizes[level - 1]
+            if size == 0:
+                return
+            if max_depth is not None and level >= max_depth:
+                self._stop_at_depth_bound(frontier, level)
+                return
+            frontier = self._expand_level(frontier, level)
+            level += 1
+
+    def _initial(self) -> DataFrame:
+        """Level 1 on the driver, exactly as checker.bfs does it (init() is usually small)."""
+        model, limit = self.model, self.options.max_states
+        try:
+            initial = model.initial()
+        except EvaluationError as exc:
+            raise _Failed(exc, None) from exc
+        rows = []
+        for init in initial:
+            fp = init.fp
+            self.generated += 1
+            if fp in self.links:
+                continue
+            if limit is not None and len(self.links) >= limit:
+                raise _Stop("incomplete", bound=f"--max-states {limit} reached")
+            self.links[fp] = (None, ROOT, init.binding)
+            self.distinct += 1
+            self.depth = 1
+            try:
+                broken = model.violated(init.state)
+            except EvaluationError as exc:
+                raise _Failed(exc, fp) from exc
+            if broken is not None:
+                raise _Stop("violation", fp, invariant=broken.name)
+            key = component(init.binding)
+            rows.append((signed(fp), key, init.data, None, ROOT, init.binding))
+        frontier = self.spark.createDataFrame(rows, FRONTIER_SCHEMA)
+        frontier = self._persist(frontier.repartition(self.partitions, "fp"))
+        self._add_level(frontier, len(rows))
+        return frontier
+
+    def _add_level(self, frontier: DataFrame, size: int) -> None:
+        # Lazily checkpointed: materialised by the next level's job, which reads the frontier
+        # anyway; from then on the links are a leaf of every plan and keep their partitioning.
+        links = self._cut(frontier.select(*LINK_COLUMNS), eager=False)
+        self.levels.append(links)
+        self.sizes.append(size)
+        fps = links.select("fp")
+        self.visited = fps if self.visited is None else self.visited.union(fps)
+
+    def _visited(self) -> DataFrame:
+        assert self.visited is not None
+        return self.visited.hint("merge")  # never broadcast: it stays partitioned
+
+    def _tasks(self, states: int) -> int:
+        """Python tasks for `states` states: fewer than the partitions for a small level, since
+        each task has a fixed cost (a Python worker round trip) that dwarfs small work."""
+        per_task = self.settings.states_per_task
+        return max(1, min(self.partitions, -(-states // per_task)))
+
+    def _observed(self) -> list[Any]:
+        """The metrics observed on the candidates as they stream by (built once: every column
+        expression is a round trip to the JVM)."""
+        if self.observed is None:
+            from pyspark.sql import functions as F
+
+            successor = F.col("kind") == SUCCESSOR
+            self.observed = [
+                F.sum(F.when(successor, 1).otherwise(0)).alias("generated"),
+                F.min(F.when(~successor, F.col("key"))).alias("event"),
+                *[
+                    F.sum(F.when(successor & (F.col("action") == a), 1).otherwise(0)).alias(f"a{a}")
+                    for a in range(self.n_actions)
+                ],
+            ]
+        return self.observed
+
+    def _expand(self, frontier: DataFrame, tasks: int) -> tuple[DataFrame, Any]:
+        from pyspark.sql import Observation
+
+        run = functools.partial(expand_batches, self.model, self.options.deadlock)
+        states = frontier.select("fp", "key", "state")
+        if tasks < self.partitions:
+            states = states.coalesce(tasks)  # the frontier's partitioning is not needed here
+        candidates = states.mapInArrow(run, CANDIDATE_SCHEMA)
+        observation = Observation()
+        return candidates.observe(observation, *self._observed()), observation
+
+    def _expand_level(self, frontier: DataFrame, level: int) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        started = time.perf_counter()
+        tasks = self._tasks(self.sizes[level - 1])
+        candidates, observation = self._expand(frontier, tasks)
+        chosen = (
+            candidates.filter(F.col("kind") == SUCCESSOR)
+            .groupBy("fp")
+            .agg(F.min(F.struct("key", "state", "parent", "action", "binding")).alias("m"))
+            .select("fp", "m.*")
+        )
+        new = self._persist(chosen.join(self._visited(), "fp", "left_anti"))
+        run = functools.partial(check_batches, self.model, self.n_actions)
+        # Coalescing after the persist keeps the new states partitioned by fp; the partial
+        # counts (one row per task) are added up here rather than in one more stage.
+        checked = new.coalesce(tasks) if tasks < self.partitions else new
+        parts = checked.select("key", "state", "action").mapInArrow(run, CHECKED_SCHEMA).collect()
+        count = sum(row["n"] for row in parts)
+        new_per_action = [sum(row["new"][a] for row in parts) for a in range(self.n_actions)]
+        bad = min((bytes(row["bad"]) for row in parts if row["bad"] is not None), default=None)
+        metrics = observation.get
+        self._stop_in_level(frontier, new, level, count, metrics, bad)
+        # The whole level passed.
+        self.generated += int(metrics["generated"] or 0)
+        for a in range(self.n_actions):
+            self.fired[a] += int(metrics[f"a{a}"] or 0)
+            self.new[a] += new_per_action[a]
+        self.distinct += count
+        if count:
+            self.depth = level + 1
+        self.queue = count
+        self._release(frontier)
+        if count and (level + 1) % self.settings.checkpoint_every == 0:
+            cut = self._cut(new, eager=True)  # bounds the plans and the recomputation
+            self._release(new)
+            new = cut
+        self._add_level(new, count)
+        self._report(level + 1, self.sizes[level - 1], count, time.perf_counter() - started)
+        return new
+
+    def _report(self, depth: int, expanded: int, new: int, seconds: float) -> None:
+        stats = LevelStats(depth, expanded, new, self.distinct, self.generated, seconds)
+        if self.on_level is not None:
+            self.on_level(stats)
+        progress = self.progress
+        if progress is None:
+            return
+        if progress.bar_enabled:
+            progress.report(
+                Snapshot(depth - 1, self.distinct, self.generated, new, expanded, expanded)
+            )
+            return
+        elapsed = time.perf_counter() - self.start
+        progress.stream.write(
+            f"Level {depth}: {new:,} new states from {expanded:,} ({seconds:.2f} s);"
+            f" {self.distinct:,} distinct, {self.generated:,} generated"
+            f" in {elapsed:.1f} s.\n"
+        )
+        progress.stream.flush()
+
+    # -- stopping inside a level -----------------------------------------------------------
+
+    def _stop_in_level(
+        self,
+        frontier: DataFrame,
+        new: DataFrame,
+        level: int,
+        count: int,
+        metrics: Mapping[str, Any],
+        bad: bytes | None,
+    ) -> None:
+        """Stop like checker.bfs would, at the first event of the level in its order: an
+        expansion that raised or a deadlock (at the parent's key, before its successors), the
+        --max-states bound, or a new state that violates an invariant (or makes one raise)."""
+        events: list[tuple[bytes, int, str]] = []
+        if metrics["event"] is not None:
+            events.append((bytes(metrics["event"]), 0, "parent"))
+        limit = self.options.max_states
+        if limit is not None and self.distinct + count > limit:
+            from pyspark.sql import functions as F
+
+            nth = limit - self.distinct  # states admitted before the one that hits the bound
+            row = new.select("key").orderBy(F.col("key")).offset(nth).limit(1).collect()[0]
+            events.append((bytes(row["key"]), 1, "limit"))
+        if bad is not None:
+            events.append((bytes(bad), 2, "bad"))
+        if not events:
+            return
+        key, _, kind = min(events)
+        if kind == "parent":
+            self._stop_at_parent(frontier, new, level, key)
+        else:
+            self._stop_at_new_state(frontier, new, level, key, kind)
+
+    def _row(self, df: DataFrame, column: str, value: Any) -> Any:
+        from pyspark.sql import functions as F
+
+        rows = df.filter(F.col(column) == F.lit(value)).collect()
+        if len(rows) != 1:
+            raise EngineError(f"{len(rows)} rows with {column} = {value!r}, expected one")
+        return rows[0]
+
+    def _count_before(self, df: DataFrame, key: bytes, *, by_action: bool = False) -> Any:
+        from pyspark.sql import functions as F
+
+        before = df.filter(F.col("key") < F.lit(key))
+        if not by_action:
+            return before.count()
+        counts = [0] * self.n_actions
+        for row in before.groupBy("action").count().collect():
+            counts[row["action"]] = row["count"]
+        return counts
+
+    def _fired_before(self, frontier: DataFrame, key: bytes) -> list[int]:
+        """Successors per action of the frontier states before `key` (a parent key)."""
+        from pyspark.sql import functions as F
+
+        run = functools.partial(count_batches, self.model, self.n_actions)
+        part = frontier.filter(F.col("key") < F.lit(key)).select("state")
+        tasks = self._tasks(self._count_before(frontier, key))
+        if tasks < self.partitions:
+            part = part.coalesce(tasks)
+        rows = part.mapInArrow(run, COUNTED_SCHEMA).collect()
+        return [sum(row["fired"][a] for row in rows) for a in range(self.n_actions)]
+
+    def _settle(
+        self,
+        frontier: DataFrame,
+        new: DataFrame,
+        level: int,
+        parent_key: bytes,
+        fired: list[int],
+        new_counts: list[int],
+    ) -> None:
+        """Counts as checker.bfs has them when it stops while expanding the parent at
+        `parent_key`, whose successors up to the event are in `fired` and `new_counts`."""
+        before = self._fired_before(frontier, parent_key)
+        self.generated += sum(before)
+        for a in range(self.n_actions):
+            self.fired[a] += before[a] + fired[a]
+            self.new[a] += new_counts[a]
+        admitted = sum(new_counts)
+        self.distinct += admitted
+        if admitted:
+            self.depth = level + 1
+        # bfs sets its queue before expanding each state: size - done + new so far.
+        index = self._count_before(frontier, parent_key)
+        found = self._count_before(new, parent_key)
+        self.queue = self.sizes[level - 1] - index + found
+
+    def _stop_at_parent(self, frontier: DataFrame, new: DataFrame, level: int, key: bytes) -> None:
+        row = self._row(frontier, "key", key)
+        fp = unsigned(row["fp"])
+        new_counts = self._count_before(new, key, by_action=True)
+        self._settle(frontier, new, level, key, [0] * self.n_actions, new_counts)
+        self._walk_back(fp, level)
+        self._raise_parent_event(fp, row["state"])
+
+    def _raise_parent_event(self, fp: int, data: bytes) -> None:
+        """Re-run the expansion of the state at `fp` here, to report its error or deadlock
+        exactly as the local engine does."""
+        try:
+            successors = self.model.expand(data)
+        except EvaluationError as exc:
+            raise _Failed(exc, fp) from exc
+        if not successors and self.options.deadlock:
+            raise _Stop("deadlock", fp)
+        raise EngineError("the spec is not deterministic: an event did not happen again")
+
+    def _stop_at_new_state(
+        self, frontier: DataFrame, new: DataFrame, level: int, key: bytes, kind: str
+    ) -> None:
+        state_row = self._row(new, "key", key)
+        parent_row = self._row(frontier, "fp", state_row["parent"])
+        parent_key = bytes(parent_row["key"])
+        successors = self.model.expand(parent_row["state"])
+        index = last_component(key, parent_key)
+        self.generated += len(successors)
+        fired = [0] * self.n_actions
+        for succ in successors[: index + 1]:
+            fired[succ.action] += 1
+        new_counts = self._count_before(new, key, by_action=True)
+        fp = unsigned(state_row["fp"])
+        if kind == "bad":
+            new_counts[state_row["action"]] += 1  # admitted, then checked
+        self._settle(frontier, new, level, parent_key, fired, new_counts)
+        parent_fp = unsigned(state_row["parent"])
+        self.links[fp] = (parent_fp, state_row["action"], state_row["binding"])
+        self._walk_back(parent_fp, level)
+        if kind == "limit":
+            raise _Stop("incomplete", bound=f"--max-states {self.options.max_states} reached")
+        try:
+            broken = self.model.violated(decode(state_row["state"]))
+        except EvaluationError as exc:
+            raise _Failed(exc, fp) from exc
+        if broken is None:
+            raise EngineError("the spec is not deterministic: a violation did not happen again")
+        raise _Stop("violation", fp, invariant=broken.name)
+
+    def _stop_at_depth_bound(self, frontier: DataFrame, level: int) -> None:
+        """As checker.bfs: the states at the bound are expanded and their successors counted;
+        the search is complete only if none is new. The first state (in order) that raises
+        or deadlocks stops it there."""
+        from pyspark.sql import functions as F
+
+        candidates, observation = self._expand(frontier, self._tasks(self.sizes[level - 1]))
+        row = (
+            candidates.filter(F.col("kind") == SUCCESSOR)
+            .join(self._visited(), "fp", "left_anti")
+            .agg(F.count(F.lit(1)).alias("n"))
+            .collect()[0]
+        )
+        metrics = observation.get
+        if metrics["event"] is not None:
+            key = bytes(metrics["event"])
+            before = self._fired_before(frontier, key)
+            self.generated += sum(before)
+            self.fired = [a + b for a, b in zip(self.fired, before)]
+            parent = self._row(frontier, "key", key)
+            fp = unsigned(parent["fp"])
+            self._walk_back(fp, level)
+            self._raise_parent_event(fp, parent["state"])
+        self.generated += int(metrics["generated"] or 0)
+        self.fired = [f + int(metrics[f"a{a}"] or 0) for a, f in enumerate(self.fired)]
+        if row["n"]:
+            self.queue = self.sizes[level - 1]
+            raise _Stop("incomplete", bound=f"--max-depth {self.options.max_depth} reached")
+        self.queue = 0
+
+    # -- traces ----------------------------------------------------------------------------
+
+    def _walk_back(self, fp: int, level: int) -> None:
+        """Fill self.links from the state `fp` at `level` back to its initial state: the
+        shallow levels (small in a BFS) in one job, then one look-up per deeper level."""
+
+        fetched: dict[int, Link] = {}
+        shallow, total = 0, 0
+        while shallow < level and total + self.sizes[shallow] <= self.settings.lookup_batch:
+            total += self.sizes[shallow]
+            shallow += 1
+        if shallow:
+            together = functools.reduce(lambda a, b: a.union(b), self.levels[:shallow])
+            for row in together.collect():
+                fetched[unsigned(row["fp"])] = self._link(row)
+        current: int | None = fp
+        depth = level
+        while current is not None:
+            if depth > shallow:
+                row = self._row(self.levels[depth - 1], "fp", signed(current))
+                link = self._link(row)
+            else:
+                link = fetched[current]
+            self.links[current] = link
+            current = link[0]
+            depth -= 1
+
+    @staticmethod
+    def _link(row: Any) -> Link:
+        parent = row["parent"]
+        return (None if parent is None else unsigned(parent), row["action"], row["binding"])

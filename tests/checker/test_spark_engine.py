@@ -1,0 +1,313 @@
+"""The Spark engine against the local one: same verdict, counts, coverage and trace.
+
+One `local[2]` session serves the module (starting Spark costs ~10 s). Skipped where Java
+or pyspark is missing, with the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from itertools import product
+from pathlib import Path
+
+import pytest
+
+from checker import Record, Spec, action, constant, invariant
+from checker import spark_engine as se
+from checker.bfs import Options, check
+from checker.errors import ExitCode
+from checker.loader import load_model
+from checker.model import Model
+from checker.result import CheckResult
+from tests.bundled import BUNDLED
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
+pytest.importorskip("pyspark", reason="the Spark engine needs pyspark")
+pytest.importorskip("pyarrow", reason="the Spark engine needs pyarrow")
+JAVA = se.java_problem()
+
+
+@pytest.fixture(scope="session")
+def spark():
+    if JAVA:
+        pytest.skip(JAVA)
+    session = se.session(
+        master="local[2]",
+        conf={
+            "spark.sql.shuffle.partitions": "4",
+            "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false",
+        },
+    )
+    yield session
+    session.stop()
+
+
+def outcome(result: CheckResult) -> dict[str, object]:
+    """Everything a report shows, but the time."""
+    error = result.error
+    return {
+        "verdict": result.verdict,
+        "invariant": result.invariant,
+        "bound": result.bound,
+        "error": error and (error.kind, error.name, error.params, error.message, error.traceback),
+        "distinct": result.distinct_states,
+        "generated": result.states_generated,
+        "depth": result.depth,
+        "queue": result.queue,
+        "coverage": [(c.name, c.fired, c.new) for c in result.coverage],
+        "trace": [(s.action, s.params, s.state, s.event) for s in result.trace],
+    }
+
+
+def both(spark, model: Model, **options: object) -> tuple[CheckResult, CheckResult]:
+    """Check `model` with both engines and assert they agree on everything."""
+    opts = Options(**options)
+    local = check(model, opts)
+    distributed = se.check(model, opts, spark=spark)
+    assert outcome(distributed) == outcome(local)
+    return local, distributed
+
+
+# -- the bundled specs -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "constants", "verdict", "distinct"),
+    BUNDLED,
+    ids=[f"{p.rsplit('/', 1)[-1]}-{'-'.join(c.values()) or 'defaults'}" for p, c, _, _ in BUNDLED],
+)
+def test_bundled_specs_agree_with_the_local_engine(spark, path, constants, verdict, distinct):
+    local, distributed = both(spark, load_model(ROOT / path, constants))
+    assert distributed.verdict == verdict
+    if distinct is not None:
+        assert distributed.distinct_states == distinct
+    if verdict == "violation":
+        assert distributed.trace and distributed.trace[-1].state == local.trace[-1].state
+
+
+# -- stopping inside a level, in the local engine's order ------------------------------------
+
+
+class Race(Spec):
+    """Two branches, a and b, of three steps. Depth 3 holds (a, 2) then (b, 2): each can be
+    made to deadlock, raise, or step to a state that breaks the invariant, to see which of two
+    events in one level is reported first: the local engine checks a's successors before it
+    expands b."""
+
+    a = constant("ok", "what (a, 2) does: ok, dead, raise or bad")
+    b = constant("ok", "the same for (b, 2)")
+
+    def init(self):
+        return Record(branch="", n=0)
+
+    @action(step=("a", "b"))
+    def go(self, s, step):
+        if s.n == 0:
+            return s.replace(branch=step, n=1)
+        if s.branch != step or s.n == 3:
+            return None
+        if s.n == 2 and getattr(self, step) == "raise":
+            raise ValueError(f"{step} raised")
+        if s.n == 2 and getattr(self, step) == "dead":
+            return None
+        return s.replace(n=s.n + 1)
+
+    @invariant
+    def fine(self, s):
+        return not (s.n == 3 and getattr(self, s.branch) == "bad")
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "verdict"),
+    [
+        ("bad", "dead", "violation"),
+        ("dead", "bad", "deadlock"),
+        ("bad", "raise", "violation"),
+        ("raise", "bad", "error"),
+        ("raise", "dead", "error"),
+        ("dead", "raise", "deadlock"),
+        ("ok", "ok", "deadlock"),  # at (a, 3), one level down
+    ],
+)
+def test_the_first_event_of_a_level_wins(spark, a, b, verdict):
+    _, result = both(spark, Model(Race(a=a, b=b)), deadlock=True)
+    assert result.verdict == verdict
+
+
+def test_errors_and_deadlocks_report_the_failing_state(spark):
+    _, raised = both(spark, Model(Race(a="ok", b="raise")))
+    assert raised.verdict == "error" and raised.exit_code == ExitCode.EVALUATION_ERROR
+    assert (raised.error.name, raised.error.params) == ("go", {"step": "b"})
+    assert "ValueError: b raised" in raised.error.message
+    assert [s.state.n for s in raised.trace] == [0, 1, 2]
+    _, dead = both(spark, Model(Race(a="dead", b="dead")), deadlock=True)
+    assert dead.verdict == "deadlock" and dead.trace[-1].state == Record(branch="a", n=2)
+
+
+class Wide(Spec):
+    """Over 247 successors per state (keys with multi-byte components) and many paths to the
+    same states: the parent kept must be the first one in the local engine's order."""
+
+    width = constant(300)
+    bad = constant(-1)
+
+    def init(self):
+        return [Record(x=0, y=0), Record(x=0, y=0), Record(x=1, y=0)]
+
+    @action
+    def spread(self, s):
+        if s.y:
+            return None
+        return [s.replace(x=i, y=1) for i in range(self.width - 1, -1, -1)]
+
+    @action(d=(3, 7))
+    def fold(self, s, d):
+        return s.replace(x=s.x % d, y=s.y + 1) if 0 < s.y < 3 else None
+
+    @invariant
+    def not_bad(self, s):
+        return s.x != self.bad or s.y < 2
+
+
+def test_parents_are_chosen_in_the_local_engines_order(spark):
+    _, ok = both(spark, Model(Wide()))
+    assert ok.distinct_states == 2 + 300 + 7 + 7
+    _, bad = both(spark, Model(Wide(bad=5)))
+    assert bad.verdict == "violation" and len(bad.trace) == 3
+    assert bad.trace[1].state.x == 299  # the widest index reached first: (299 % 7 == 5)
+
+
+def test_max_states_and_max_depth_bounds(spark):
+    model = Model(Wide())
+    for limit in (1, 2, 3, 250, 302, 305, 316, 317):
+        _, result = both(spark, model, max_states=limit)
+        assert result.distinct_states == min(limit, 316)
+    # 302 states in two levels; then (2, 2) is the 303rd and the violating (5, 2) the 304th.
+    _, cut = both(spark, Model(Wide(bad=5)), max_states=303)
+    assert cut.verdict == "incomplete" and cut.distinct_states == 303
+    _, bad = both(spark, Model(Wide(bad=5)), max_states=304)
+    assert bad.verdict == "violation" and bad.distinct_states == 304
+    for depth in (1, 2, 3, 4):
+        _, result = both(spark, model, max_depth=depth)
+        assert result.verdict == ("ok" if depth == 4 else "incomplete")
+    _, dead = both(spark, Model(Race(a="ok", b="dead")), max_depth=3, deadlock=True)
+    assert dead.verdict == "deadlock"  # found while expanding the states at the bound
+    _, raised = both(spark, Model(Race(a="raise")), max_depth=3)
+    assert raised.verdict == "error"
+
+
+class BadInvariant(Spec):
+    def init(self):
+        return [Record(x=0), Record(x=1)]
+
+    @action(d=(1, 2))
+    def step(self, s, d):
+        return s.replace(x=s.x + d) if s.x < 4 else None
+
+    @invariant
+    def checked(self, s):
+        if s.x == 3:
+            raise KeyError("three")
+        return True
+
+
+def test_an_invariant_that_raises_is_reported_like_the_local_engine(spark):
+    _, result = both(spark, Model(BadInvariant()))
+    assert result.verdict == "error" and result.error.kind == "invariant"
+    assert [s.state.x for s in result.trace] == [1, 3]
+
+
+def test_key_components_compare_like_tuples():
+    values = [0, 1, 246, 247, 248, 255, 256, 65_535, 65_536, 2**40]
+    for a, b, c, d in product(values[::3], values, values[1::4], values):
+        assert (se.component(a) + se.component(b) < se.component(c) + se.component(d)) == (
+            (a, b) < (c, d)
+        )
+    assert se.last_component(b"\x05" + se.component(300), b"\x05") == 300
+    assert se.unsigned(se.signed(2**64 - 1)) == 2**64 - 1 and se.signed(2**64 - 1) == -1
+
+
+# -- the command line ------------------------------------------------------------------------
+
+
+def test_mc_check_engine_spark_prints_the_local_report(spark, mc):
+    spec = ROOT / "specs" / "examples" / "die_hard.py"
+
+    def report(*args: str):
+        run = mc("check", spec, "--progress", "0", *args)
+        return run.code, [line for line in run.out.splitlines() if "Finished in" not in line]
+
+    assert report("--engine", "spark") == report()
+    assert report("--engine", "spark")[0] == ExitCode.VIOLATION
+
+
+def test_spark_options_need_the_spark_engine(mc):
+    spec = ROOT / "specs" / "examples" / "die_hard.py"
+    run = mc("check", spec, "--master", "local[2]")
+    assert run.code == ExitCode.CONFIG_ERROR and "--master is for --engine spark" in run.err
+    run = mc("check", spec, "--engine", "spark", "--master", "local[2]", "--remote", "local")
+    assert run.code == ExitCode.CONFIG_ERROR and "exclude each other" in run.err
+
+
+def test_missing_java_is_a_clear_error(mc, monkeypatch, tmp_path):
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    run = mc("check", ROOT / "specs" / "examples" / "die_hard.py", "--engine", "spark")
+    assert run.code == ExitCode.ENGINE_ERROR == 153
+    assert "needs Java 17" in run.err and "Traceback" not in run.err
+
+
+def test_missing_pyspark_is_a_clear_error(mc, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyspark", None)
+    run = mc("check", ROOT / "specs" / "examples" / "die_hard.py", "--engine", "spark")
+    assert run.code == ExitCode.ENGINE_ERROR
+    assert "needs pyspark" in run.err and "Traceback" not in run.err
+
+
+# -- Spark Connect ---------------------------------------------------------------------------
+
+CONNECT = textwrap.dedent(
+    """
+    import json, sys
+    from checker import spark_engine as se
+    from checker.bfs import check
+    from checker.loader import load_model
+    try:
+        spark = se.session(remote="local", conf={"spark.sql.shuffle.partitions": "2"})
+    except Exception as exc:
+        print(json.dumps({"skip": f"Spark Connect did not start: {exc}"}))
+        sys.exit(0)
+    model = load_model(sys.argv[1], {"max_records": "1", "fixed": "false"})
+    mine = se.check(model, spark=spark)
+    theirs = check(model)
+    spark.stop()
+    same = lambda r: [r.verdict, r.invariant, r.distinct_states, r.states_generated, r.depth,
+                      r.queue, [(s.action, s.params, dict(s.state)) for s in r.trace]]
+    print(json.dumps({"connect": se.is_connect(spark), "verdict": mine.verdict,
+                      "same": same(mine) == same(theirs)}, default=str))
+    """
+)
+
+
+def test_spark_connect_local(tmp_path: Path):
+    """A classic and a Connect session do not mix in one process: this one runs apart."""
+    if JAVA:
+        pytest.skip(JAVA)
+    spec = ROOT / "specs" / "kip966.py"  # imports kip903, kip841 and replication: all shipped
+    run = subprocess.run(
+        [sys.executable, "-c", CONNECT, str(spec)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    answer = json.loads(run.stdout.strip().splitlines()[-1])
+    if "skip" in answer:
+        pytest.skip(answer["skip"])
+    assert answer == {"connect": True, "verdict": "violation", "same": True}

@@ -38,12 +38,7 @@ def check(
 ) -> CheckResult:
     """Explore every reachable state of `model`; return the verdict, counts and any trace."""
     options = options or Options()
-    result = CheckResult(
-        spec=model.path,
-        spec_name=model.name,
-        constants=dict(model.constants),
-        invariants=[inv.name for inv in model.invariants],
-    )
+    result = model.new_result()
     search = _Search(model, options, progress)
     start = time.perf_counter()
     try:
@@ -56,7 +51,7 @@ def check(
             result.trace = replay(model, chain_to(search.parents, stop.fp))
     except EvaluationError as exc:
         result.verdict = "error"
-        result.error = ErrorInfo(exc.kind, exc.name, exc.params, exc.message, exc.spec_traceback)
+        result.error = ErrorInfo.of(exc)
         if search.current is not None:
             result.trace = replay(model, chain_to(search.parents, search.current))
     except KeyboardInterrupt:  # Ctrl-C (and SIGTERM, see cli): stop and report what we have

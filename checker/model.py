@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from checker.errors import ConfigError, EvaluationError, SpecError
-from checker.result import Event
+from checker.result import CheckResult, Event
 from checker.spec import On, Spec, actions_of, invariants_of, on_of
 from checker.state import Record, StateError, canonical_order, decode, encode, fingerprint
 
@@ -163,6 +163,15 @@ class Model:
         if not any(callable(d) for d in resolved):
             static = tuple(itertools.product(*resolved))
         return Action(name, bound, params, tuple(resolved), static, where_on)
+
+    def new_result(self) -> CheckResult:
+        """An empty result for a check of this model, for an engine to fill in."""
+        return CheckResult(
+            spec=self.path,
+            spec_name=self.name,
+            constants=dict(self.constants),
+            invariants=[inv.name for inv in self.invariants],
+        )
 
     # -- states ----------------------------------------------------------------------------
 

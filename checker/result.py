@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from checker.errors import ExitCode
+from checker.errors import EvaluationError, ExitCode
 from checker.state import Record
 
 VERDICT_EXIT = {
@@ -53,6 +53,10 @@ class ErrorInfo:
     params: dict[str, Any]
     message: str
     traceback: str = ""
+
+    @classmethod
+    def of(cls, exc: EvaluationError) -> ErrorInfo:
+        return cls(exc.kind, exc.name, exc.params, exc.message, exc.spec_traceback)
 
 
 @dataclass

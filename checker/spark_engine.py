@@ -447,12 +447,7 @@ def check(
     """Explore every reachable state of `model` on Spark: the same result as checker.bfs.check
     (verdict, counts, coverage, trace), computed level by level across the cluster."""
     options = options or Options()
-    result = CheckResult(
-        spec=model.path,
-        spec_name=model.name,
-        constants=dict(model.constants),
-        invariants=[inv.name for inv in model.invariants],
-    )
+    result = model.new_result()
     if spark is None:
         spark = session()
     search = _Search(spark, model, options, settings or SparkSettings(), progress, on_level)
@@ -468,7 +463,7 @@ def check(
     except _Failed as failed:
         exc = failed.error
         result.verdict = "error"
-        result.error = ErrorInfo(exc.kind, exc.name, exc.params, exc.message, exc.spec_traceback)
+        result.error = ErrorInfo.of(exc)
         if failed.fp is not None:
             result.trace = replay(model, chain_to(search.links, failed.fp))
     except KeyboardInterrupt:  # as checker.bfs: stop, cancel the jobs, report what we have

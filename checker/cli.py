@@ -23,14 +23,18 @@ from checker.spec import constants_of, invariants_of
 from checker.values import show
 
 
-def _parse_defines(defines: Sequence[str]) -> dict[str, str]:
+def _parse_pairs(items: Sequence[str], option: str, form: str = "NAME=VALUE") -> dict[str, str]:
     values: dict[str, str] = {}
-    for item in defines:
+    for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
-            raise ConfigError(f"-D {item}: expected NAME=VALUE")
+            raise ConfigError(f"{option} {item}: expected {form}")
         values[name.strip()] = value
     return values
+
+
+def _parse_defines(defines: Sequence[str]) -> dict[str, str]:
+    return _parse_pairs(defines, "-D")
 
 
 define_option = click.option(
@@ -154,12 +158,7 @@ def _explorer(
         return None
     if master and remote:
         raise ConfigError("--master and --remote exclude each other")
-    conf = {}
-    for item in spark_conf:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--spark-conf {item}: expected KEY=VALUE")
-        conf[key.strip()] = value
+    conf = _parse_pairs(spark_conf, "--spark-conf", "KEY=VALUE")
     return spark_engine.Explorer(master=master, remote=remote, conf=conf)
 
 
@@ -169,10 +168,10 @@ def _explore(
     progress_interval: float,
     explorer: spark_engine.Explorer | None = None,
 ) -> CheckResult:
-    progress = Progress(interval=progress_interval, bar=None if progress_interval > 0 else False)
+    progress = Progress(interval=progress_interval) if progress_interval > 0 else None
     if explorer is not None:
-        return explorer.check(model, options, progress if progress_interval > 0 else None)
-    return bfs.check(model, options, progress if progress_interval > 0 else None)
+        return explorer.check(model, options, progress)
+    return bfs.check(model, options, progress)
 
 
 def _check_many(

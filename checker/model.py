@@ -197,12 +197,7 @@ class Model:
         """The initial states, encoded and fingerprinted (action ROOT, binding = init index)."""
         out = []
         for index, state in enumerate(self.initial_states()):
-            try:
-                data = encode(state)
-            except StateError as exc:
-                raise EvaluationError(
-                    "init", "init", f"built a state that cannot be encoded: {exc}"
-                ) from exc
+            data = _encoded(state, "init", "init", state=None, params={})
             out.append(Successor(ROOT, index, state, data, fingerprint(data)))
         return out
 
@@ -249,16 +244,9 @@ class Model:
         for ai, act in enumerate(self.actions):
             for bi, binding in enumerate(act.bindings(state)):
                 for succ in self.fire(ai, binding, state):
-                    try:
-                        data = encode(succ)
-                    except StateError as exc:
-                        raise EvaluationError(
-                            "action",
-                            act.name,
-                            f"built a state that cannot be encoded: {exc}",
-                            state=state,
-                            params=act.describe(binding),
-                        ) from exc
+                    data = _encoded(
+                        succ, "action", act.name, state=state, params=act.describe(binding)
+                    )
                     out.append(Successor(ai, bi, succ, data, fingerprint(data)))
         return out
 
@@ -319,6 +307,18 @@ def _check_templates(where: str, on: On, params: tuple[str, ...]) -> None:
                     f"{where}: @on template {template!r} names {root!r}; it may use"
                     f" {', '.join(sorted(known))}"
                 )
+
+
+def _encoded(
+    succ: Record, kind: str, name: str, *, state: Record | None, params: dict[str, Any]
+) -> bytes:
+    """Encode a state built by spec code; a value that cannot be encoded is the spec's error."""
+    try:
+        return encode(succ)
+    except StateError as exc:
+        raise EvaluationError(
+            kind, name, f"built a state that cannot be encoded: {exc}", state=state, params=params
+        ) from exc
 
 
 def _as_list(result: Any) -> list[Any] | None:

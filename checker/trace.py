@@ -10,11 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from checker.errors import EvaluationError
-from checker.model import ROOT, Model
+from checker.model import Model
 from checker.result import Event, Step
 from checker.state import encode, fingerprint
-
-__all__ = ["ROOT", "Link", "chain_to", "replay"]
 
 Link = tuple[int | None, int, int]  # (parent fingerprint or None, action index, binding index)
 

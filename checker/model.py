@@ -9,12 +9,19 @@ import re
 import string
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from checker.errors import ConfigError, EvaluationError, SpecError
 from checker.result import CheckResult, Event
 from checker.spec import On, Spec, actions_of, invariants_of, on_of
-from checker.state import Record, StateError, canonical_order, decode, encode, fingerprint
+from checker.state import (
+    Record,
+    StateError,
+    canonical_order,
+    decode_with_encoder,
+    encode,
+    fingerprint,
+)
 
 Binding = tuple[Any, ...]
 ROOT = -1  # the action index of an initial state's link; its binding index is its init index
@@ -88,8 +95,7 @@ class Invariant:
     fn: Callable[[Record], Any]
 
 
-@dataclass(frozen=True)
-class Successor:
+class Successor(NamedTuple):  # a tuple: one is built per generated state
     action: int  # index into Model.actions
     binding: int  # index into the action's bindings in the parent state
     state: Record
@@ -207,14 +213,17 @@ class Model:
         try:
             result = act.fn(state, *binding)
         except Exception as exc:
-            raise EvaluationError(
-                "action",
-                act.name,
-                _raised(exc),
-                state=state,
-                params=act.describe(binding),
-                cause=exc,
-            ) from exc
+            raise self._raised_in(ai, binding, state, exc) from exc
+        return self._successors(ai, binding, state, result)
+
+    def _raised_in(self, ai: int, binding: Binding, state: Record, exc: Exception) -> Exception:
+        act = self.actions[ai]
+        return EvaluationError(
+            "action", act.name, _raised(exc), state=state, params=act.describe(binding), cause=exc
+        )
+
+    def _successors(self, ai: int, binding: Binding, state: Record, result: Any) -> list[Record]:
+        """An action's return value as a list of checked successor states."""
         if result is None:
             return []
         many = [result] if isinstance(result, Record) else _as_list(result)
@@ -230,6 +239,7 @@ class Model:
                 )
             else:
                 continue
+            act = self.actions[ai]
             raise EvaluationError(
                 "action", act.name, message, state=state, params=act.describe(binding)
             )
@@ -238,16 +248,33 @@ class Model:
     def expand(self, data: bytes) -> list[Successor]:
         """The engines' shared step, over an encoded state: every successor in the fixed order
         (actions as declared, then parameter bindings, then the action's own order), encoded
-        and fingerprinted once."""
-        state = decode(data)
-        out = []
+        and fingerprinted once. This is the hot loop of every engine: the common case (an
+        action returning one Record with the state's variables) takes the short path."""
+        state, encoder = decode_with_encoder(data)
+        keys = state.keys()
+        out: list[Successor] = []
+        append = out.append
         for ai, act in enumerate(self.actions):
-            for bi, binding in enumerate(act.bindings(state)):
-                for succ in self.fire(ai, binding, state):
-                    data = _encoded(
-                        succ, "action", act.name, state=state, params=act.describe(binding)
-                    )
-                    out.append(Successor(ai, bi, succ, data, fingerprint(data)))
+            fn = act.fn
+            bindings = act.static_bindings
+            for bi, binding in enumerate(bindings if bindings is not None else act.bindings(state)):
+                try:
+                    result = fn(state, *binding)
+                except Exception as exc:
+                    raise self._raised_in(ai, binding, state, exc) from exc
+                if result is None:
+                    continue
+                if isinstance(result, Record) and result.keys() == keys:
+                    many: list[Record] = [result]
+                else:
+                    many = self._successors(ai, binding, state, result)
+                for succ in many:
+                    try:
+                        encoded = encoder.encode(succ)
+                    except StateError as exc:
+                        params = act.describe(binding)
+                        raise _unencodable(exc, "action", act.name, state, params) from exc
+                    append(Successor(ai, bi, succ, encoded, fingerprint(encoded)))
         return out
 
     def violated(self, state: Record) -> Invariant | None:
@@ -316,9 +343,15 @@ def _encoded(
     try:
         return encode(succ)
     except StateError as exc:
-        raise EvaluationError(
-            kind, name, f"built a state that cannot be encoded: {exc}", state=state, params=params
-        ) from exc
+        raise _unencodable(exc, kind, name, state, params) from exc
+
+
+def _unencodable(
+    exc: StateError, kind: str, name: str, state: Record | None, params: dict[str, Any]
+) -> EvaluationError:
+    return EvaluationError(
+        kind, name, f"built a state that cannot be encoded: {exc}", state=state, params=params
+    )
 
 
 def _as_list(result: Any) -> list[Any] | None:

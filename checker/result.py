@@ -74,6 +74,8 @@ class CheckResult:
     depth: int = 0
     queue: int = 0  # states left unexplored when the run stopped
     seconds: float = 0.0
+    visited_bytes: int = 0  # memory of the local engine's fingerprint set
+    link_bytes: int = 0  # and of its parent links
     coverage: list[ActionCoverage] = field(default_factory=list)
     trace: list[Step] = field(default_factory=list)
 

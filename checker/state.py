@@ -15,17 +15,20 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping
+from operator import itemgetter
 from typing import Any
 
 import msgpack
 import xxhash
 
 __all__ = [
+    "DeltaEncoder",
     "Record",
     "State",
     "StateError",
     "canonical_order",
     "decode",
+    "decode_with_encoder",
     "encode",
     "fingerprint",
     "freeze",
@@ -58,15 +61,20 @@ class Record(dict):
     some existing fields changed; `put(r, key, value)` and `without(r, key)` add or drop keys.
     """
 
-    __slots__ = ()
+    __slots__ = ("_hash",)  # computed on first use: records are often set elements
 
     def __init__(self, *args: Any, **fields: Any) -> None:
-        items = dict(*args, **fields)
-        for key in items:
-            if isinstance(key, str) and key in _RESERVED:
-                raise StateError(f"{key!r} cannot be a field name: it is a method of Record")
-        frozen = {freeze(k): freeze(v) for k, v in items.items()}
-        dict.__init__(self, ((k, frozen[k]) for k in canonical_order(frozen)))
+        items = dict(*args, **fields) if args else fields
+        if not _RESERVED.isdisjoint(items):
+            key = min(k for k in items if isinstance(k, str) and k in _RESERVED)
+            raise StateError(f"{key!r} cannot be a field name: it is a method of Record")
+        if not args:  # keyword fields only (the common case): string keys, sorted
+            for key in sorted(items):
+                dict.__setitem__(self, key, freeze(items[key]))
+        else:
+            frozen = {freeze(k): freeze(v) for k, v in items.items()}
+            dict.__init__(self, ((k, frozen[k]) for k in canonical_order(frozen)))
+        self.__class__ = _shape(tuple(self))
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -79,14 +87,18 @@ class Record(dict):
         for name in changes:
             if name not in self:
                 raise KeyError(_unknown_field(self, name))
-        new = Record.__new__(Record)
+        new = Record.__new__(type(self))  # same keys, same shape
         dict.update(new, self)
         for name, value in changes.items():
             dict.__setitem__(new, name, freeze(value))
         return new
 
     def __hash__(self) -> int:  # type: ignore[override]
-        return hash(tuple(self.items()))
+        try:
+            return _cached_hash(self)  # the slot itself: no __getattr__ fallback
+        except AttributeError:
+            self._hash: int = hash(tuple(self.items()))
+            return self._hash
 
     def __repr__(self) -> str:
         inner = ", ".join(
@@ -105,6 +117,8 @@ class Record(dict):
         return (_record_from_pairs, (list(self.items()),))
 
 
+_cached_hash = Record._hash.__get__  # type: ignore[attr-defined]
+
 State = Record
 """A state is a Record of the spec's variables; the alias is for type hints."""
 
@@ -122,10 +136,31 @@ def _record_from_pairs(pairs: Iterable[tuple[Any, Any]]) -> Record:
     """Build a Record from pairs that are already frozen and in canonical order."""
     record = Record.__new__(Record)
     dict.update(record, pairs)
+    record.__class__ = _shape(tuple(record))
     return record
 
 
-_ATOMS = frozenset({int, str, bool, bytes, type(None), Record})
+# Field access is the commonest operation of spec code. `Record.__getattr__` runs only after
+# the normal lookup failed (slow: ~0.4 us), so each set of string keys gets its own subclass
+# with a property per field (~0.04 us). Records of other keys (maps by broker id...) stay
+# plain Records, so there are as many shapes as the spec has kinds of records.
+_shapes: dict[tuple[Any, ...], type[Record]] = {}
+
+
+def _shape(keys: tuple[Any, ...]) -> type[Record]:
+    shape = _shapes.get(keys)
+    if shape is None:
+        if all(type(k) is str and k.isidentifier() for k in keys):
+            fields = {k: property(itemgetter(k)) for k in keys}
+            shape = type("Record", (Record,), {"__slots__": (), **fields})
+            _ATOMS.add(shape)
+        else:
+            shape = Record
+        _shapes[keys] = shape
+    return shape
+
+
+_ATOMS = {int, str, bool, bytes, type(None), Record}  # and every shape of Record
 
 
 def freeze(value: Any) -> Any:
@@ -157,7 +192,7 @@ def put(container: Any, key: Any, value: Any) -> Any:
         return container[:key] + (freeze(value),) + container[key + 1 :]
     if isinstance(container, Record):
         if key in container:
-            new = Record.__new__(Record)
+            new = Record.__new__(type(container))
             dict.update(new, container)
             dict.__setitem__(new, key, freeze(value))
             return new
@@ -178,8 +213,8 @@ def _default(value: Any) -> Any:
         cached = _set_encodings.get(id(value))
         if cached is not None and cached[0] is value:
             return cached[1]
-        ext = msgpack.ExtType(_SET_EXT, b"".join(sorted(encode(x) for x in value)))
-        if len(_set_encodings) >= _SET_CACHE_SIZE:
+        ext = msgpack.ExtType(_SET_EXT, b"".join(sorted(map(_element, value))))
+        if len(_set_encodings) >= _CACHE_SIZE:
             _set_encodings.clear()
         _set_encodings[id(value)] = (value, ext)  # holding `value` keeps its id unique
         return ext
@@ -188,9 +223,23 @@ def _default(value: Any) -> Any:
     raise StateError(f"a {type(value).__name__} cannot be part of a state (got {value!r})")
 
 
+def _element(value: Any) -> bytes:
+    """The encoding of a set element. A set built from another (`s.msgs | {m}`) shares its
+    element objects, so element encodings are cached by identity too (values are immutable)."""
+    cached = _element_encodings.get(id(value))
+    if cached is not None and cached[0] is value:
+        return cached[1]
+    data = encode(value)
+    if len(_element_encodings) >= _CACHE_SIZE:
+        _element_encodings.clear()
+    _element_encodings[id(value)] = (value, data)
+    return data
+
+
 _EMPTY_SET = msgpack.ExtType(_SET_EXT, b"")
-_SET_CACHE_SIZE = 4096
+_CACHE_SIZE = 4096
 _set_encodings: dict[int, tuple[frozenset[Any], msgpack.ExtType]] = {}
+_element_encodings: dict[int, tuple[Any, bytes]] = {}
 # One Packer per nesting level: `_default` encodes set elements while an outer pack is still
 # in progress, and a Packer must not be re-entered.
 _packers: list[msgpack.Packer] = []
@@ -212,15 +261,64 @@ def encode(value: Any) -> bytes:
         _depth -= 1
 
 
+class DeltaEncoder:
+    """Encodes the successors of one state. A successor built by `replace`/`put` shares its
+    unchanged field values (the same objects) with the state, so their encodings are copied
+    from the state's own bytes instead of being packed again. The bytes are exactly
+    `encode(successor)`. Build it with `decode_with_encoder`."""
+
+    __slots__ = ("_fields", "_header", "_keys", "_values")
+
+    def __init__(
+        self, header: bytes, keys: list[bytes], fields: list[bytes], values: list[Any]
+    ) -> None:
+        self._header = header
+        self._keys = keys  # the encoding of each key
+        self._fields = fields  # the encoding of each key and its value
+        self._values = values
+
+    def encode(self, succ: Record) -> bytes:
+        """`encode(succ)` for a Record with the same keys as the state."""
+        parts = [self._header]
+        append = parts.append
+        for field, key, old, new in zip(self._fields, self._keys, self._values, succ.values()):
+            append(field if new is old else key + encode(new))
+        return b"".join(parts)
+
+
+def decode_with_encoder(data: bytes) -> tuple[Record, DeltaEncoder]:
+    """Decode an encoded state, and note where each field's bytes are for its successors."""
+    unpacker = _unpacker()
+    unpacker.feed(data)
+    size = unpacker.read_map_header()
+    tell, unpack = unpacker.tell, unpacker.unpack
+    header_end = tell()
+    names, values, keys, fields = [], [], [], []
+    for _ in range(size):
+        start = tell()
+        names.append(unpack())
+        middle = tell()
+        values.append(unpack())
+        end = tell()
+        keys.append(data[start:middle])
+        fields.append(data[start:end])
+    state = _record_from_pairs(zip(names, values))
+    return state, DeltaEncoder(data[:header_end], keys, fields, values)
+
+
+def _unpacker() -> msgpack.Unpacker:
+    return msgpack.Unpacker(
+        use_list=False,
+        object_pairs_hook=_record_from_pairs,
+        ext_hook=_ext_hook,
+        strict_map_key=False,
+        raw=False,
+    )
+
+
 def _ext_hook(code: int, data: bytes) -> Any:
     if code == _SET_EXT:
-        unpacker = msgpack.Unpacker(
-            use_list=False,
-            object_pairs_hook=_record_from_pairs,
-            ext_hook=_ext_hook,
-            strict_map_key=False,
-            raw=False,
-        )
+        unpacker = _unpacker()
         unpacker.feed(data)
         return frozenset(unpacker)
     raise StateError(f"unknown msgpack extension type {code}")

@@ -51,3 +51,16 @@ def replay(model: Model, chain: Sequence[tuple[int, int, int]]) -> list[Step]:
             event = Event("(@on failed)", "local", message=exc.message)
         steps.append(Step(act.name, act.describe(binding), state, event))
     return steps
+
+
+def chain_from_positions(model: Model, positions: Sequence[int]) -> list[tuple[int, int, int]]:
+    """The chain (as `chain_to` builds it) of a state given by its initial state's index and
+    then its position in each parent's `Model.expand` list, as the local engine stores it."""
+    init = model.initial()[positions[0]]
+    chain = [(init.action, init.binding, init.fp)]
+    data = init.data
+    for position in positions[1:]:
+        succ = model.expand(data)[position]
+        chain.append((succ.action, succ.binding, succ.fp))
+        data = succ.data
+    return chain

@@ -4,7 +4,17 @@ import sys
 
 import pytest
 
-from checker.state import Record, StateError, decode, encode, fingerprint, freeze, put, without
+from checker.state import (
+    Record,
+    StateError,
+    decode,
+    decode_with_encoder,
+    encode,
+    fingerprint,
+    freeze,
+    put,
+    without,
+)
 
 
 def test_record_keys_are_canonical_whatever_the_construction_order():
@@ -123,3 +133,29 @@ def test_put_refuses_indexes_out_of_range():
         put((1, 2, 3), 3, 0)
     with pytest.raises(IndexError):
         put((1, 2, 3), -1, 0)
+
+
+def test_successors_encode_by_copying_shared_fields_exactly_as_a_full_encode():
+    state = Record(
+        log=(1, 2), isr=frozenset({0, 1}), msgs=frozenset({Record(type="a", to=1)}), leader=None
+    )
+    state, encoder = decode_with_encoder(encode(state))
+    successors = [
+        state.replace(leader=1),
+        state.replace(isr=state.isr | {2}),
+        state.replace(msgs=state.msgs | {Record(type="b", to=0)}, log=put(state.log, 0, 7)),
+        Record(log=(1, 2), isr={0, 1}, msgs=state.msgs, leader=0),  # built anew
+        state,
+    ]
+    for succ in successors:
+        assert encoder.encode(succ) == encode(succ)
+
+
+def test_records_of_the_same_fields_share_a_shape_with_fast_field_access():
+    a, b = Record(x=1, y=2), decode(encode(Record(y=5, x=0)))
+    assert type(a) is type(b) and isinstance(a, Record) and type(a).__name__ == "Record"
+    assert (a.x, b.y, a.replace(x=3).x) == (1, 5, 3)
+    assert type(Record({0: 1})) is Record  # maps keyed by ids get no properties
+    with pytest.raises(AttributeError, match="did you mean 'x'"):
+        _ = a.xx
+    assert Record(x=1) == {"x": 1} and hash(Record(x=1)) == hash(Record(x=1))

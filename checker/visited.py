@@ -1,0 +1,85 @@
+"""What the local engine remembers about every state it found: 16 bytes.
+
+`Visited` is the set of fingerprints (8 bytes each: a sorted numpy array of the earlier
+levels, plus a Python set for the level being built, merged into the array when the level
+ends). `Links` gives each state, numbered in order of discovery, its parent's number and its
+position in the parent's `Model.expand` list (4 + 4 bytes); a trace is rebuilt from them by
+expanding along the chain (checker.trace).
+"""
+
+from __future__ import annotations
+
+from array import array
+
+import numpy as np
+
+ROOT = -1  # the parent number of an initial state (its position is its index in init())
+
+
+class Visited:
+    def __init__(self) -> None:
+        self._sorted = np.empty(0, dtype=np.uint64)
+        self._level: set[int] = set()
+
+    def __len__(self) -> int:
+        return len(self._sorted) + len(self._level)
+
+    def known(self, fps: np.ndarray) -> np.ndarray:
+        """A boolean mask: which of `fps` (uint64) were found before."""
+        found = np.zeros(len(fps), dtype=bool)
+        if len(self._sorted):
+            at = np.searchsorted(self._sorted, fps)
+            at[at == len(self._sorted)] = 0
+            found = self._sorted[at] == fps
+        if self._level:
+            level = self._level
+            rest = np.flatnonzero(~found)
+            found[rest] = [fp in level for fp in fps[rest].tolist()]
+        return found
+
+    def __contains__(self, fp: int) -> bool:
+        return bool(self.known(np.array([fp], dtype=np.uint64))[0])
+
+    def add(self, fps: np.ndarray) -> None:
+        self._level.update(fps.tolist())
+
+    def end_level(self) -> None:
+        """Merge this level's fingerprints into the sorted array."""
+        if self._level:
+            new = np.fromiter(self._level, dtype=np.uint64, count=len(self._level))
+            merged = np.concatenate([self._sorted, np.sort(new)])
+            merged.sort(kind="stable")  # two sorted runs: a linear merge
+            self._sorted = merged
+            self._level = set()
+
+    @property
+    def nbytes(self) -> int:
+        return self._sorted.nbytes + 8 * len(self._level)
+
+
+class Links:
+    def __init__(self) -> None:
+        self.parent = array("i")
+        self.position = array("I")
+
+    def __len__(self) -> int:
+        return len(self.parent)
+
+    def add(self, parents: np.ndarray, positions: np.ndarray) -> None:
+        self.parent.frombytes(parents.astype(np.int32).tobytes())
+        self.position.frombytes(positions.astype(np.uint32).tobytes())
+
+    def chain(self, state: int) -> list[int]:
+        """The positions from an initial state (its init index first) down to `state`."""
+        positions = []
+        while state != ROOT:
+            positions.append(self.position[state])
+            state = self.parent[state]
+        positions.reverse()
+        return positions
+
+    @property
+    def nbytes(self) -> int:
+        return self.parent.itemsize * len(self.parent) + self.position.itemsize * len(
+            self.position
+        )

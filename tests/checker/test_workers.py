@@ -1,0 +1,89 @@
+"""The local engine gives the same result whatever the number of worker processes, the
+chunking and the spilling of levels to disk: the verdict, every count and the trace."""
+
+from __future__ import annotations
+
+import pytest
+
+from checker import Record, Spec, action, invariant
+from checker.bfs import Options, check
+from checker.loader import load_model
+from checker.model import Model
+from tests.bundled import BUNDLED
+from tests.conftest import ROOT
+
+
+def summary(result) -> tuple:
+    return (
+        result.verdict,
+        result.invariant,
+        result.bound,
+        result.distinct_states,
+        result.states_generated,
+        result.depth,
+        result.queue,
+        [(step.action, step.params, step.state) for step in result.trace],
+        [(c.name, c.fired, c.new) for c in result.coverage],
+        result.error and (result.error.name, result.error.params, result.error.message),
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "constants", "options"),
+    [
+        ("specs/examples/two_phase.py", {"rm": "3"}, {}),
+        ("specs/examples/die_hard.py", {}, {}),
+        ("specs/kip903.py", {"max_unclean_shutdowns": "0", "fixed": "false"}, {}),
+        ("specs/kip903.py", {"max_unclean_shutdowns": "0"}, {"max_states": 300}),
+        ("specs/kip903.py", {"max_unclean_shutdowns": "0"}, {"max_depth": 9}),
+        ("specs/kip996.py", {"max_epoch": "2", "max_records": "0"}, {"deadlock": True}),
+    ],
+)
+def test_two_workers_and_spilling_change_nothing(path, constants, options):
+    model = load_model(str(ROOT / path), constants)
+    one = summary(check(model, Options(**options)))
+    assert summary(check(model, Options(workers=2, **options))) == one
+    assert summary(check(model, Options(spill_bytes=1, **options))) == one
+
+
+class Walk(Spec):
+    """x goes up by 1 or 2; the action raises at x = 5, the invariant at x = 6."""
+
+    def init(self):
+        return Record(x=0)
+
+    @action(step=(1, 2))
+    def move(self, s, step):
+        if s.x == 5:
+            raise ValueError("five")
+        return s.replace(x=s.x + step) if s.x < 8 else None
+
+    @invariant
+    def small(self, s):
+        if s.x == 6:
+            raise ValueError("six")
+        return True
+
+
+def test_errors_raised_in_worker_processes_are_reported_as_in_one_process():
+    one = check(Model(Walk()))
+    two = check(Model(Walk()), Options(workers=2))
+    assert one.verdict == "error" and one.error.name == "small"  # x = 6 is found before 5 expands
+    assert [s.state.x for s in one.trace] == [0, 2, 4, 6]
+    assert summary(two) == summary(one)
+
+
+def test_every_bundled_spec_with_two_workers():
+    for path, constants, verdict, distinct in BUNDLED:
+        model = load_model(str(ROOT / path), constants)
+        result = check(model, Options(workers=2))
+        assert result.verdict == verdict, path
+        if distinct is not None:
+            assert result.distinct_states == distinct, path
+
+
+def test_sixteen_bytes_per_state_for_the_visited_set_and_links():
+    result = check(load_model(str(ROOT / "specs/examples/two_phase.py"), {"rm": "4"}))
+    assert result.distinct_states == 1_568
+    assert result.visited_bytes == 8 * 1_568
+    assert result.link_bytes == 8 * 1_568

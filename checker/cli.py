@@ -325,12 +325,15 @@ def graph(
     g = state_space_graph(model, max_states)
     dot_text = dot.to_dot(g, model.name)
     if dot_path:
-        dot.write(g, dot_path, model.name)
+        with outputs.writing("--dot", dot_path):
+            dot.write(g, dot_path, model.name)
     for fmt in ("svg", "png"):
         if paths[fmt]:
-            graphviz.render(dot_text, fmt, paths[fmt])  # type: ignore[arg-type]
+            with outputs.writing(f"--{fmt}", paths[fmt]):  # type: ignore[arg-type]
+                graphviz.render(dot_text, fmt, paths[fmt])  # type: ignore[arg-type]
     if mermaid_path:
-        mermaid.write(mermaid.flowchart(g), mermaid_path)
+        with outputs.writing("--mermaid", mermaid_path):
+            mermaid.write(mermaid.flowchart(g), mermaid_path)
     if not any(paths.values()):
         click.echo(dot_text, nl=False)
     else:

@@ -83,17 +83,17 @@ class Outputs:
     def write(self, runs: Sequence[Checked], *, multi: bool) -> None:
         results = [c.result for c in runs]
         if self.json_path:
-            with _writing("--json", self.json_path):
+            with writing("--json", self.json_path):
                 if multi:
                     json_report.write_many(results, self.json_path)
                 else:
                     assert isinstance(results[0], CheckResult)
                     json_report.write(results[0], self.json_path)
         if self.junit_path:
-            with _writing("--junit", self.junit_path):
+            with writing("--junit", self.junit_path):
                 junit.write(results, self.junit_path)
         if self.sarif_path:
-            with _writing("--sarif", self.sarif_path):
+            with writing("--sarif", self.sarif_path):
                 sarif.write(runs, self.sarif_path)
         taken: set[str] = set()
         for result in results:
@@ -110,12 +110,12 @@ class Outputs:
                         err=True,
                     )
                     continue
-                with _writing(f"--{name}", target):
+                with writing(f"--{name}", target):
                     write_trace_output(name, result, target)
 
 
 @contextmanager
-def _writing(option: str, path: str) -> Iterator[None]:
+def writing(option: str, path: str) -> Iterator[None]:
     """validate() cannot foresee every failure (a full disk, a folder removed during the run):
     such a write is a clean error too, not a traceback."""
     try:

@@ -85,6 +85,7 @@ class Case:
     args: tuple[str, ...] = ()
     name: str = "spec.py"
     report: bool = False  # the run happened: the text report is printed
+    command: str = "check"
 
 
 CASES = [
@@ -204,6 +205,13 @@ CASES = [
         ("--json /dev/full: cannot write: No space left on device",),
         args=("--json", "/dev/full"),
         report=True,
+    ),
+    Case(
+        "graph-write-fails",
+        151,
+        ("--dot /dev/full: cannot write: No space left on device",),
+        args=("--dot", "/dev/full"),
+        command="graph",
     ),
     Case("spark-option-alone", 151, ("--master is for --engine spark",), args=("--master", "x")),
     # -- spec code during the run: 75, with the trace to the state
@@ -346,7 +354,7 @@ def _run(mc, tmp_path, case: Case, *flags: str):
     args = [a.replace("{tmp}", str(work)) for a in case.args]
     if "/dev/full" in args and not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full here")
-    return mc(*flags, "check", path, *args), path, work
+    return mc(*flags, case.command, path, *args), path, work
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import inspect
 import signal
+import socket
 import sys
 import traceback
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import click
 
 from checker import __version__, batch, bfs, spark_engine
-from checker.errors import ConfigError, ExitCode, McError, SpecError
+from checker.deadline import Deadline
+from checker.errors import (
+    ConfigError,
+    EngineError,
+    EvaluationError,
+    ExitCode,
+    McError,
+    SpecError,
+)
 from checker.graph import DEFAULT_MAX_STATES, state_space_graph
 from checker.loader import NoSpecError, import_spec_module, load_model, spec_class
 from checker.model import Model
@@ -53,6 +63,8 @@ define_option = click.option(
 def cli(ctx: click.Context, debug: bool) -> None:
     """mc: an explicit-state model checker for protocol specs written in Python."""
     ctx.obj = {"debug": debug}
+    EvaluationError.engine_frames = debug
+    ctx.call_on_close(lambda: setattr(EvaluationError, "engine_frames", False))  # in-process runs
 
 
 @cli.command()
@@ -69,6 +81,13 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @click.option("--max-depth", type=click.IntRange(min=1), help="Explore states up to this depth.")
 @click.option(
     "--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Stop each spec's search after SECONDS (exit 152, partial counts) and say which"
+    " action, guard or invariant was running: a bound for code that never returns.",
 )
 @click.option("--json", "json_path", metavar="PATH", help="Also write the result as JSON.")
 @click.option(
@@ -109,6 +128,7 @@ def check(
     deadlock: bool,
     max_depth: int | None,
     max_states: int | None,
+    timeout: float | None,
     json_path: str | None,
     progress_interval: float,
     engine: str,
@@ -125,17 +145,20 @@ def check(
     wanted = outputs.Outputs(json_path=json_path, **report_paths)
     wanted.validate()
     files = batch.spec_files(specs)
+    if not files:
+        raise SpecError(f"{', '.join(specs)}: no spec to check (no .py file in it)")
     options = bfs.Options(deadlock=deadlock, max_depth=max_depth, max_states=max_states)
+    run = _Run(options, progress_interval, timeout)
     constants = _parse_defines(defines)
     explorer = _explorer(engine, master, remote, spark_conf)
     try:
         if len(specs) == 1 and files and files[0].explicit:  # one spec file: errors end the run
             model = load_model(files[0].path, constants, invariants or None)
-            result = _explore(model, options, progress_interval, explorer)
+            result = _explore(model, run, explorer)
             click.echo(text.render(result), nl=False)
             wanted.write([Checked(result, model)], multi=False)
             return int(result.exit_code)
-        runs = _check_many(files, constants, invariants, options, progress_interval, explorer)
+        runs = _check_many(files, constants, invariants, run, explorer)
     finally:
         if explorer is not None:
             explorer.close()
@@ -158,28 +181,59 @@ def _explorer(
         return None
     if master and remote:
         raise ConfigError("--master and --remote exclude each other")
+    if master and master.startswith("spark://"):
+        _require_reachable(master)
     conf = _parse_pairs(spark_conf, "--spark-conf", "KEY=VALUE")
     return spark_engine.Explorer(master=master, remote=remote, conf=conf)
 
 
+def _require_reachable(master: str) -> None:
+    """Spark retries a standalone master it cannot reach for about a minute, printing Java stack
+    traces; one TCP connection says it at once. (A port that answers but is no Spark master
+    is left to Spark's own error.)"""
+    problems = []
+    for address in master.removeprefix("spark://").split(","):  # several with ZooKeeper HA
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            raise ConfigError(f"--master {master}: expected spark://HOST:PORT[,HOST:PORT...]")
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+            return
+        except OSError as exc:
+            problems.append(f"{address}: {exc.strerror or exc}")
+    raise EngineError(f"--master {master}: no Spark master answers ({'; '.join(problems)})")
+
+
+@dataclass(frozen=True)
+class _Run:
+    """How each spec of a `mc check` run is explored."""
+
+    options: bfs.Options
+    progress_interval: float
+    timeout: float | None
+
+
 def _explore(
-    model: Model,
-    options: bfs.Options,
-    progress_interval: float,
-    explorer: spark_engine.Explorer | None = None,
+    model: Model, run: _Run, explorer: spark_engine.Explorer | None = None
 ) -> CheckResult:
-    progress = Progress(interval=progress_interval) if progress_interval > 0 else None
-    if explorer is not None:
-        return explorer.check(model, options, progress)
-    return bfs.check(model, options, progress)
+    interval = run.progress_interval
+    progress = Progress(interval=interval) if interval > 0 else None
+    with Deadline(model, run.timeout) as deadline:
+        if explorer is not None:
+            result = explorer.check(model, run.options, progress)
+        else:
+            result = bfs.check(model, run.options, progress)
+    if deadline.fired and result.verdict == "incomplete":
+        result.bound = deadline.bound
+        click.echo(f"mc: {deadline.note}", err=True)
+    return result
 
 
 def _check_many(
     files: Sequence[batch.SpecFile],
     constants: dict[str, str],
     invariants: Sequence[str],
-    options: bfs.Options,
-    progress_interval: float,
+    run: _Run,
     explorer: spark_engine.Explorer | None = None,
 ) -> list[Checked]:
     """Load every spec first (so a misspelt -D fails before hours of checking), then check
@@ -214,7 +268,7 @@ def _check_many(
     if unknown:
         raise ConfigError(f"{', '.join(unknown)}: no spec of this run declares it")
     if not loaded:
-        raise SpecError(f"{', '.join(str(f) for f in files) or 'no file'}: no spec to check")
+        raise SpecError(f"{', '.join(str(f) for f in files)}: no spec to check")
     runs: list[Checked] = []
     for item in loaded:
         if isinstance(item, NotChecked):
@@ -222,7 +276,7 @@ def _check_many(
             runs.append(Checked(item))
             continue
         try:
-            result = _explore(item, options, progress_interval, explorer)
+            result = _explore(item, run, explorer)
         except McError as exc:
             click.echo(f"mc: error: {exc}", err=True)
             runs.append(Checked(NotChecked(item.path, str(exc), exc.exit_code)))
@@ -271,12 +325,15 @@ def graph(
     g = state_space_graph(model, max_states)
     dot_text = dot.to_dot(g, model.name)
     if dot_path:
-        dot.write(g, dot_path, model.name)
+        with outputs.writing("--dot", dot_path):
+            dot.write(g, dot_path, model.name)
     for fmt in ("svg", "png"):
         if paths[fmt]:
-            graphviz.render(dot_text, fmt, paths[fmt])  # type: ignore[arg-type]
+            with outputs.writing(f"--{fmt}", paths[fmt]):  # type: ignore[arg-type]
+                graphviz.render(dot_text, fmt, paths[fmt])  # type: ignore[arg-type]
     if mermaid_path:
-        mermaid.write(mermaid.flowchart(g), mermaid_path)
+        with outputs.writing("--mermaid", mermaid_path):
+            mermaid.write(mermaid.flowchart(g), mermaid_path)
     if not any(paths.values()):
         click.echo(dot_text, nl=False)
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import traceback
 from enum import IntEnum
-from typing import Any
+from typing import Any, ClassVar
 
 _ENGINE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -17,7 +17,7 @@ class ExitCode(IntEnum):
     EVALUATION_ERROR = 75  # an action, invariant or init raised
     SPEC_ERROR = 150  # the spec cannot be loaded
     CONFIG_ERROR = 151  # bad options or constants
-    INCOMPLETE = 152  # a --max-states / --max-depth bound stopped the search
+    INCOMPLETE = 152  # a --max-states / --max-depth / --timeout bound stopped the search
     ENGINE_ERROR = 153  # the engine cannot run: no Java or pyspark, or Spark itself failed
 
 
@@ -52,6 +52,8 @@ class EvaluationError(McError):
     """
 
     exit_code = ExitCode.EVALUATION_ERROR
+    # `mc --debug`: keep mc's own frames in the traceback, to debug mc rather than the spec
+    engine_frames: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -73,7 +75,10 @@ class EvaluationError(McError):
 
     @property
     def spec_traceback(self) -> str:
-        """The traceback of the cause, without the engine's own frames."""
+        """The traceback of the cause, without the engine's own frames; with --debug, all of
+        it (and, when spec code raised nothing, where mc found the fault)."""
+        if EvaluationError.engine_frames:
+            return "".join(traceback.format_exception(self.cause or self))
         if self.cause is None:
             return ""
         frames = [
@@ -84,3 +89,8 @@ class EvaluationError(McError):
         lines = traceback.format_list(frames)
         lines += traceback.format_exception_only(type(self.cause), self.cause)
         return "".join(lines)
+
+
+class RunTimeout(KeyboardInterrupt):
+    """`mc check --timeout` expired. A KeyboardInterrupt, so that every engine stops as it does
+    on Ctrl-C: verdict "incomplete" with the partial counts (exit 152)."""

@@ -5,11 +5,12 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import traceback
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 
-from checker.errors import ConfigError, SpecError
+from checker.errors import ConfigError, McError, SpecError
 from checker.model import Model
 from checker.spec import Spec, actions_of, constants_of
 
@@ -49,8 +50,18 @@ def import_spec_module(path: str | os.PathLike[str]) -> ModuleType:
         raise SpecError(
             f"{exc.filename}:{exc.lineno}: syntax error: {exc.msg}\n    {(exc.text or '').strip()}"
         ) from exc
+    except McError:
+        raise  # already says where (e.g. an action defined twice)
     except Exception as exc:
-        raise SpecError(f"{path}: importing the spec raised {type(exc).__name__}: {exc}") from exc
+        raise SpecError(
+            f"{path}{_line_in(file, exc)}: importing the spec raised {type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def _line_in(file: Path, exc: BaseException) -> str:
+    """":N", the spec's line that the exception came through (the last one), or ""."""
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(file)]
+    return f":{lines[-1]}" if lines else ""
 
 
 class NoSpecError(SpecError):

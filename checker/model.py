@@ -133,7 +133,8 @@ class Model:
             self.invariants = tuple(declared.values())
 
     def _compile_action(self, name: str, fn: Callable[..., Any], domains: dict[str, Any]) -> Action:
-        where = f"action {name}"
+        code = fn.__code__
+        where = f"{code.co_filename}:{code.co_firstlineno}: action {name}"
         sig = list(inspect.signature(fn).parameters)
         if len(sig) < 2:
             raise SpecError(f"{where} must take (self, s, ...): the state comes after self")

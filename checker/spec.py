@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from checker.errors import SpecError
 from checker.state import Record
 
 __all__ = ["Constant", "On", "Spec", "action", "constant", "invariant", "on"]
@@ -168,7 +170,49 @@ def invariant(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-class Spec:
+def _role(value: Any) -> str | None:
+    """What a class-body member is to mc, if anything."""
+    if getattr(value, _ACTION, None) is not None:
+        return "an @action"
+    if getattr(value, _INVARIANT, None) is not None:
+        return "an @invariant"
+    if isinstance(value, Constant):
+        return "a constant"
+    return None
+
+
+class _ClassBody(dict):  # type: ignore[type-arg]
+    """The namespace a Spec class body runs in. Python lets a second `def step` silently replace
+    the first, so one of two actions (or invariants, or constants) of the same name would never
+    be checked: here it is an error that names both lines."""
+
+    def __init__(self, owner: str) -> None:
+        super().__init__()
+        self.owner = owner
+        self.lines: dict[str, int] = {}
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        body = sys._getframe(1)  # the class body's frame: where this name is bound
+        old = self.get(name)
+        redefined = name in self and inspect.unwrap(value) is not inspect.unwrap(old)
+        if redefined and (_role(old) or _role(value)):  # `step = action(step)` is fine
+            first, again = _role(old) or "a plain member", _role(value) or "a plain member"
+            raise SpecError(
+                f"{body.f_code.co_filename}:{body.f_lineno}: {self.owner}.{name} is defined twice"
+                f" ({first} on line {self.lines[name]}, {again} on line {body.f_lineno}); Python"
+                " would keep only the second: rename one"
+            )
+        self.lines[name] = body.f_lineno
+        super().__setitem__(name, value)
+
+
+class _SpecMeta(type):
+    @classmethod
+    def __prepare__(mcs, name: str, bases: tuple[type, ...], **kwargs: Any) -> _ClassBody:
+        return _ClassBody(name)
+
+
+class Spec(metaclass=_SpecMeta):
     """Base class of specs. Subclasses declare constants, `init`, actions and invariants."""
 
     def __init__(self, **constants: Any) -> None:

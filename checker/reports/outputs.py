@@ -12,7 +12,8 @@ Two kinds:
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
@@ -82,15 +83,18 @@ class Outputs:
     def write(self, runs: Sequence[Checked], *, multi: bool) -> None:
         results = [c.result for c in runs]
         if self.json_path:
-            if multi:
-                json_report.write_many(results, self.json_path)
-            else:
-                assert isinstance(results[0], CheckResult)
-                json_report.write(results[0], self.json_path)
+            with writing("--json", self.json_path):
+                if multi:
+                    json_report.write_many(results, self.json_path)
+                else:
+                    assert isinstance(results[0], CheckResult)
+                    json_report.write(results[0], self.json_path)
         if self.junit_path:
-            junit.write(results, self.junit_path)
+            with writing("--junit", self.junit_path):
+                junit.write(results, self.junit_path)
         if self.sarif_path:
-            sarif.write(runs, self.sarif_path)
+            with writing("--sarif", self.sarif_path):
+                sarif.write(runs, self.sarif_path)
         taken: set[str] = set()
         for result in results:
             if not isinstance(result, CheckResult):
@@ -106,7 +110,18 @@ class Outputs:
                         err=True,
                     )
                     continue
-                write_trace_output(name, result, target)
+                with writing(f"--{name}", target):
+                    write_trace_output(name, result, target)
+
+
+@contextmanager
+def writing(option: str, path: str) -> Iterator[None]:
+    """validate() cannot foresee every failure (a full disk, a folder removed during the run):
+    such a write is a clean error too, not a traceback."""
+    try:
+        yield
+    except OSError as exc:
+        raise ConfigError(f"{option} {path}: cannot write: {exc.strerror or exc}") from exc
 
 
 def check_writable(path: str, option: str) -> None:

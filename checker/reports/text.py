@@ -71,8 +71,11 @@ def headline(result: CheckResult) -> list[str]:
     elif err.kind == "invariant":
         what = f"invariant {err.name}"
     lines = [f"Error: {what} {err.message}"]
+    if err.kind != "init" and result.trace:  # the trace ends in the state it was evaluated in
+        lines.append(f"  in state {show(result.trace[-1].state)}")
     if err.traceback:
-        lines.append("Traceback (spec code only):")
+        if not err.traceback.startswith("Traceback"):  # with --debug it is Python's own
+            lines.append("Traceback (spec code only):")
         lines.extend("  " + line for line in err.traceback.rstrip().splitlines())
     return lines
 

@@ -1,0 +1,110 @@
+"""`mc check --timeout`: a wall-clock bound on a run, for any engine.
+
+A SIGALRM handler raises RunTimeout, a KeyboardInterrupt, so the engine stops as on Ctrl-C
+(verdict "incomplete", partial counts). The handler runs in whatever frame was executing, so it
+can tell which spec function was running: a guard that never returns is named with its
+parameters and its state, not just reported as "slow".
+"""
+
+from __future__ import annotations
+
+import inspect
+import signal
+from collections.abc import Callable
+from types import CodeType, FrameType, TracebackType
+from typing import Any
+
+from checker.errors import ConfigError, RunTimeout
+from checker.model import Model
+from checker.state import Record
+from checker.values import show
+
+
+class Deadline:
+    """Arms the timer on enter and disarms it on exit; `where` says what it interrupted."""
+
+    def __init__(self, model: Model, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.fired = False
+        self.where: str | None = None  # e.g. "action spin(k=1) at spec.py:9 in state {n: 1}"
+        self._previous: Any = None
+        self._roles = _spec_functions(model) if seconds is not None else {}
+
+    def __enter__(self) -> Deadline:
+        if self.seconds is not None:
+            if not hasattr(signal, "setitimer"):
+                raise ConfigError("--timeout needs SIGALRM, which this platform lacks")
+            self._previous = signal.signal(signal.SIGALRM, self._expire)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.seconds is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            previous = self._previous
+            signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+
+    @property
+    def bound(self) -> str:
+        return f"--timeout {self.seconds:g} s reached"
+
+    @property
+    def note(self) -> str:
+        """What stopped the run, and in which spec code."""
+        where = f" while evaluating {self.where}" if self.where else ""
+        return f"stopped by --timeout {self.seconds:g} s{where}"
+
+    def _expire(self, signum: int, frame: FrameType | None) -> None:
+        self.fired = True
+        self.where = self._innermost_spec_call(frame)
+        raise RunTimeout(self.bound)
+
+    def _innermost_spec_call(self, frame: FrameType | None) -> str | None:
+        while frame is not None:
+            role = self._roles.get(frame.f_code)
+            if role is not None:
+                return _describe(role, frame)
+            frame = frame.f_back
+        return None  # in the engine, between spec calls
+
+
+# What a function is ("action spin") and, for an action, its parameters (shown with values)
+_Role = tuple[str, tuple[str, ...] | None]
+
+
+def _spec_functions(model: Model) -> dict[CodeType, _Role]:
+    """The code of every function of the spec that the engines call."""
+    roles: dict[CodeType, _Role] = {}
+
+    def add(fn: Callable[..., Any], role: _Role) -> None:
+        # a bound method's function; a shared invariant's predicate, not its wrapper
+        code = getattr(inspect.unwrap(getattr(fn, "__func__", fn)), "__code__", None)
+        if code is not None:
+            roles.setdefault(code, role)
+
+    add(model.spec.init, ("init", None))
+    for act in model.actions:
+        add(act.fn, (f"action {act.name}", act.params))
+        for param, domain in zip(act.params, act.domains):
+            if callable(domain):
+                add(domain, (f"the domain of {param!r} of action {act.name}", None))
+    for inv in model.invariants:
+        add(inv.fn, (f"invariant {inv.name}", None))
+    return roles
+
+
+def _describe(role: _Role, frame: FrameType) -> str:
+    what, params = role
+    values = frame.f_locals
+    if params is not None:
+        what += "(" + ", ".join(f"{p}={show(values.get(p))}" for p in params) + ")"
+    code = frame.f_code
+    states = [values.get(a) for a in code.co_varnames[: code.co_argcount]]
+    state = next((s for s in states if isinstance(s, Record)), None)
+    where = f"{code.co_filename}:{frame.f_lineno}"
+    return f"{what} at {where}" if state is None else f"{what} at {where} in state {show(state)}"

@@ -1,0 +1,441 @@
+"""Every row of docs/errors.md: the bad input, its exit code and message, no Python traceback
+(unless --debug, which must show one for every error)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+
+import pytest
+
+from checker.errors import EvaluationError
+from tests.conftest import ROOT
+
+PYTHON_TRACEBACK = "Traceback (most recent call last)"
+
+COUNTER = """\
+from checker import Record, Spec, action, constant, invariant
+
+class Counter(Spec):
+    top = constant(3, "the largest value")
+
+    def init(self):
+        return {init}
+
+    @action(step=(1, 2))
+    def add(self, s, step):
+        if s.x + step > self.top:
+            return None
+        return {effect}
+
+    @invariant
+    def small(self, s):
+        return {holds}
+"""
+
+
+def counter(
+    init: str = "Record(x=0)", effect: str = "s.replace(x=s.x + step)", holds: str = "s.x < 10"
+) -> str:
+    """The Counter spec with one part replaced (lines: init 7, add 9-13, small 15-17)."""
+    return COUNTER.format(init=init, effect=effect, holds=holds)
+
+
+TWO_ACTIONS = """\
+from checker import Record, Spec, action, invariant
+
+class Dup(Spec):
+    def init(self):
+        return Record(x=0)
+
+    @action
+    def step(self, s):
+        return None
+
+    @{second}
+    def step(self, s):
+        return None
+"""
+
+SPIN = """\
+from checker import Record, Spec, action
+
+class Spin(Spec):
+    def init(self):
+        return Record(n=0)
+
+    @action(k=(1,))
+    def spin(self, s, k):
+        while s.n >= 1: pass  # a guard that never returns once n is 1
+        return s.replace(n=s.n + k)
+"""
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str  # the row's name in docs/errors.md
+    code: int
+    # Distinctive parts of stdout + stderr; {spec} is the spec's path, {tmp} a fresh folder
+    messages: tuple[str, ...]
+    source: str | None = counter()  # the spec file (None: no file; "/": an empty folder)
+    args: tuple[str, ...] = ()
+    name: str = "spec.py"
+    report: bool = False  # the run happened: the text report is printed
+    command: str = "check"
+
+
+CASES = [
+    # -- the spec file: 150, before any state is explored
+    Case("missing-spec", 150, ("{spec}: no such file",), source=None, name="missing.py"),
+    Case("not-python", 150, ("{spec}: a spec is a Python file (.py)",), "x = 1\n", name="a.txt"),
+    Case(
+        "empty-folder",
+        150,
+        ("{spec}: no spec to check (no .py file in it)",),
+        source="/",
+        name="specs",
+    ),
+    Case(
+        "syntax-error",
+        150,
+        ("{spec}:3: syntax error: ", "class S(Spec:"),
+        "from checker import Spec\n\nclass S(Spec:\n    pass\n",
+    ),
+    Case(
+        "import-error",
+        150,
+        (
+            "{spec}:2: importing the spec raised ModuleNotFoundError:"
+            " No module named 'no_such_module_here'",
+        ),
+        "from checker import Spec\nimport no_such_module_here\n",
+    ),
+    Case(
+        "bad-constant-default",
+        150,
+        (
+            "{spec}:4: importing the spec raised TypeError: a constant's default must be"
+            " an int, bool or str, not 1.5",
+        ),
+        counter().replace('constant(3, "the largest value")', "constant(1.5)"),
+    ),
+    Case("no-spec-class", 150, ("{spec}: defines no Spec subclass with actions",), "x = 1\n"),
+    Case(
+        "several-specs",
+        150,
+        ("{spec}: defines several specs (Counter, Faster); name one with `spec = <Class>`",),
+        counter() + "\nclass Faster(Counter):\n    top = constant(5)\n",
+    ),
+    Case(
+        "no-initial-state",
+        150,
+        ("Counter has no initial state: define init(self)",),
+        counter().replace("    def init(self):\n        return Record(x=0)\n", ""),
+    ),
+    Case("init-returns-nothing", 150, ("Counter.init() returned no initial state",), counter("[]")),
+    Case(
+        "no-actions",
+        150,
+        ("S declares no actions (decorate methods with @action)",),
+        "from checker import Record, Spec\n\nclass S(Spec):\n"
+        "    def init(self):\n        return Record(x=0)\n",
+    ),
+    Case(
+        "duplicate-action",
+        150,
+        (
+            "{spec}:12: Dup.step is defined twice (an @action on line 8, an @action on line 12);"
+            " Python would keep only the second: rename one",
+        ),
+        TWO_ACTIONS.format(second="action"),
+    ),
+    Case(
+        "action-invariant-clash",
+        150,
+        ("{spec}:12: Dup.step is defined twice (an @action on line 8, an @invariant on line 12)",),
+        TWO_ACTIONS.format(second="invariant"),
+    ),
+    Case(
+        "undecorated-override",
+        150,
+        ("{spec}: Faster.add overrides an action: decorate it with @action",),
+        counter() + "\nclass Faster(Counter):\n    def add(self, s, step):\n        return None\n"
+        "\nspec = Faster\n",
+    ),
+    Case(
+        "parameter-without-domain",
+        150,
+        ("{spec}:9: action add: parameter 'step' has no domain in @action(...)",),
+        counter().replace("@action(step=(1, 2))", "@action"),
+    ),
+    # -- the command line: 151, before any state is explored
+    Case(
+        "unknown-constant",
+        151,
+        ("-D nope: Counter has no constant 'nope' (constants: top)",),
+        args=("-D", "nope=1"),
+    ),
+    Case(
+        "constant-wrong-type",
+        151,
+        ("-D top=three: expected an integer, got 'three'",),
+        args=("-D", "top=three"),
+    ),
+    Case("define-without-value", 151, ("-D top: expected NAME=VALUE",), args=("-D", "top")),
+    Case(
+        "unknown-invariant",
+        151,
+        ("--invariant nope: Counter has no such invariant (invariants: small)",),
+        args=("--invariant", "nope"),
+    ),
+    Case(
+        "output-folder-missing",
+        151,
+        ("--json /nonexistent/dir/x.json: cannot write: no such folder /nonexistent/dir",),
+        args=("--json", "/nonexistent/dir/x.json"),
+    ),
+    Case("output-is-a-folder", 151, ("--json {tmp}: is a folder",), args=("--json", "{tmp}")),
+    Case(
+        "output-write-fails",
+        151,
+        ("--json /dev/full: cannot write: No space left on device",),
+        args=("--json", "/dev/full"),
+        report=True,
+    ),
+    Case(
+        "graph-write-fails",
+        151,
+        ("--dot /dev/full: cannot write: No space left on device",),
+        args=("--dot", "/dev/full"),
+        command="graph",
+    ),
+    Case("spark-option-alone", 151, ("--master is for --engine spark",), args=("--master", "x")),
+    # -- spec code during the run: 75, with the trace to the state
+    Case(
+        "action-returns-non-state",
+        75,
+        (
+            "Error: action add(step=1) returned {'x': 1}; an action returns None, a Record or"
+            " a list of Records\n  in state {x: 0}",
+        ),
+        counter(effect='{"x": 1}'),
+        report=True,
+    ),
+    Case(
+        "action-changes-variables",
+        75,
+        ("Error: action add(step=1) returned a state with variables ['y'], not ['x']",),
+        counter(effect="Record(y=1)"),
+        report=True,
+    ),
+    Case(
+        "set-of-unhashables",
+        75,
+        (
+            "Error: action add(step=1) raised TypeError: unhashable type: 'list'\n"
+            "  in state {x: 0}",
+            'File "{spec}", line 13, in add',
+        ),
+        counter(effect="s.replace(x={[1], [2]})"),
+        report=True,
+    ),
+    Case(
+        "float-nan",
+        75,
+        (
+            "Error: action add(step=1) raised StateError: floats cannot be part of a state"
+            " (got nan); use ints",
+        ),
+        counter(effect='s.replace(x=float("nan"))'),
+        report=True,
+    ),
+    Case(
+        "object-in-state",
+        75,
+        ("Error: action add(step=1) raised StateError: a object cannot be part of a state",),
+        counter(effect="s.replace(x=object())"),
+        report=True,
+    ),
+    Case(
+        "int-too-big",
+        75,
+        (
+            "Error: action add(step=1) built a state that cannot be encoded: cannot encode"
+            " 1180591620717411303424: integers must fit in 64 bits",
+        ),
+        counter(effect="s.replace(x=2**70)"),
+        report=True,
+    ),
+    Case(
+        "init-raises",
+        75,
+        ("Error: init raised KeyError: 'x'", 'File "{spec}", line 7, in init'),
+        counter(init='Record(x={}["x"])'),
+        report=True,
+    ),
+    Case(
+        "action-raises",
+        75,
+        (
+            "Error: action add(step=1) raised ZeroDivisionError: integer division or modulo by"
+            " zero\n  in state {x: 1}",
+            'File "{spec}", line 13, in add',
+            "The behavior up to the state where it failed, 2 states:",
+        ),
+        counter(effect="s.replace(x=s.x + step) if s.x == 0 else 1 // (s.x - 1)"),
+        report=True,
+    ),
+    Case(
+        "invariant-raises",
+        75,
+        (
+            "Error: invariant small raised ZeroDivisionError: integer division or modulo by zero"
+            "\n  in state {x: 2}",
+            'File "{spec}", line 17, in small',
+        ),
+        counter(holds="s.x < 10 // (2 - s.x)"),
+        report=True,
+    ),
+    Case(
+        "invariant-not-bool",
+        75,
+        ("Error: invariant small returned None; an invariant returns True or False",),
+        counter(holds="None"),
+        report=True,
+    ),
+    # -- bounds: 152, partial counts
+    Case(
+        "max-states",
+        152,
+        ("Search incomplete: --max-states 2 reached", "2 distinct states found"),
+        args=("--max-states", "2"),
+        report=True,
+    ),
+    Case(
+        "guard-never-returns",
+        152,
+        (
+            "Search incomplete: --timeout 0.5 s reached",
+            "2 distinct states found",
+            "mc: stopped by --timeout 0.5 s while evaluating action spin(k=1) at {spec}:9"
+            " in state {n: 1}",
+        ),
+        SPIN,
+        args=("--timeout", "0.5"),
+        report=True,
+    ),
+    # -- the engine: 153, before the spec is even loaded
+    Case(
+        "spark-master-unreachable",
+        153,
+        (
+            "--master spark://127.0.0.1:1: no Spark master answers (127.0.0.1:1: Connection"
+            " refused)",
+        ),
+        args=("--engine", "spark", "--master", "spark://127.0.0.1:1"),
+    ),
+]
+
+ERROR_CODES = {75, 150, 151, 153}  # 152 is a bound, not an error: --debug adds nothing
+
+
+def _run(mc, tmp_path, case: Case, *flags: str):
+    path = tmp_path / case.name
+    if case.source == "/":
+        path.mkdir()
+    elif case.source is not None:
+        path.write_text(case.source)
+    work = tmp_path / "work"
+    work.mkdir()
+    args = [a.replace("{tmp}", str(work)) for a in case.args]
+    if "/dev/full" in args and not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    return mc(*flags, case.command, path, *args), path, work
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input_gets_its_exit_code_and_message(mc, tmp_path, case):
+    result, path, work = _run(mc, tmp_path, case)
+    both = result.out + result.err
+    assert result.code == case.code, both
+    for message in case.messages:
+        assert message.replace("{spec}", str(path)).replace("{tmp}", str(work)) in both
+    assert result.out.startswith("Checking ") == case.report
+    assert PYTHON_TRACEBACK not in both
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if c.code in ERROR_CODES], ids=lambda c: c.id
+)
+def test_debug_adds_a_python_traceback(mc, tmp_path, case):
+    result, _, _ = _run(mc, tmp_path, case, "--debug")
+    assert result.code == case.code
+    assert PYTHON_TRACEBACK in result.out + result.err
+    assert not EvaluationError.engine_frames  # reset: later in-process runs are not --debug
+
+
+def _mc_without_java(tmp_path, *flags: str) -> subprocess.CompletedProcess[str]:
+    spec = tmp_path / "spec.py"
+    spec.write_text(counter())
+    env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
+    env["PATH"] = str(tmp_path)  # no java on it (Python itself is run by its full path)
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "checker", *flags, "check", str(spec), "--engine", "spark"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+
+
+def test_java_missing(tmp_path):
+    proc = _mc_without_java(tmp_path)
+    assert proc.returncode == 153
+    assert "the Spark engine needs Java 17 or newer, and no `java` was found" in proc.stderr
+    assert "install it, e.g. with scripts/ensure-java.sh" in proc.stderr
+    assert proc.stdout == "" and PYTHON_TRACEBACK not in proc.stderr
+    debug = _mc_without_java(tmp_path, "--debug")
+    assert debug.returncode == 153 and PYTHON_TRACEBACK in debug.stderr
+
+
+def test_the_timeout_is_disarmed_after_the_run(mc, write_spec):
+    before = signal.getsignal(signal.SIGALRM)
+    result = mc("check", write_spec(counter()), "--timeout", "600")
+    assert result.code == 0
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) is before
+
+
+def test_decorating_in_place_is_no_duplicate(mc, write_spec):
+    spec = write_spec(
+        """\
+        from checker import Record, Spec, action, invariant
+
+        class S(Spec):
+            def init(self):
+                return Record(x=0)
+
+            def step(self, s):
+                return s.replace(x=1)
+            step = action(step)
+
+            def small(self, s):
+                return s.x < 2
+            small = invariant(small)
+        """
+    )
+    result = mc("check", spec)
+    assert result.code == 0 and "All invariants hold over 2 distinct states." in result.out
+
+
+def test_every_row_of_docs_errors_md_is_a_case_here():
+    doc = (ROOT / "docs" / "errors.md").read_text()
+    rows = dict(re.findall(r"^\| `([a-z-]+)` \|.*\| (\d+) \|$", doc, flags=re.MULTILINE))
+    tested = {c.id: str(c.code) for c in CASES} | {"java-missing": "153"}
+    assert rows == tested
+    assert len(rows) >= 20

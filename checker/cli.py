@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import click
 
-from checker import __version__, batch, bfs, spark_engine
+from checker import __version__, batch, bfs, simulation, spark_engine
 from checker.deadline import Deadline
 from checker.errors import (
     ConfigError,
@@ -56,6 +56,30 @@ define_option = click.option(
 )
 
 
+invariant_option = click.option(
+    "--invariant",
+    "invariants",
+    metavar="NAME",
+    multiple=True,
+    help="Check only this invariant (repeatable). Default: all the spec declares.",
+)
+deadlock_option = click.option(
+    "--deadlock", is_flag=True, help="Report states with no enabled action (exit 11)."
+)
+json_option = click.option(
+    "--json", "json_path", metavar="PATH", help="Also write the result as JSON."
+)
+progress_option = click.option(
+    "--progress",
+    "progress_interval",
+    type=click.FloatRange(min=0),
+    default=5.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Seconds between progress lines on stderr (0: none). A terminal gets a live bar.",
+)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mc")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
@@ -70,14 +94,8 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @cli.command()
 @click.argument("specs", metavar="SPEC...", nargs=-1, required=True, type=click.Path())
 @define_option
-@click.option(
-    "--invariant",
-    "invariants",
-    metavar="NAME",
-    multiple=True,
-    help="Check only this invariant (repeatable). Default: all the spec declares.",
-)
-@click.option("--deadlock", is_flag=True, help="Report states with no enabled action (exit 11).")
+@invariant_option
+@deadlock_option
 @click.option("--max-depth", type=click.IntRange(min=1), help="Explore states up to this depth.")
 @click.option(
     "--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states."
@@ -89,16 +107,15 @@ def cli(ctx: click.Context, debug: bool) -> None:
     help="Stop each spec's search after SECONDS (exit 152, partial counts) and say which"
     " action, guard or invariant was running: a bound for code that never returns.",
 )
-@click.option("--json", "json_path", metavar="PATH", help="Also write the result as JSON.")
 @click.option(
-    "--progress",
-    "progress_interval",
-    type=click.FloatRange(min=0),
-    default=5.0,
+    "--workers",
+    type=click.IntRange(min=1),
+    default=1,
     show_default=True,
-    metavar="SECONDS",
-    help="Seconds between progress lines on stderr (0: none). A terminal gets a live bar.",
+    help="Local engine: processes expanding states (same result for any number).",
 )
+@json_option
+@progress_option
 @click.option(
     "--engine",
     type=click.Choice(["local", "spark"]),
@@ -129,6 +146,7 @@ def check(
     max_depth: int | None,
     max_states: int | None,
     timeout: float | None,
+    workers: int,
     json_path: str | None,
     progress_interval: float,
     engine: str,
@@ -147,7 +165,11 @@ def check(
     files = batch.spec_files(specs)
     if not files:
         raise SpecError(f"{', '.join(specs)}: no spec to check (no .py file in it)")
-    options = bfs.Options(deadlock=deadlock, max_depth=max_depth, max_states=max_states)
+    if workers > 1 and engine != "local":
+        raise ConfigError("--workers is for --engine local (Spark has its own executors)")
+    options = bfs.Options(
+        deadlock=deadlock, max_depth=max_depth, max_states=max_states, workers=workers
+    )
     run = _Run(options, progress_interval, timeout)
     constants = _parse_defines(defines)
     explorer = _explorer(engine, master, remote, spark_conf)
@@ -155,9 +177,7 @@ def check(
         if len(specs) == 1 and files and files[0].explicit:  # one spec file: errors end the run
             model = load_model(files[0].path, constants, invariants or None)
             result = _explore(model, run, explorer)
-            click.echo(text.render(result), nl=False)
-            wanted.write([Checked(result, model)], multi=False)
-            return int(result.exit_code)
+            return _report(result, model, wanted)
         runs = _check_many(files, constants, invariants, run, explorer)
     finally:
         if explorer is not None:
@@ -213,11 +233,21 @@ class _Run:
     timeout: float | None
 
 
+def _report(result: CheckResult, model: Model, wanted: outputs.Outputs) -> int:
+    """A one-spec run's report: text on stdout, the files asked for; its exit code."""
+    click.echo(text.render(result), nl=False)
+    wanted.write([Checked(result, model)], multi=False)
+    return int(result.exit_code)
+
+
+def _progress(interval: float) -> Progress | None:
+    return Progress(interval=interval) if interval > 0 else None
+
+
 def _explore(
     model: Model, run: _Run, explorer: spark_engine.Explorer | None = None
 ) -> CheckResult:
-    interval = run.progress_interval
-    progress = Progress(interval=interval) if interval > 0 else None
+    progress = _progress(run.progress_interval)
     with Deadline(model, run.timeout) as deadline:
         if explorer is not None:
             result = explorer.check(model, run.options, progress)
@@ -285,6 +315,62 @@ def _check_many(
         runs.append(Checked(result, item))
     click.echo(batch.summary([c.result for c in runs]), nl=False)
     return runs
+
+
+@cli.command("simulate")
+@click.argument("spec", metavar="SPEC", type=click.Path(dir_okay=False))
+@define_option
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    help="Seed of the random walks; the same seed takes the same walks. Default: a fresh"
+    " one, printed first.",
+)
+@click.option(
+    "--traces",
+    type=click.IntRange(min=1),
+    default=1000,
+    show_default=True,
+    help="Random walks to take (the run stops at the first verdict).",
+)
+@click.option(
+    "--depth",
+    type=click.IntRange(min=1),
+    default=100,
+    show_default=True,
+    help="States per walk at most, the initial one included (as --max-depth counts).",
+)
+@invariant_option
+@deadlock_option
+@json_option
+@progress_option
+@outputs.check_options
+def simulate(
+    spec: str,
+    defines: Sequence[str],
+    seed: int | None,
+    traces: int,
+    depth: int,
+    invariants: Sequence[str],
+    deadlock: bool,
+    json_path: str | None,
+    progress_interval: float,
+    **report_paths: str | None,
+) -> int:
+    """Check SPEC's invariants on random walks, for state spaces too big to explore.
+
+    Each walk starts at an initial state and takes random successors, up to --depth states.
+    A violation is shortened (steps dropped while it remains) and reported as `mc check`
+    reports one, with its exit code; finding none (exit 0) is not a proof.
+    """
+    wanted = outputs.Outputs(json_path=json_path, **report_paths)
+    wanted.validate()
+    model = load_model(spec, _parse_defines(defines), invariants or None)
+    seed = simulation.new_seed() if seed is None else seed
+    click.echo(f"seed {seed}")  # first, so that even an interrupted run can be repeated
+    options = simulation.Options(seed=seed, traces=traces, max_depth=depth, deadlock=deadlock)
+    result = simulation.simulate(model, options, _progress(progress_interval))
+    return _report(result, model, wanted)
 
 
 @cli.command()

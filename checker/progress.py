@@ -20,6 +20,16 @@ class Snapshot:
     level_size: int
 
 
+@dataclass
+class WalkSnapshot:
+    """Where `mc simulate` is: walks taken, states visited."""
+
+    walks: int  # walks finished
+    traces: int  # walks asked for
+    visited: int  # states visited, a state visited twice counting twice
+    distinct: int
+
+
 class Progress:
     """Reports a Snapshot at most every `interval` seconds (0 disables the lines)."""
 
@@ -56,6 +66,35 @@ class Progress:
             f"Progress({snap.depth}) at {clock}: {snap.generated:,} states generated"
             f" ({snap.generated / elapsed:,.0f} s/s), {snap.distinct:,} distinct states found"
             f" ({snap.distinct / elapsed:,.0f} ds/s), {snap.queue:,} states left on queue."
+        )
+
+    def report_walks(self, snap: WalkSnapshot) -> None:
+        if self.bar_enabled:
+            if self._bar is None:
+                self._bar = tqdm(
+                    file=self.stream,
+                    unit=" traces",
+                    leave=False,
+                    dynamic_ncols=True,
+                    total=snap.traces,
+                    desc="simulating",
+                )
+            self._bar.n = snap.walks
+            self._bar.set_postfix_str(
+                f"visited {snap.visited:,}, distinct {snap.distinct:,}", refresh=False
+            )
+            self._bar.refresh()
+        else:
+            self.stream.write(self.walk_line(snap) + "\n")
+            self.stream.flush()
+
+    def walk_line(self, snap: WalkSnapshot) -> str:
+        elapsed = max(time.monotonic() - self.start, 1e-9)
+        clock = time.strftime("%H:%M:%S", time.gmtime(elapsed))
+        return (
+            f"Progress at {clock}: {snap.walks:,} of {snap.traces:,} traces"
+            f" ({snap.walks / elapsed:,.1f} traces/s), {snap.visited:,} states visited"
+            f" ({snap.visited / elapsed:,.0f} s/s), {snap.distinct:,} distinct states."
         )
 
     def _draw_bar(self, snap: Snapshot) -> None:

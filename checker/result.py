@@ -60,6 +60,19 @@ class ErrorInfo:
 
 
 @dataclass
+class Simulation:
+    """How an `mc simulate` run walked: its results are samples, not a proof."""
+
+    seed: int
+    traces: int  # walks asked for
+    max_depth: int  # states per walk at most, the initial one included
+    walks: int = 0  # walks taken
+    visited: int = 0  # states visited, a state visited twice counting twice
+    found_trace: int | None = None  # the walk (from 1) that reached the verdict
+    found_depth: int | None = None  # its depth there, before the trace was shortened
+
+
+@dataclass
 class CheckResult:
     spec: str  # path of the spec file
     spec_name: str
@@ -78,6 +91,7 @@ class CheckResult:
     link_bytes: int = 0  # and of its parent links
     coverage: list[ActionCoverage] = field(default_factory=list)
     trace: list[Step] = field(default_factory=list)
+    simulation: Simulation | None = None  # set by `mc simulate`
 
     @property
     def exit_code(self) -> ExitCode:

@@ -90,7 +90,7 @@ SCRIPT = """
 
 def _verdict_class(result: CheckResult) -> str:
     if result.verdict == "ok":
-        return "good"
+        return "good" if result.simulation is None else "unsure"  # a simulation proves nothing
     return "unsure" if result.verdict == "incomplete" else "bad"
 
 

@@ -12,7 +12,7 @@ from checker.values import to_json
 
 
 def as_dict(result: CheckResult) -> dict[str, Any]:
-    return {
+    doc = {
         "spec": result.spec,
         "spec_name": result.spec_name,
         "constants": result.constants,
@@ -38,6 +38,9 @@ def as_dict(result: CheckResult) -> dict[str, Any]:
             for s in result.trace
         ],
     }
+    if result.simulation is not None:  # `mc simulate`: the seed and walks, to repeat the run
+        doc["simulation"] = asdict(result.simulation)
+    return doc
 
 
 def not_checked_dict(result: NotChecked) -> dict[str, Any]:

@@ -45,7 +45,8 @@ RUN_OPTIONS = [
 
 
 def check_options(f: F) -> F:
-    """Add the report options to `mc check` (each becomes a `<name>_path` keyword)."""
+    """Add the report options to `mc check` and `mc simulate` (each becomes a `<name>_path`
+    keyword)."""
     for name, text in reversed(RUN_OPTIONS + TRACE_OPTIONS):
         f = click.option(f"--{name}", f"{name}_path", metavar="PATH", help=text)(f)
     return f

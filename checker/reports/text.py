@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from checker.result import CheckResult, Step
+from checker.result import CheckResult, Simulation, Step
 from checker.state import Record
 from checker.values import show
 
@@ -49,6 +49,13 @@ def format_trace(trace: list[Step]) -> list[str]:
 
 def headline(result: CheckResult) -> list[str]:
     """The verdict in words (and, for an error, the spec's traceback)."""
+    sim = result.simulation
+    if result.verdict == "ok" and sim is not None:
+        return [
+            f"No violation in {sim.walks:,} traces of depth <= {sim.max_depth}"
+            f" ({sim.visited:,} states visited, {result.distinct_states:,} distinct);"
+            " simulation is not a proof."
+        ]
     if result.verdict == "ok":
         if not result.invariants:
             return [f"No invariant to check; explored {result.distinct_states:,} distinct states."]
@@ -81,29 +88,54 @@ def headline(result: CheckResult) -> list[str]:
 
 
 def render(result: CheckResult) -> str:
-    lines = [f"Checking {result.spec_name} ({result.spec})"]
+    sim = result.simulation
+    doing = "Checking" if sim is None else "Simulating"
+    lines = [f"{doing} {result.spec_name} ({result.spec})"]
     if result.constants:
         lines.append("  constants: " + ", ".join(f"{k}={v}" for k, v in result.constants.items()))
     lines.append("  invariants: " + (", ".join(result.invariants) or "none"))
+    if sim is not None:
+        lines.append(f"  seed {sim.seed}: {sim.traces:,} traces of depth <= {sim.max_depth}")
     lines.extend(headline(result))
     if result.trace:
-        if result.verdict == "error":
+        if sim is not None:
+            n = len(result.trace)
+            intro = (
+                f"Found at depth {sim.found_depth} in trace {sim.found_trace}, shortened to"
+                f" depth {n} ({n - 1} steps):"
+            )
+        elif result.verdict == "error":
             intro = f"The behavior up to the state where it failed, {len(result.trace)} states:"
         else:
             intro = f"The shortest behavior, {len(result.trace)} states:"
         lines.append(intro)
         lines.extend(format_trace(result.trace))
-    lines.append(
-        f"{result.states_generated:,} states generated, {result.distinct_states:,} distinct states"
-        f" found, {result.queue:,} states left on queue."
-    )
-    lines.append(f"Depth of the search: {result.depth}.")
-    rate = result.distinct_states / result.seconds if result.seconds > 0 else 0.0
-    lines.append(f"Finished in {result.seconds:.2f} s ({rate:,.0f} distinct states/s).")
+    lines.extend(_counts(result) if sim is None else _simulation_counts(result, sim))
     if result.coverage:
         width = max(len(c.name) for c in result.coverage)
-        lines.append("Coverage (successors generated / new distinct states):")
+        new = "new distinct states" if sim is None else "steps to a state not visited before"
+        lines.append(f"Coverage (successors generated / {new}):")
         for cov in result.coverage:
             note = "   never enabled" if cov.fired == 0 else ""
             lines.append(f"  {cov.name:<{width}} {cov.fired:>12,} {cov.new:>12,}{note}")
     return "\n".join(lines) + "\n"
+
+
+def _counts(result: CheckResult) -> list[str]:
+    rate = result.distinct_states / result.seconds if result.seconds > 0 else 0.0
+    return [
+        f"{result.states_generated:,} states generated, {result.distinct_states:,} distinct states"
+        f" found, {result.queue:,} states left on queue.",
+        f"Depth of the search: {result.depth}.",
+        f"Finished in {result.seconds:.2f} s ({rate:,.0f} distinct states/s).",
+    ]
+
+
+def _simulation_counts(result: CheckResult, sim: Simulation) -> list[str]:
+    rate = sim.visited / result.seconds if result.seconds > 0 else 0.0
+    return [
+        f"{sim.visited:,} states visited in {sim.walks:,} traces,"
+        f" {result.distinct_states:,} distinct; {result.states_generated:,} successors generated.",
+        f"Deepest state visited: depth {result.depth}.",
+        f"Finished in {result.seconds:.2f} s ({rate:,.0f} states visited/s).",
+    ]

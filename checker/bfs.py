@@ -86,6 +86,7 @@ def check(
     result.queue = search.queue
     result.visited_bytes = search.visited.nbytes
     result.link_bytes = search.links.nbytes
+    result.closest_fingerprints = search.visited.closest()
     result.coverage = [
         ActionCoverage(a.name, int(fired), int(new))
         for a, fired, new in zip(model.actions, search.fired, search.new)

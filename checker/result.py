@@ -89,6 +89,7 @@ class CheckResult:
     seconds: float = 0.0
     visited_bytes: int = 0  # memory of the local engine's fingerprint set
     link_bytes: int = 0  # and of its parent links
+    closest_fingerprints: int | None = None  # the smallest gap between two found fingerprints
     coverage: list[ActionCoverage] = field(default_factory=list)
     trace: list[Step] = field(default_factory=list)
     simulation: Simulation | None = None  # set by `mc simulate`
@@ -96,6 +97,20 @@ class CheckResult:
     @property
     def exit_code(self) -> ExitCode:
         return VERDICT_EXIT[self.verdict]
+
+    @property
+    def collision_probability(self) -> float:
+        """TLC's "calculated (optimistic)" estimate that two distinct states shared a 64-bit
+        fingerprint, so that one was never explored: each of the generated states that hit
+        the set could have been a new state colliding with one of the distinct ones."""
+        n = self.distinct_states
+        return n * max(0, self.states_generated - n) / 2.0**64
+
+    @property
+    def collision_probability_observed(self) -> float | None:
+        """TLC's estimate "based on the actual fingerprints": 1 / the smallest gap."""
+        gap = self.closest_fingerprints
+        return None if gap is None else 1.0 / gap
 
     @property
     def passed(self) -> bool:

@@ -56,6 +56,12 @@ class Visited:
     def nbytes(self) -> int:
         return self._sorted.nbytes + 8 * len(self._level)
 
+    def closest(self) -> int | None:
+        """The smallest difference between two fingerprints of the earlier levels."""
+        if len(self._sorted) < 2:
+            return None
+        return int(np.diff(self._sorted).min())
+
 
 class Links:
     def __init__(self) -> None:

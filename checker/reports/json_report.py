@@ -26,6 +26,10 @@ def as_dict(result: CheckResult) -> dict[str, Any]:
         "states_generated": result.states_generated,
         "depth": result.depth,
         "queue": result.queue,
+        "collision_probability": {
+            "optimistic": result.collision_probability,
+            "observed": result.collision_probability_observed,
+        },
         "seconds": round(result.seconds, 6),
         "coverage": [asdict(c) for c in result.coverage],
         "trace": [

@@ -127,8 +127,20 @@ def _counts(result: CheckResult) -> list[str]:
         f"{result.states_generated:,} states generated, {result.distinct_states:,} distinct states"
         f" found, {result.queue:,} states left on queue.",
         f"Depth of the search: {result.depth}.",
+        _collisions(result),
         f"Finished in {result.seconds:.2f} s ({rate:,.0f} distinct states/s).",
     ]
+
+
+def _collisions(result: CheckResult) -> str:
+    line = (
+        "Probability of a fingerprint collision: calculated (optimistic):"
+        f" {result.collision_probability:.1e}"
+    )
+    observed = result.collision_probability_observed
+    if observed is not None:
+        line += f"; based on the actual fingerprints: {observed:.1e}"
+    return line + "."
 
 
 def _simulation_counts(result: CheckResult, sim: Simulation) -> list[str]:

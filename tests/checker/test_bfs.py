@@ -260,3 +260,12 @@ def test_an_initial_state_that_cannot_be_encoded_is_an_init_error():
     result = run(HugeInit())
     assert result.verdict == "error" and result.error.kind == "init"
     assert "64 bits" in result.error.message
+
+
+def test_collision_probability_is_reported_as_tlc_calculates_it():
+    result = check(load_model(str(SPECS / "examples" / "two_phase.py"), {}))
+    assert (result.distinct_states, result.states_generated) == (288, 1_146)
+    assert result.collision_probability == 288 * (1_146 - 288) / 2**64
+    gap = result.closest_fingerprints
+    assert gap is not None and 0 < gap < 2**64 // 287  # 288 numbers in 2^64: some gap is smaller
+    assert result.collision_probability_observed == 1 / gap

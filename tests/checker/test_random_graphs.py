@@ -1,8 +1,10 @@
 """The explorer against networkx on random finite transition systems: the same reachable
-states, the same depth, and a shortest trace to a planted bad state."""
+states, the same depth, and a shortest trace to a planted bad state. `matches_networkx` is
+also run with two worker processes here, and with the Spark engine in test_spark_engine."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import pairwise
 
 import networkx as nx
@@ -10,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker import Record, Spec, action, invariant
-from checker.bfs import check
+from checker.bfs import Options, check
 from checker.model import Model
+from checker.result import CheckResult
 
 
 def graph_spec(edges: dict[int, tuple[int, ...]], starts: tuple[int, ...], bad: int) -> Spec:
@@ -40,9 +43,7 @@ def systems(draw):
     return {k: tuple(v) for k, v in edges.items()}, starts, bad
 
 
-@settings(max_examples=150, deadline=None)
-@given(systems())
-def test_reachability_depth_and_shortest_trace_match_networkx(system):
+def matches_networkx(system, explore: Callable[[Model], CheckResult]) -> None:
     edges, starts, bad = system
     g = nx.DiGraph()
     g.add_nodes_from(starts)
@@ -50,14 +51,14 @@ def test_reachability_depth_and_shortest_trace_match_networkx(system):
     # Multi-source shortest distances from the initial states.
     dist = nx.multi_source_dijkstra_path_length(g, set(starts), weight=None)
 
-    full = check(Model(graph_spec(edges, starts, bad), invariants=[]))
+    full = explore(Model(graph_spec(edges, starts, bad), invariants=[]))
     assert full.verdict == "ok"
     assert full.distinct_states == len(dist)
     assert full.depth == max(dist.values()) + 1
     assert full.states_generated == len(starts) + sum(len(edges.get(n, ())) for n in dist)
 
-    found = check(Model(graph_spec(edges, starts, bad)))
-    if bad in dist:
+    found = explore(Model(graph_spec(edges, starts, bad)))
+    if bad in dist:  # so over many examples: reachable in mc <=> reachable in networkx
         assert found.verdict == "violation"
         assert len(found.trace) == dist[bad] + 1
         path = [step.state.node for step in found.trace]
@@ -65,3 +66,15 @@ def test_reachability_depth_and_shortest_trace_match_networkx(system):
         assert all(b in edges.get(a, ()) for a, b in pairwise(path))
     else:
         assert found.verdict == "ok"
+
+
+@settings(max_examples=150, deadline=None)
+@given(systems())
+def test_reachability_depth_and_shortest_trace_match_networkx(system):
+    matches_networkx(system, check)
+
+
+@settings(max_examples=25, deadline=None)
+@given(systems())
+def test_the_same_with_two_worker_processes(system):
+    matches_networkx(system, lambda model: check(model, Options(workers=2)))

@@ -14,6 +14,7 @@ from itertools import product
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from checker import Record, Spec, action, constant, invariant
 from checker import spark_engine as se
@@ -23,6 +24,7 @@ from checker.loader import load_model
 from checker.model import Model
 from checker.result import CheckResult
 from tests.bundled import BUNDLED
+from tests.checker.test_random_graphs import matches_networkx, systems
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
@@ -220,6 +222,12 @@ def test_an_invariant_that_raises_is_reported_like_the_local_engine(spark):
     _, result = both(spark, Model(BadInvariant()))
     assert result.verdict == "error" and result.error.kind == "invariant"
     assert [s.state.x for s in result.trace] == [1, 3]
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(system=systems())
+def test_random_transition_systems_match_networkx(spark, system):
+    matches_networkx(system, lambda model: se.check(model, spark=spark))
 
 
 def test_key_components_compare_like_tuples():

@@ -123,7 +123,8 @@ class _Search:
             self.generated += 1
             if init.fp in self.visited:
                 continue
-            self._check_room(1)
+            if not self._check_room(1):
+                raise self._full()
             number = len(self.links)
             fp = np.array([init.fp], dtype=np.uint64)
             self.visited.add(fp)
@@ -144,6 +145,9 @@ class _Search:
                 return
             frontier = self._expand_level(frontier, level)
             level += 1
+
+    def _full(self) -> _Stop:
+        return _Stop("incomplete", bound=f"--max-states {self.options.max_states} reached")
 
     def _check_room(self, wanted: int) -> int:
         """How many of `wanted` new states the --max-states bound lets in."""
@@ -231,7 +235,7 @@ class _Search:
             raise RuntimeError("an invariant raised in a worker but not when re-evaluated")
         if over is not None:
             stop_at(over)
-            raise _Stop("incomplete", bound=f"--max-states {self.options.max_states} reached")
+            raise self._full()
         self._count(exp, exp.limit, exp.limit)
         if exp.stop is not None:
             self.queue = size - (chunk.first + exp.stop) + found.states

@@ -269,3 +269,18 @@ def test_collision_probability_is_reported_as_tlc_calculates_it():
     gap = result.closest_fingerprints
     assert gap is not None and 0 < gap < 2**64 // 287  # 288 numbers in 2^64: some gap is smaller
     assert result.collision_probability_observed == 1 / gap
+
+
+class ThreeStarts(Spec):
+    def init(self):
+        return [Record(x=0), Record(x=0), Record(x=1), Record(x=2)]
+
+    @action
+    def stay(self, s):
+        return None
+
+
+def test_max_states_can_stop_among_the_initial_states():
+    result = run(ThreeStarts(), max_states=1)
+    assert (result.verdict, result.distinct_states, result.states_generated) == ("incomplete", 1, 3)
+    assert result.bound == "--max-states 1 reached"

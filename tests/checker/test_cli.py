@@ -244,8 +244,10 @@ def test_same_counts_and_trace_whatever_the_hash_seed(write_spec, tmp_path):
     assert [s["params"]["m"] for s in docs[0][2][1:]] == ["alter", "fetch", "heartbeat", "vote"]
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
-def test_a_signal_stops_the_run_with_partial_counts(sig):
+@pytest.mark.parametrize(
+    ("sig", "workers"), [(signal.SIGINT, "1"), (signal.SIGTERM, "1"), (signal.SIGINT, "2")]
+)
+def test_a_signal_stops_the_run_with_partial_counts(sig, workers):
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -255,6 +257,8 @@ def test_a_signal_stops_the_run_with_partial_counts(sig):
             str(SPECS / "kip996_read.py"),
             "--progress",
             "0",
+            "--workers",
+            workers,
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -267,3 +271,13 @@ def test_a_signal_stops_the_run_with_partial_counts(sig):
     assert proc.returncode == 152, err
     assert "Search incomplete: interrupted" in out
     assert "distinct states found" in out and "Traceback" not in err
+
+
+def test_workers_give_the_same_report(mc):
+    outputs = []
+    for workers in ("1", "2"):
+        run = mc("check", SPECS / "kip903.py", "-D", "fixed=false", "--workers", workers)
+        assert run.code == 12
+        outputs.append([line for line in run.out.splitlines() if "Finished in" not in line])
+    assert outputs[0] == outputs[1]
+    assert mc("check", SPECS / "kip903.py", "--workers", "2", "--engine", "spark").code == 151

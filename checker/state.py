@@ -5,10 +5,11 @@ access (`s.leader`). Values are None, bool, int, str, bytes, tuples, frozensets 
 Records. Lists, sets and dicts given by a spec are frozen into tuples, frozensets and Records;
 floats and arbitrary objects are refused, because model states must compare exactly.
 
-The encoding is canonical: Record keys are kept sorted, and frozenset elements are written in
-the order of their own encodings. Two equal states therefore have the same bytes on every
-process and machine, and the fingerprint (xxh3-64 of those bytes) is stable too; Python's
-`hash()` of strings is never used (it changes with PYTHONHASHSEED).
+The encoding is canonical: Record keys are kept sorted, and a frozenset is a msgpack extension
+holding an array of its elements in the order of their own encodings. Two equal states
+therefore have the same bytes on every process and machine, and the fingerprint (xxh3-64 of
+those bytes) is stable too; Python's `hash()` of strings is never used (it changes with
+PYTHONHASHSEED).
 """
 
 from __future__ import annotations
@@ -213,7 +214,8 @@ def _default(value: Any) -> Any:
         cached = _set_encodings.get(id(value))
         if cached is not None and cached[0] is value:
             return cached[1]
-        ext = msgpack.ExtType(_SET_EXT, b"".join(sorted(map(_element, value))))
+        elements = sorted(map(_element, value))
+        ext = msgpack.ExtType(_SET_EXT, _array_header(len(elements)) + b"".join(elements))
         if len(_set_encodings) >= _CACHE_SIZE:
             _set_encodings.clear()
         _set_encodings[id(value)] = (value, ext)  # holding `value` keeps its id unique
@@ -236,7 +238,17 @@ def _element(value: Any) -> bytes:
     return data
 
 
-_EMPTY_SET = msgpack.ExtType(_SET_EXT, b"")
+def _array_header(size: int) -> bytes:
+    """msgpack's header of an array of `size` items (a set is such an array inside the
+    extension, so one C call decodes it)."""
+    if size < 16:
+        return bytes((0x90 | size,))
+    if size < 1 << 16:
+        return b"\xdc" + size.to_bytes(2, "big")
+    return b"\xdd" + size.to_bytes(4, "big")
+
+
+_EMPTY_SET = msgpack.ExtType(_SET_EXT, _array_header(0))
 _CACHE_SIZE = 4096
 _set_encodings: dict[int, tuple[frozenset[Any], msgpack.ExtType]] = {}
 _element_encodings: dict[int, tuple[Any, bytes]] = {}
@@ -288,20 +300,26 @@ class DeltaEncoder:
 
 def decode_with_encoder(data: bytes) -> tuple[Record, DeltaEncoder]:
     """Decode an encoded state, and note where each field's bytes are for its successors."""
-    unpacker = _unpacker()
-    unpacker.feed(data)
-    size = unpacker.read_map_header()
-    tell, unpack = unpacker.tell, unpacker.unpack
-    header_end = tell()
-    names, values, keys, fields = [], [], [], []
-    for _ in range(size):
-        start = tell()
-        names.append(unpack())
-        middle = tell()
-        values.append(unpack())
-        end = tell()
-        keys.append(data[start:middle])
-        fields.append(data[start:end])
+    global _reader
+    reader = _reader  # reused: building an Unpacker costs more than decoding a small state
+    reader.feed(data)
+    try:
+        base = reader.tell()
+        size = reader.read_map_header()
+        tell, unpack = reader.tell, reader.unpack
+        header_end = tell() - base
+        names, values, keys, fields = [], [], [], []
+        for _ in range(size):
+            start = tell() - base
+            names.append(unpack())
+            middle = tell() - base
+            values.append(unpack())
+            end = tell() - base
+            keys.append(data[start:middle])
+            fields.append(data[start:end])
+    except BaseException:
+        _reader = _unpacker()  # drop whatever is left in the buffer
+        raise
     state = _record_from_pairs(zip(names, values))
     return state, DeltaEncoder(data[:header_end], keys, fields, values)
 
@@ -318,10 +336,11 @@ def _unpacker() -> msgpack.Unpacker:
 
 def _ext_hook(code: int, data: bytes) -> Any:
     if code == _SET_EXT:
-        unpacker = _unpacker()
-        unpacker.feed(data)
-        return frozenset(unpacker)
+        return frozenset(decode(data))
     raise StateError(f"unknown msgpack extension type {code}")
+
+
+_reader = _unpacker()
 
 
 def decode(data: bytes) -> Any:

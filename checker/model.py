@@ -182,6 +182,10 @@ class Model:
         self.reduces = self.view is not None or self.symmetry is not None
         self._reduced_fps: dict[int, int] = {}  # concrete fingerprint -> fingerprint_of
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy sent to Spark executors travels without the driver's fingerprint cache."""
+        return {**self.__dict__, "_reduced_fps": {}}
+
     def _compile_action(self, name: str, fn: Callable[..., Any], domains: dict[str, Any]) -> Action:
         code = fn.__code__
         where = f"{code.co_filename}:{code.co_firstlineno}: action {name}"

@@ -3,7 +3,7 @@
 The spec-writing API is re-exported here: `from checker import Spec, Record, action, ...`.
 """
 
-from checker.spec import Spec, action, constant, invariant, on
+from checker.spec import Spec, action, action_constraint, constant, constraint, invariant, on
 from checker.state import Record, State, put, without
 
 __version__ = "0.1.0"
@@ -13,7 +13,9 @@ __all__ = [
     "Spec",
     "State",
     "action",
+    "action_constraint",
     "constant",
+    "constraint",
     "invariant",
     "on",
     "put",

@@ -285,7 +285,7 @@ class _Expansion:
         self.stop: int | None = reply["error"]
         self.deadlocked = False
         if deadlock:
-            empty = np.flatnonzero(counts == 0)
+            empty = np.flatnonzero(np.frombuffer(reply["stuck"], dtype=np.uint8))
             if len(empty) and (self.stop is None or empty[0] < self.stop):
                 self.stop, self.deadlocked = int(empty[0]), True
         self.ends = np.cumsum(counts)

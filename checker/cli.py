@@ -131,6 +131,13 @@ def cli(ctx: click.Context, debug: bool) -> None:
 )
 @click.option("--remote", metavar="URL", help="Spark Connect server (sc://..., or local).")
 @click.option(
+    "--symmetry/--no-symmetry",
+    default=True,
+    show_default=True,
+    help="Identify states that differ by a renaming of the values the spec declares"
+    " symmetric (e.g. broker ids); --no-symmetry explores them all, to compare.",
+)
+@click.option(
     "--spark-conf",
     "spark_conf",
     metavar="KEY=VALUE",
@@ -153,6 +160,7 @@ def check(
     master: str | None,
     remote: str | None,
     spark_conf: Sequence[str],
+    symmetry: bool,
     **report_paths: str | None,
 ) -> int:
     """Explore every reachable state of each SPEC and check its invariants.
@@ -170,12 +178,12 @@ def check(
     options = bfs.Options(
         deadlock=deadlock, max_depth=max_depth, max_states=max_states, workers=workers
     )
-    run = _Run(options, progress_interval, timeout)
+    run = _Run(options, progress_interval, timeout, symmetry)
     constants = _parse_defines(defines)
     explorer = _explorer(engine, master, remote, spark_conf)
     try:
         if len(specs) == 1 and files and files[0].explicit:  # one spec file: errors end the run
-            model = load_model(files[0].path, constants, invariants or None)
+            model = load_model(files[0].path, constants, invariants or None, symmetry)
             result = _explore(model, run, explorer)
             return _report(result, model, wanted)
         runs = _check_many(files, constants, invariants, run, explorer)
@@ -231,6 +239,7 @@ class _Run:
     options: bfs.Options
     progress_interval: float
     timeout: float | None
+    symmetry: bool = True  # use the symmetry a spec declares
 
 
 def _report(result: CheckResult, model: Model, wanted: outputs.Outputs) -> int:
@@ -290,7 +299,7 @@ def _check_many(
             click.echo(f"mc: note: {file.path} has no --invariant named: skipped", err=True)
             continue
         try:
-            loaded.append(load_model(file.path, mine, selected or None))
+            loaded.append(load_model(file.path, mine, selected or None, run.symmetry))
         except McError as exc:
             loaded.append(NotChecked(file.path, str(exc), exc.exit_code))
     unknown = [f"-D {n}" for n in constants if n not in declared]
@@ -463,6 +472,23 @@ def _describe(model: Model) -> str:
         lines.append(f"  {inv.name}" + (f"  {doc}" if doc else ""))
     if not model.invariants:
         lines.append("  (none)")
+    # Shown only when declared: most specs have none of these.
+    for title, constraints in (
+        ("State constraints", model.constraints),
+        ("Action constraints", model.action_constraints),
+    ):
+        if constraints:
+            lines += ["", f"{title}:"]
+            for c in constraints:
+                doc = _first_line(c.fn)
+                lines.append(f"  {c.name}" + (f"  {doc}" if doc else ""))
+    if model.view is not None:
+        doc = _first_line(model.view)
+        lines += ["", "View:", "  view" + (f"  {doc}" if doc else "")]
+    if model.symmetry is not None:
+        lines += ["", f"Symmetry: {model.symmetry.describe()}"]
+        for name, values in model.symmetry.sets.items():
+            lines.append(f"  {name} = {show(values)}")
     return "\n".join(lines) + "\n"
 
 

@@ -95,6 +95,14 @@ def _spec_functions(model: Model) -> dict[CodeType, _Role]:
                 add(domain, (f"the domain of {param!r} of action {act.name}", None))
     for inv in model.invariants:
         add(inv.fn, (f"invariant {inv.name}", None))
+    for c in model.constraints:
+        add(c.fn, (f"constraint {c.name}", None))
+    for c in model.action_constraints:
+        add(c.fn, (f"action constraint {c.name}", None))
+    if model.view is not None:
+        add(model.view, ("view", None))
+    if model.symmetry is not None:
+        add(model.symmetry.permute, ("permute", None))
     return roles
 
 

@@ -21,7 +21,7 @@ import networkx as nx
 from checker.errors import ExitCode, McError
 from checker.model import Model
 from checker.result import Step
-from checker.state import Record, encode, fingerprint
+from checker.state import Record
 from checker.values import show
 
 DEFAULT_MAX_STATES = 1000  # `mc graph` refuses bigger state spaces (TLC's -dump dot has none)
@@ -113,8 +113,7 @@ def state_space_graph(model: Model, max_states: int = DEFAULT_MAX_STATES) -> nx.
     numbers: dict[int, int] = {}  # fingerprint -> node number
     queue: deque[tuple[int, Record, bytes]] = deque()
 
-    def admit(state: Record, data: bytes, initial: bool) -> int:
-        fp = fingerprint(data)
+    def admit(state: Record, data: bytes, fp: int, initial: bool) -> int:
         if fp in numbers:
             return numbers[fp]
         if len(numbers) >= max_states:
@@ -135,8 +134,8 @@ def state_space_graph(model: Model, max_states: int = DEFAULT_MAX_STATES) -> nx.
         queue.append((number, state, data))
         return number
 
-    for state in model.initial_states():
-        admit(state, encode(state), initial=True)
+    for init in model.initial():
+        admit(init.state, init.data, init.fp, initial=True)
     while queue:
         number, state, data = queue.popleft()
         bindings: dict[int, Sequence[tuple[Any, ...]]] = {}
@@ -145,6 +144,6 @@ def state_space_graph(model: Model, max_states: int = DEFAULT_MAX_STATES) -> nx.
             if succ.action not in bindings:
                 bindings[succ.action] = act.bindings(state)
             params = act.describe(bindings[succ.action][succ.binding])
-            target = admit(succ.state, succ.data, initial=False)
+            target = admit(succ.state, succ.data, succ.fp, initial=False)
             _add_action(g, number, target, act.name, params)
     return g

@@ -114,8 +114,10 @@ def load_model(
     path: str | os.PathLike[str],
     constants: Mapping[str, str] | None = None,
     invariants: Sequence[str] | None = None,
+    symmetry: bool = True,
 ) -> Model:
-    """Import the spec at `path`, apply `-D` constants (as text) and compile it."""
+    """Import the spec at `path`, apply `-D` constants (as text) and compile it (`symmetry`:
+    use the symmetry the spec declares, if any)."""
     cls = spec_class(import_spec_module(path))
     values = parse_constants(cls, constants or {})
     try:
@@ -124,4 +126,4 @@ def load_model(
         raise SpecError(
             f"{path}: creating {cls.__name__} raised {type(exc).__name__}: {exc}"
         ) from exc
-    return Model(spec, path=str(path), invariants=invariants)
+    return Model(spec, path=str(path), invariants=invariants, symmetry=symmetry)

@@ -1,5 +1,6 @@
-"""A Spec instance compiled for the engines: actions with resolved domains, invariants, and
-the one function every engine uses to expand a state."""
+"""A Spec instance compiled for the engines: actions with resolved domains, invariants,
+constraints, and the two functions every engine uses: `expand`, a state's successors, and
+`fingerprint_of`, what identifies a state (its view, up to symmetry)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,15 @@ from typing import Any, NamedTuple
 
 from checker.errors import ConfigError, EvaluationError, SpecError
 from checker.result import CheckResult, Event
-from checker.spec import On, Spec, actions_of, invariants_of, on_of
+from checker.spec import (
+    On,
+    Spec,
+    action_constraints_of,
+    actions_of,
+    constraints_of,
+    invariants_of,
+    on_of,
+)
 from checker.state import (
     Record,
     StateError,
@@ -21,9 +30,12 @@ from checker.state import (
     decode_with_encoder,
     encode,
     fingerprint,
+    freeze,
 )
+from checker.symmetry import Permutation, Symmetry
 
 Binding = tuple[Any, ...]
+_REDUCED_CACHE = 1 << 18  # entries (about 25 MB) of Model.fingerprint_of's cache, per process
 ROOT = -1  # the action index of an initial state's link; its binding index is its init index
 
 
@@ -95,26 +107,53 @@ class Invariant:
     fn: Callable[[Record], Any]
 
 
+@dataclass(frozen=True)
+class Constraint:
+    name: str
+    fn: Callable[..., Any]  # (s) for a state constraint, (s, t) for an action constraint
+
+
 class Successor(NamedTuple):  # a tuple: one is built per generated state
     action: int  # index into Model.actions
     binding: int  # index into the action's bindings in the parent state
     state: Record
     data: bytes  # canonical encoding
-    fp: int  # fingerprint of data
+    fp: int  # Model.fingerprint_of the state
+
+
+class Successors(list):  # type: ignore[type-arg]
+    """`Model.expand`'s successors, in order. `deadlocked`: no action is enabled in the state.
+    A state outside the state constraints is not expanded (no successors, not deadlocked);
+    one whose every successor an action constraint discards is not deadlocked either (as in
+    TLC: constraints bound the search, they do not make deadlocks)."""
+
+    __slots__ = ("deadlocked",)
+
+    def __init__(self, successors: Iterable[Successor] = (), deadlocked: bool = False) -> None:
+        super().__init__(successors)
+        self.deadlocked = deadlocked
 
 
 class Model:
     """The engines' view of a spec: no Kafka, no printing, just states and transitions."""
 
-    def __init__(self, spec: Spec, path: str = "", invariants: Sequence[str] | None = None):
+    def __init__(
+        self,
+        spec: Spec,
+        path: str = "",
+        invariants: Sequence[str] | None = None,
+        symmetry: bool = True,
+    ):
+        """`symmetry=False` ignores the symmetry the spec declares (`mc check --no-symmetry`)."""
         self.spec = spec
         self.path = path
         cls = type(spec)
         self.name = cls.__name__
         self.title = (inspect.getdoc(cls) or cls.__name__).splitlines()[0]
         self.constants = spec.constants
-        try:  # an action or invariant overridden without its decorator is a TypeError
+        try:  # an action or predicate overridden without its decorator is a TypeError
             found, predicates = actions_of(cls), invariants_of(cls)
+            bounds, steps = constraints_of(cls), action_constraints_of(cls)
         except TypeError as exc:
             raise SpecError(f"{path}: {exc}" if path else str(exc)) from None
         self.actions = tuple(self._compile_action(n, f, d) for n, (f, d) in found.items())
@@ -131,6 +170,21 @@ class Model:
             self.invariants = tuple(declared[n] for n in invariants)
         else:
             self.invariants = tuple(declared.values())
+        self.constraints = tuple(Constraint(n, getattr(spec, n)) for n in bounds)
+        self.action_constraints = tuple(Constraint(n, getattr(spec, n)) for n in steps)
+        if spec.view is not None and not callable(spec.view):
+            raise SpecError(f"{self.name}.view must be a method view(self, s), not {spec.view!r}")
+        self.view: Callable[[Record], Any] | None = spec.view
+        # The symmetry in use (None: none declared, or turned off). Liveness checking must
+        # refuse it: a cycle among representatives need not be a cycle among real states.
+        self.symmetry: Symmetry | None = Symmetry.of(spec) if symmetry else None
+        # Whether states are identified by more than their encoding.
+        self.reduces = self.view is not None or self.symmetry is not None
+        self._reduced_fps: dict[int, int] = {}  # concrete fingerprint -> fingerprint_of
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy sent to Spark executors travels without the driver's fingerprint cache."""
+        return {**self.__dict__, "_reduced_fps": {}}
 
     def _compile_action(self, name: str, fn: Callable[..., Any], domains: dict[str, Any]) -> Action:
         code = fn.__code__
@@ -178,6 +232,10 @@ class Model:
             spec_name=self.name,
             constants=dict(self.constants),
             invariants=[inv.name for inv in self.invariants],
+            constraints=[c.name for c in self.constraints],
+            action_constraints=[c.name for c in self.action_constraints],
+            view=self.view is not None,
+            symmetry=None if self.symmetry is None else self.symmetry.describe(),
         )
 
     # -- states ----------------------------------------------------------------------------
@@ -205,17 +263,100 @@ class Model:
         out = []
         for index, state in enumerate(self.initial_states()):
             data = _encoded(state, "init", "init", state=None, params={})
-            out.append(Successor(ROOT, index, state, data, fingerprint(data)))
+            out.append(Successor(ROOT, index, state, data, self.fingerprint_of(state, data)))
         return out
 
+    def fingerprint_of(self, state: Record, data: bytes | None = None) -> int:
+        """What identifies `state` in the search (`data`: its encoding, if known): the
+        fingerprint of its encoding, or of its view's; with symmetry, of the smallest of
+        those over every renaming of the symmetric values."""
+        if data is None:
+            data = encode(state)
+        if not self.reduces:
+            return fingerprint(data)
+        fp = self._reduced_fps.get(fingerprint(data))
+        return self._reduce(state, data) if fp is None else fp
+
+    def _reduce(self, state: Record, data: bytes) -> int:
+        """`fingerprint_of` a state with a view or a symmetry, which costs a view and a
+        renaming per permutation: the result is remembered for the state, and (without a
+        view) for its renamings, which are the same state to the search. Most states
+        generated were generated before, or are renamings of one that was."""
+        best = data if self.view is None else self._encoded_view(state)
+        renamed = []
+        for p in self.symmetry.others if self.symmetry is not None else ():
+            image = self._permuted(state, p)
+            if self.view is None:
+                other = _encoded(image, "permute", "permute", state=state, params={})
+                renamed.append(other)
+            else:
+                other = self._encoded_view(image)
+            if other < best:
+                best = other
+        fp = fingerprint(best)
+        cache = self._reduced_fps
+        if len(cache) + len(renamed) >= _REDUCED_CACHE:
+            cache.clear()
+        cache[fingerprint(data)] = fp
+        for other in renamed:
+            cache[fingerprint(other)] = fp
+        return fp
+
+    def _encoded_view(self, state: Record) -> bytes:
+        assert self.view is not None
+        try:
+            view = freeze(self.view(state))
+        except StateError as exc:
+            raise EvaluationError(
+                "view", "view", f"returned a value that cannot be encoded: {exc}", state=state
+            ) from exc
+        except Exception as exc:
+            raise EvaluationError("view", "view", _raised(exc), state=state, cause=exc) from exc
+        return _encoded(view, "view", "view", state=state, params={})
+
+    def _permuted(self, state: Record, p: Permutation) -> Record:
+        assert self.symmetry is not None
+        try:
+            image = self.symmetry.permute(state, p)
+        except Exception as exc:
+            raise EvaluationError(
+                "permute", "permute", f"{_raised(exc)} (renaming {p})", state=state, cause=exc
+            ) from exc
+        if not isinstance(image, Record) or image.keys() != state.keys():
+            raise EvaluationError(
+                "permute",
+                "permute",
+                f"returned {image!r}; it must return the state with the same variables",
+                state=state,
+            )
+        return image
+
+    def within_constraints(self, state: Record) -> bool:
+        """Whether `state` satisfies every state constraint (else it is not expanded)."""
+        return all(_holds("constraint", c.name, c.fn, state) for c in self.constraints)
+
+    def _allowed(self, ai: int, binding: Binding, state: Record, succ: Record) -> bool:
+        """Whether every action constraint allows the step from `state` to `succ`."""
+        params = self.actions[ai].describe(binding)
+        return all(
+            _holds("action constraint", c.name, c.fn, state, succ, params=params)
+            for c in self.action_constraints
+        )
+
     def fire(self, ai: int, binding: Binding, state: Record) -> list[Record]:
-        """The successors of `state` under action `ai` with parameters `binding`."""
+        """The successors of `state` under action `ai` with parameters `binding`, as `expand`
+        gives them: none outside the state constraints, none an action constraint discards."""
+        if self.constraints and not self.within_constraints(state):
+            return []
         act = self.actions[ai]
         try:
             result = act.fn(state, *binding)
         except Exception as exc:
             raise self._raised_in(ai, binding, state, exc) from exc
-        return self._successors(ai, binding, state, result)
+        successors = self._successors(ai, binding, state, result)
+        if self.action_constraints:
+            successors = [t for t in successors if self._allowed(ai, binding, state, t)]
+        return successors
 
     def _raised_in(self, ai: int, binding: Binding, state: Record, exc: Exception) -> Exception:
         act = self.actions[ai]
@@ -246,15 +387,21 @@ class Model:
             )
         return many  # type: ignore[return-value]
 
-    def expand(self, data: bytes) -> list[Successor]:
+    def expand(self, data: bytes) -> Successors:
         """The engines' shared step, over an encoded state: every successor in the fixed order
         (actions as declared, then parameter bindings, then the action's own order), encoded
-        and fingerprinted once. This is the hot loop of every engine: the common case (an
-        action returning one Record with the state's variables) takes the short path."""
+        and fingerprinted once; none if the state is outside the state constraints, and not
+        those an action constraint discards. This is the hot loop of every engine: the common
+        case (an action returning one Record with the state's variables) takes the short path."""
         state, encoder = decode_with_encoder(data)
+        out = Successors()
+        if self.constraints and not self.within_constraints(state):
+            return out
         keys = state.keys()
-        out: list[Successor] = []
         append = out.append
+        reduces = self.reduces
+        steps = self.action_constraints
+        enabled = False
         for ai, act in enumerate(self.actions):
             fn = act.fn
             bindings = act.static_bindings
@@ -269,34 +416,75 @@ class Model:
                     many: list[Record] = [result]
                 else:
                     many = self._successors(ai, binding, state, result)
+                    if not many:
+                        continue
+                enabled = True
                 for succ in many:
+                    if steps and not self._allowed(ai, binding, state, succ):
+                        continue
                     try:
                         encoded = encoder.encode(succ)
                     except StateError as exc:
                         params = act.describe(binding)
                         raise _unencodable(exc, "action", act.name, state, params) from exc
-                    append(Successor(ai, bi, succ, encoded, fingerprint(encoded)))
+                    if not reduces:
+                        fp = fingerprint(encoded)
+                    else:
+                        fp = self._successor_fingerprint(ai, binding, succ, encoded)
+                    append(Successor(ai, bi, succ, encoded, fp))
+        out.deadlocked = not enabled
         return out
+
+    def _successor_fingerprint(
+        self, ai: int, binding: Binding, succ: Record, encoded: bytes
+    ) -> int:
+        """`fingerprint_of` a successor; a view or permute that fails says which step built it."""
+        try:
+            return self.fingerprint_of(succ, encoded)
+        except EvaluationError as exc:
+            act = self.actions[ai]
+            raise EvaluationError(
+                exc.kind,
+                exc.name,
+                f"{exc.message}, on the successor that {act.name} built",
+                state=succ,
+                params=act.describe(binding),
+                cause=exc.cause,
+            ) from exc
 
     def violated(self, state: Record) -> Invariant | None:
         """The first invariant (in declaration order) that `state` violates, if any."""
         for inv in self.invariants:
-            try:
-                ok = inv.fn(state)
-            except Exception as exc:
-                raise EvaluationError(
-                    "invariant", inv.name, _raised(exc), state=state, cause=exc
-                ) from exc
-            if ok is not True and ok is not False:
-                raise EvaluationError(
-                    "invariant",
-                    inv.name,
-                    f"returned {ok!r}; an invariant returns True or False",
-                    state=state,
-                )
-            if not ok:
+            if not _holds("invariant", inv.name, inv.fn, state):
                 return inv
         return None
+
+
+def _holds(
+    kind: str,
+    name: str,
+    fn: Callable[..., Any],
+    *states: Record,
+    params: dict[str, Any] | None = None,
+) -> bool:
+    """Evaluate a predicate of the spec (an invariant or a constraint) on `states`: it must
+    return True or False."""
+    try:
+        ok = fn(*states)
+    except Exception as exc:
+        raise EvaluationError(
+            kind, name, _raised(exc), state=states[0], params=params, cause=exc
+        ) from exc
+    if ok is not True and ok is not False:
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise EvaluationError(
+            kind,
+            name,
+            f"returned {ok!r}; {article} {kind} returns True or False",
+            state=states[0],
+            params=params,
+        )
+    return ok
 
 
 class _TemplateFormatter(string.Formatter):

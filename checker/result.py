@@ -78,6 +78,10 @@ class CheckResult:
     spec_name: str
     constants: dict[str, Any]
     invariants: list[str]
+    constraints: list[str] = field(default_factory=list)  # state constraints
+    action_constraints: list[str] = field(default_factory=list)
+    view: bool = False  # states are identified by the spec's view of them
+    symmetry: str | None = None  # the symmetry reduction in use: "broker_ids (6 permutations)"
     verdict: str = "ok"  # ok | violation | deadlock | error | incomplete
     invariant: str | None = None  # the violated invariant
     error: ErrorInfo | None = None

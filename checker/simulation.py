@@ -23,10 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from checker.errors import EvaluationError
-from checker.model import ROOT, Binding, Model, Successor
+from checker.model import ROOT, Binding, Model, Successor, Successors
 from checker.progress import Progress, WalkSnapshot
 from checker.result import ActionCoverage, CheckResult, ErrorInfo, Simulation
-from checker.state import StateError, encode, fingerprint
+from checker.state import StateError, encode
 from checker.trace import replay
 
 
@@ -126,20 +126,20 @@ def simulate(model: Model, options: Options, progress: Progress | None = None) -
 
 def _examine(
     model: Model, passed: set[int], state: Successor, expand: bool
-) -> tuple[_Verdict | None, list[Successor]]:
+) -> tuple[_Verdict | None, Successors]:
     """Check `state` as a walk does: invariants first, then (if `expand`) its successors.
     `passed` caches the fingerprints of states known to satisfy every invariant."""
     try:
         if state.fp not in passed:
             broken = model.violated(state.state)
             if broken is not None:
-                return _Verdict("violation", broken.name), []
+                return _Verdict("violation", broken.name), Successors()
             passed.add(state.fp)
         if not expand:
-            return None, []
+            return None, Successors()
         successors = model.expand(state.data)
     except EvaluationError as exc:
-        return _Verdict("error", exc.name, exc), []
+        return _Verdict("error", exc.name, exc), Successors()
     return None, successors
 
 
@@ -184,7 +184,7 @@ class _Walker:
             verdict, successors = _examine(
                 model, self.passed, state, expand=not last or options.deadlock
             )
-            if verdict is None and not successors and options.deadlock:
+            if verdict is None and successors.deadlocked and options.deadlock:
                 verdict = _Verdict("deadlock")
             if verdict is not None:
                 return _Found(walk, start, moves, verdict)
@@ -283,7 +283,7 @@ class _Shortener:
                 state, move = fired
                 replayed.append(move)
         verdict, successors = _examine(model, self.passed, state, expand=wanted[0] != "violation")
-        if verdict is None and wanted[0] == "deadlock" and not successors:
+        if verdict is None and wanted[0] == "deadlock" and successors.deadlocked:
             verdict = _Verdict("deadlock")
         if verdict is None or verdict.key != wanted:
             return None
@@ -307,11 +307,12 @@ class _Shortener:
             binding = bindings[binding_index]
             targets = self.model.fire(move.action, binding, state.state)
             encoded = [encode(t) for t in targets]
+            fps = [self.model.fingerprint_of(t, data) for t, data in zip(targets, encoded)]
         except (EvaluationError, StateError):
             return None
-        fps = [fingerprint(data) for data in encoded]
-        index = fps.index(move.fp) if move.fp in fps else move.index
+        index = move.index if move.fp not in fps else fps.index(move.fp)
         if index >= len(targets):
             return None
+        index = fps.index(fps[index])  # the first with its fingerprint: the one replay takes
         succ = Successor(move.action, binding_index, targets[index], encoded[index], fps[index])
         return succ, _Move(move.action, binding, binding_index, index, succ.fp)

@@ -326,7 +326,7 @@ def expand_batches(
 ) -> Iterator[pa.RecordBatch]:
     """mapInArrow: (fp, key, state) -> one row per successor, in Model.expand order, keyed by
     parent key + position; plus a RAISED or DEADLOCK row (with the parent's key) for a state
-    whose expansion raised or, with `deadlock`, has no successor."""
+    whose expansion raised or, with `deadlock`, that is deadlocked (no action enabled)."""
     pa = _arrow()
     names = CANDIDATE_SCHEMA.replace(",", "").split()[::2]
     types = [pa.int32(), pa.int64(), pa.binary(), pa.binary(), pa.int64(), pa.int32(), pa.int32()]
@@ -364,7 +364,7 @@ def expand_batches(
                     if len(kinds) >= _CHUNK:
                         yield flush()
                     continue
-                if not deadlock:
+                if not (deadlock and successors.deadlocked):
                     continue
                 event = DEADLOCK
             for c, value in zip(cols, (event, fp, key, None, None, None, None)):
@@ -863,7 +863,7 @@ class _Search:
             successors = self.model.expand(data)
         except EvaluationError as exc:
             raise _Failed(exc, fp) from exc
-        if not successors and self.options.deadlock:
+        if successors.deadlocked and self.options.deadlock:
             raise _Stop("deadlock", fp)
         raise EngineError("the spec is not deterministic: an event did not happen again")
 

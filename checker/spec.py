@@ -34,10 +34,22 @@ from typing import Any
 from checker.errors import SpecError
 from checker.state import Record
 
-__all__ = ["Constant", "On", "Spec", "action", "constant", "invariant", "on"]
+__all__ = [
+    "Constant",
+    "On",
+    "Spec",
+    "action",
+    "action_constraint",
+    "constant",
+    "constraint",
+    "invariant",
+    "on",
+]
 
 _ACTION = "__mc_action__"
 _INVARIANT = "__mc_invariant__"
+_CONSTRAINT = "__mc_constraint__"
+_ACTION_CONSTRAINT = "__mc_action_constraint__"
 _ON = "__mc_on__"
 
 
@@ -146,6 +158,26 @@ def on_of(fn: Callable[..., Any]) -> On | None:
     return getattr(fn, _ON, None)
 
 
+def _predicate(fn: Callable[..., Any], marker: str, arity: int) -> Callable[..., Any]:
+    """Mark `fn` with `marker`. A method `(self, ...)` is used as it is; a shared predicate
+    without `self` (e.g. from `invariants/`) is wrapped so it can sit in a class body."""
+    params = [
+        p
+        for p in inspect.signature(fn).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    if len(params) == arity:
+        shared = fn
+
+        @functools.wraps(shared)
+        def method(self: Spec, *states: Record) -> Any:
+            return shared(*states)
+
+        fn = method
+    setattr(fn, marker, True)
+    return fn
+
+
 def invariant(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Mark a predicate as an invariant.
 
@@ -153,21 +185,21 @@ def invariant(fn: Callable[..., Any]) -> Callable[..., Any]:
     is wrapped so it can sit in a class body:
     `leader_in_isr = invariant(replication.leader_in_isr)`.
     """
-    params = [
-        p
-        for p in inspect.signature(fn).parameters.values()
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-    ]
-    if len(params) == 1:
-        shared = fn
+    return _predicate(fn, _INVARIANT, 1)
 
-        @functools.wraps(shared)
-        def method(self: Spec, s: Record) -> Any:
-            return shared(s)
 
-        fn = method
-    setattr(fn, _INVARIANT, True)
-    return fn
+def constraint(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a predicate `(self, s)` as a state constraint (TLC's CONSTRAINT): a state where it
+    is False is still a distinct state, checked against the invariants, but never expanded.
+    A shared predicate `(s)` is wrapped as `invariant` wraps one."""
+    return _predicate(fn, _CONSTRAINT, 1)
+
+
+def action_constraint(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a predicate `(self, s, t)` over a step from `s` to its successor `t` as an action
+    constraint (TLC's ACTION_CONSTRAINT): a step where it is False is not taken. A shared
+    predicate `(s, t)` is wrapped as `invariant` wraps one."""
+    return _predicate(fn, _ACTION_CONSTRAINT, 2)
 
 
 def _role(value: Any) -> str | None:
@@ -176,6 +208,10 @@ def _role(value: Any) -> str | None:
         return "an @action"
     if getattr(value, _INVARIANT, None) is not None:
         return "an @invariant"
+    if getattr(value, _CONSTRAINT, None) is not None:
+        return "a @constraint"
+    if getattr(value, _ACTION_CONSTRAINT, None) is not None:
+        return "an @action_constraint"
     if isinstance(value, Constant):
         return "a constant"
     return None
@@ -231,6 +267,16 @@ class Spec(metaclass=_SpecMeta):
         """The initial state, or several."""
         raise NotImplementedError
 
+    # Optional, like TLC's VIEW: `def view(self, s)` returns the part of state `s` that
+    # identifies it (e.g. without a history variable); states with equal views are one state.
+    view: Callable[[Record], Any] | None = None
+
+    # Optional, like TLC's SYMMETRY: names of spec attributes (e.g. "broker_ids") whose values
+    # are interchangeable, and `def permute(self, s, p)`, which returns state `s` with every
+    # one of those values `v` replaced by `p(v)` (checker.symmetry.Permutation).
+    symmetry: tuple[str, ...] = ()
+    permute: Callable[[Record, Any], Record] | None = None
+
     @property
     def constants(self) -> dict[str, Any]:
         """The values of all constants, in declaration order."""
@@ -259,9 +305,10 @@ def _marked(cls: type, marker: str, decorator: str) -> dict[str, Any]:
                 found[name] = value
             elif name in found:
                 if value is not None:
+                    article = "an" if decorator[1] in "aeiou" else "a"
                     raise TypeError(
-                        f"{klass.__name__}.{name} overrides an {decorator[1:]}: decorate it"
-                        f" with {decorator}"
+                        f"{klass.__name__}.{name} overrides {article} {decorator[1:]}: decorate"
+                        f" it with {decorator}"
                     )
                 del found[name]
     return found
@@ -275,3 +322,13 @@ def actions_of(cls: type) -> dict[str, tuple[Callable[..., Any], dict[str, Any]]
 def invariants_of(cls: type) -> dict[str, Callable[..., Any]]:
     """Invariants by name, in definition order (bases first)."""
     return _marked(cls, _INVARIANT, "@invariant")
+
+
+def constraints_of(cls: type) -> dict[str, Callable[..., Any]]:
+    """State constraints by name, in definition order (bases first)."""
+    return _marked(cls, _CONSTRAINT, "@constraint")
+
+
+def action_constraints_of(cls: type) -> dict[str, Callable[..., Any]]:
+    """Action constraints by name, in definition order (bases first)."""
+    return _marked(cls, _ACTION_CONSTRAINT, "@action_constraint")

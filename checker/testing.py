@@ -10,6 +10,9 @@ AssertionError as a failure):
         result = assert_violates("specs/kip903.py", "no_stale_epoch_in_isr", fixed=False)
         assert result.trace[-1].action == "handle_alter_partition"
 
+    def test_raft_voters_are_interchangeable():
+        assert_symmetric("specs/kip996.py", max_epoch=2)
+
 Constants are keyword arguments with Python values (`fixed=True`), or strings parsed as `-D`
 would. A failure's message is the text report `mc check` prints: verdict and trace.
 """
@@ -17,6 +20,7 @@ would. A failure's message is the text report `mc check` prints: verdict and tra
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,12 +31,19 @@ from checker.model import Model
 from checker.reports.text import render
 from checker.result import CheckResult
 from checker.spec import constants_of
+from checker.state import decode, encode
+from checker.symmetry import Symmetry
+from checker.values import show
 
 
 def load(
-    spec: str | os.PathLike[str], invariants: Sequence[str] | None = None, **constants: Any
+    spec: str | os.PathLike[str],
+    invariants: Sequence[str] | None = None,
+    symmetry: bool = True,
+    **constants: Any,
 ) -> Model:
-    """Compile the spec at `spec` with the given constants (Python values or -D strings)."""
+    """Compile the spec at `spec` with the given constants (Python values or -D strings);
+    `symmetry=False` ignores the symmetry it declares (as `mc check --no-symmetry`)."""
     cls = spec_class(import_spec_module(spec))
     declared = constants_of(cls)
     values: dict[str, Any] = {}
@@ -52,7 +63,7 @@ def load(
         raise ConfigError(str(exc)) from None
     except Exception as exc:
         raise SpecError(f"{spec}: creating {cls.__name__} raised {exc!r}") from exc
-    return Model(instance, path=str(spec), invariants=invariants)
+    return Model(instance, path=str(spec), invariants=invariants, symmetry=symmetry)
 
 
 def check(
@@ -62,10 +73,11 @@ def check(
     deadlock: bool = False,
     max_depth: int | None = None,
     max_states: int | None = None,
+    symmetry: bool = True,
     **constants: Any,
 ) -> CheckResult:
     """Check the spec as `mc check` does and return the result (never raises for a verdict)."""
-    model = load(spec, invariants, **constants)
+    model = load(spec, invariants, symmetry, **constants)
     options = bfs.Options(deadlock=deadlock, max_depth=max_depth, max_states=max_states)
     return bfs.check(model, options)
 
@@ -112,3 +124,64 @@ def assert_violates(
     if result.verdict != "violation":
         raise AssertionError(f"\nexpected invariant {invariant} to be violated\n" + render(result))
     return result
+
+
+def assert_symmetric(
+    spec: str | os.PathLike[str], *, max_states: int = 100_000, **constants: Any
+) -> int:
+    """Fail unless renaming the values the spec declares symmetric maps its behaviour to
+    itself, which symmetry reduction takes on trust: on every reachable state s (explored
+    without symmetry) and for every renaming p, `permute(s, p)` has the renamed successors
+    of s, satisfies the same invariants and constraints, and keeps its variables. A `permute`
+    that misses a field holding ids fails here, and so does an action that prefers an id.
+    Returns the number of states checked (for small constants: each state is expanded once
+    per renaming)."""
+    __tracebackhide__ = True
+    model = load(spec, symmetry=False, **constants)
+    symmetry = Symmetry.of(model.spec)
+    if symmetry is None:
+        raise AssertionError(f"{model.name} declares no symmetry")
+    checked = 0
+    seen = {init.fp for init in model.initial()}
+    queue = deque(model.initial())
+    while queue:
+        current = queue.popleft()
+        checked += 1
+        if checked > max_states:
+            raise AssertionError(
+                f"{model.name} has more than {max_states:,} states: use smaller constants"
+            )
+        successors = model.expand(current.data)
+        for p in symmetry.others:
+            _assert_renames(model, symmetry, current.state, successors, p)
+        for succ in successors:
+            if succ.fp not in seen:
+                seen.add(succ.fp)
+                queue.append(succ)
+    return checked
+
+
+def _assert_renames(model: Model, symmetry: Symmetry, state: Any, successors: Any, p: Any) -> None:
+    __tracebackhide__ = True
+    image = symmetry.permute(state, p)
+    where = f"{model.name}.permute(s, {p}) with s = {show(state)}"
+    if image.keys() != state.keys():
+        raise AssertionError(f"{where} has variables {sorted(image)}, not {sorted(state)}")
+    for inv in model.invariants:
+        before, after = inv.fn(state), inv.fn(image)
+        if before != after:
+            raise AssertionError(
+                f"{where}: invariant {inv.name} is {before} in s, {after} in the renamed state"
+            )
+    if model.within_constraints(state) != model.within_constraints(image):
+        raise AssertionError(f"{where}: the state constraints judge the two states differently")
+    expected = {encode(symmetry.permute(t.state, p)) for t in successors}
+    actual = {t.data for t in model.expand(encode(image))}
+    if expected != actual:
+        missing = sorted(expected - actual)[:1]
+        extra = sorted(actual - expected)[:1]
+        detail = "; ".join(
+            [f"missing successor {show(decode(d))}" for d in missing]
+            + [f"unexpected successor {show(decode(d))}" for d in extra]
+        )
+        raise AssertionError(f"{where}: the renamed state's successors differ: {detail}")

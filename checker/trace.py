@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 from checker.errors import EvaluationError
 from checker.model import Model
 from checker.result import Event, Step
-from checker.state import encode, fingerprint
 
 Link = tuple[int | None, int, int]  # (parent fingerprint or None, action index, binding index)
 
@@ -33,14 +32,16 @@ def replay(model: Model, chain: Sequence[tuple[int, int, int]]) -> list[Step]:
     """Recompute the states along `chain` (as built by `chain_to`)."""
     _, init_index, init_fp = chain[0]
     state = model.initial_states()[init_index]
-    if fingerprint(encode(state)) != init_fp:
+    if model.fingerprint_of(state) != init_fp:
         raise RuntimeError("replay: the initial state does not match its fingerprint")
     steps = [Step(None, {}, state)]
     for action, binding_index, fp in chain[1:]:
         act = model.actions[action]
         binding = act.bindings(state)[binding_index]
+        # The first successor with the fingerprint: with a view or symmetry, others may share
+        # it, and the engines keep the first one `Model.expand` lists as the concrete state.
         for succ in model.fire(action, binding, state):
-            if fingerprint(encode(succ)) == fp:
+            if model.fingerprint_of(succ) == fp:
                 state = succ
                 break
         else:

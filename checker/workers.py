@@ -1,11 +1,11 @@
 """Expanding chunks of a BFS level, in this process or in forked worker processes.
 
 The local engine (checker.bfs) hands a chunk of encoded states to an expander, which returns
-the fingerprints of all their successors in `Model.expand` order, with each one's action and
-the number per parent. The engine decides which successors are new and asks for those: the
-expander checks the invariants on them, in order, and returns their encodings. Requests and
-replies are dicts of ints and bytes, sent between processes as msgpack (never pickle); a worker
-process is forked, so it inherits the model instead of receiving it.
+the fingerprints of all their successors in `Model.expand` order, with each one's action, the
+number per parent and which parents are deadlocked. The engine decides which successors are
+new and asks for those: the expander checks the invariants on them, in order, and returns their
+encodings. Requests and replies are dicts of ints and bytes, sent between processes as msgpack
+(never pickle); a worker process is forked, so it inherits the model instead of receiving it.
 """
 
 from __future__ import annotations
@@ -42,12 +42,15 @@ class Expander:
         return self.admit(request["indices"])
 
     def expand(self, blob: bytes, offsets: bytes) -> Reply:
-        """Successor fingerprints (uint64), actions (uint16) and counts per state (uint32);
-        `error` is the index of the first state whose expansion raised (none after it)."""
+        """Successor fingerprints (uint64), actions (uint16), counts per state (uint32) and
+        whether each state is deadlocked (uint8: no action enabled; a state the constraints
+        keep from being expanded is not); `error` is the index of the first state whose
+        expansion raised (none after it)."""
         expand = self.model.expand
         bounds = np.frombuffer(offsets, dtype=np.uint64).tolist()
         pending: list[Successor] = []
         counts = array("I")
+        stuck = bytearray()
         error = None
         for i in range(len(bounds) - 1):
             try:
@@ -56,12 +59,14 @@ class Expander:
                 error = i
                 break
             counts.append(len(successors))
+            stuck.append(successors.deadlocked)
             pending += successors
         self._pending = pending
         return {
             "fps": array("Q", [s.fp for s in pending]).tobytes(),
             "actions": array("H", [s.action for s in pending]).tobytes(),
             "counts": counts.tobytes(),
+            "stuck": bytes(stuck),
             "error": error,
         }
 

@@ -14,6 +14,7 @@ the read started). `fixed=False` answers at once from the local state.
 from __future__ import annotations
 
 from checker import Record, State, action, constant, invariant, on, put
+from checker.symmetry import Permutation
 from invariants import quorum
 from specs.raft import FOLLOWER, Raft
 
@@ -36,6 +37,10 @@ class Kip996Read(Raft):
                 "reads_started": 0,
             }
         )
+
+    def permute(self, s: State, p: Permutation) -> State:
+        s = super().permute(s, p)
+        return s.replace(applied=p.indexed(s.applied), reads=p.indexed(s.reads))
 
     @action(f="voter_ids")
     @on("voter {f}", calls="voter {s.leader_id[f]}", message="Fetch")

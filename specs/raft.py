@@ -21,6 +21,7 @@ Subclasses (specs/kip996.py, specs/kip996_read.py) add what their KIP changes.
 from __future__ import annotations
 
 from checker import Record, Spec, State, action, constant, on, put
+from checker.symmetry import Permutation
 from specs.logs import common_prefix
 
 FOLLOWER, PROSPECTIVE, CANDIDATE, LEADER = "follower", "prospective", "candidate", "leader"
@@ -34,9 +35,29 @@ class Raft(Spec):
     max_records = constant(1, "records a log may hold")
     max_isolations = constant(1, "fault bound: voters cut off from the quorum")
 
+    # Voters are interchangeable: every action takes any voter, none prefers an id (voter 0
+    # starting as the leader is fine: only the behaviour must be symmetric, not the start).
+    symmetry = ("voter_ids",)
+
     @property
     def voter_ids(self) -> range:
         return range(self.voters)
+
+    def permute(self, s: State, p: Permutation) -> State:
+        """s with every voter id v renamed p(v) (a subclass adding variables extends it)."""
+        return s.replace(
+            epoch=p.indexed(s.epoch),
+            role=p.indexed(s.role),
+            leader_id=p.indexed(s.leader_id, p),
+            voted_for=p.indexed(s.voted_for, p),
+            votes=p.indexed(s.votes, p.set),
+            heard=p.indexed(s.heard),
+            log=p.indexed(s.log),
+            isolated=p.set(s.isolated),
+            elected=frozenset((epoch, p(leader)) for epoch, leader in s.elected),
+            isolated_epoch=p.indexed(s.isolated_epoch),
+            zombies=p.set(s.zombies),
+        )
 
     @property
     def majority(self) -> int:

@@ -75,8 +75,8 @@ def headline(result: CheckResult) -> list[str]:
     if err.kind == "action":
         params = ", ".join(f"{k}={show(v)}" for k, v in err.params.items())
         what = f"action {err.name}({params})"
-    elif err.kind == "invariant":
-        what = f"invariant {err.name}"
+    elif err.name != err.kind:  # "invariant no_loss", "constraint bounded"; "view", "init"
+        what = f"{err.kind} {err.name}"
     lines = [f"Error: {what} {err.message}"]
     if err.kind != "init" and result.trace:  # the trace ends in the state it was evaluated in
         lines.append(f"  in state {show(result.trace[-1].state)}")
@@ -94,6 +94,14 @@ def render(result: CheckResult) -> str:
     if result.constants:
         lines.append("  constants: " + ", ".join(f"{k}={v}" for k, v in result.constants.items()))
     lines.append("  invariants: " + (", ".join(result.invariants) or "none"))
+    if result.constraints:
+        lines.append("  state constraints: " + ", ".join(result.constraints))
+    if result.action_constraints:
+        lines.append("  action constraints: " + ", ".join(result.action_constraints))
+    if result.view:
+        lines.append("  view: states are identified by the spec's view of them")
+    if result.symmetry:
+        lines.append(f"  symmetry: {result.symmetry}")
     if sim is not None:
         lines.append(f"  seed {sim.seed}: {sim.traces:,} traces of depth <= {sim.max_depth}")
     lines.extend(headline(result))

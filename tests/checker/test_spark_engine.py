@@ -230,6 +230,27 @@ def test_random_transition_systems_match_networkx(spark, system):
     matches_networkx(system, lambda model: se.check(model, spark=spark))
 
 
+def test_constraints_view_and_symmetry_agree_with_the_local_engine(spark):
+    from tests.checker.test_constraints import Grid, Logged, StateBounded, StepBounded
+    from tests.checker.test_symmetry import AllSet, FlipAny, Toggles
+
+    # Not expanded, and no deadlock: a state outside the state constraint, or one whose
+    # only successor an action constraint discards.
+    for spec in (StateBounded(), StepBounded()):
+        _, bounded = both(spark, Model(spec), deadlock=True)
+        assert (bounded.verdict, bounded.distinct_states, bounded.states_generated) == ("ok", 3, 3)
+    _, dead = both(spark, Model(Grid()), deadlock=True)
+    assert dead.verdict == "deadlock" and dead.trace[-1].state == Record(x=2, y=2)
+    _, viewed = both(spark, Model(Logged()))
+    assert (viewed.distinct_states, viewed.states_generated) == (4, 6)
+    _, reduced = both(spark, Model(Toggles(n=4)))
+    assert reduced.distinct_states == 5
+    _, found = both(spark, Model(AllSet()))
+    assert [s.state.bits for s in found.trace] == [(0, 0, 0), (1, 0, 0), (1, 1, 0), (1, 1, 1)]
+    _, first = both(spark, Model(FlipAny(n=4)))
+    assert first.trace[-2].state.bits == (1, 1, 1, 0)
+
+
 def test_key_components_compare_like_tuples():
     values = [0, 1, 246, 247, 248, 255, 256, 65_535, 65_536, 2**40]
     for a, b, c, d in product(values[::3], values, values[1::4], values):

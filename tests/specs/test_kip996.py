@@ -12,8 +12,10 @@ KIP996_READ = SPECS / "kip996_read.py"
 
 
 def test_pre_vote_holds_over_the_documented_state_space():
-    result = check(load_model(KIP996))
+    result = check(load_model(KIP996, symmetry=False))
     assert (result.verdict, result.distinct_states, result.depth) == ("ok", 33_072, 28)
+    reduced = check(load_model(KIP996))  # voters are symmetric: about half the states
+    assert (reduced.verdict, reduced.distinct_states, reduced.depth) == ("ok", 16_673, 28)
 
 
 def test_without_pre_vote_a_cut_off_voter_raises_its_epoch():
@@ -42,7 +44,7 @@ def test_without_pre_vote_the_zombie_disrupts_a_healthy_leader():
 
 def test_linearizable_reads_hold():
     result = check(load_model(KIP996_READ))
-    assert (result.verdict, result.distinct_states, result.depth) == ("ok", 104_701, 22)
+    assert (result.verdict, result.distinct_states, result.depth) == ("ok", 52_617, 22)
 
 
 def test_without_read_offset_a_follower_serves_a_stale_read():

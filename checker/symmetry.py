@@ -1,0 +1,178 @@
+"""Symmetry reduction (TLC's SYMMETRY): states that differ only by a renaming of
+interchangeable values, such as broker ids, are one state to the search.
+
+A spec names the sets of interchangeable values and says how a renaming acts on its states:
+
+    symmetry = ("voter_ids",)          # spec attributes: a range, a tuple, a frozenset...
+
+    def permute(self, s, p):           # s with every voter id v replaced by p(v)
+        return s.replace(
+            role=p.indexed(s.role),                  # a tuple indexed by voter: reordered
+            leader_id=p.indexed(s.leader_id, p),     # ... whose elements are voter ids too
+            votes=p.indexed(s.votes, p.set),         # ... whose elements are sets of voters
+            isolated=p.set(s.isolated),              # a set of voters
+        )
+
+The engine cannot find the ids by itself: ints carry no type in a state (broker 1 and epoch 1
+look alike), so only the spec knows where ids are. A state's fingerprint is that of the
+smallest encoding (of its view, if the spec has one) over every renaming; the group has
+n! renamings per set of n values (their product for several sets), each applied to every state
+generated, so this is for small sets: 6 for 3 brokers, 120 for 5.
+
+Sound only if renaming ids maps the spec's behaviour to itself: a renamed state has the renamed
+successors and the same invariant verdicts (`checker.testing.assert_symmetric` tests this on
+every reachable state). The initial states need not be symmetric (broker 0 may start as the
+leader); an action that prefers an id (the smallest broker of the ISR) breaks symmetry, and
+so does a `permute` that misses a field holding ids.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from checker.errors import ConfigError, SpecError
+from checker.state import Record, StateError, freeze
+
+# Each state generated is renamed by each permutation: beyond this the search would crawl.
+MAX_PERMUTATIONS = 5040  # 7!
+
+__all__ = ["MAX_PERMUTATIONS", "Permutation", "Symmetry"]
+
+
+class Permutation:
+    """A renaming of the symmetric values, as a spec's `permute(s, p)` applies it."""
+
+    __slots__ = ("_image", "_orders")
+
+    def __init__(self, image: Mapping[Any, Any]) -> None:
+        self._image = dict(image)
+        self._orders: dict[int, tuple[int, ...]] = {}  # tuple size -> where position i comes from
+
+    def __call__(self, value: Any) -> Any:
+        """The image of `value`; a value outside the symmetric sets (None, an epoch...) is
+        itself. (True and False are never ids, though Python finds True == 1.)"""
+        if type(value) is bool:
+            return value
+        return self._image.get(value, value)
+
+    def set(self, values: Iterable[Any]) -> frozenset[Any]:
+        """A set of values, each renamed."""
+        return frozenset(map(self, values))
+
+    def indexed(self, values: tuple[Any, ...], each: Callable[[Any], Any] | None = None) -> tuple:
+        """A tuple indexed by the symmetric values (`t[b]` belongs to broker b), reordered so
+        that what was at position v is at position p(v); `each` maps every element too."""
+        order = self._orders.get(len(values))
+        if order is None:
+            order = self._orders[len(values)] = self._order(len(values))
+        if each is None:
+            return tuple([values[i] for i in order])
+        return tuple([each(values[i]) for i in order])
+
+    def _order(self, size: int) -> tuple[int, ...]:
+        source = list(range(size))
+        for position in range(size):
+            target = self(position)
+            if not (type(target) is int and 0 <= target < size):
+                raise StateError(
+                    f"p.indexed: position {position} is renamed {target!r}, outside a tuple of"
+                    f" {size}: the symmetric values must be positions of the tuple"
+                )
+            source[target] = position
+        return tuple(source)
+
+    def keys(self, record: Record, each: Callable[[Any], Any] | None = None) -> Record:
+        """A Record keyed by the symmetric values (`isr[b]`), its keys renamed; `each` maps
+        every value too."""
+        return Record({self(k): (v if each is None else each(v)) for k, v in record.items()})
+
+    def __repr__(self) -> str:
+        moved = {k: v for k, v in self._image.items() if k != v}
+        return f"Permutation({moved})"
+
+
+class Symmetry:
+    """A spec's symmetric sets and every renaming of them (the identity first)."""
+
+    def __init__(self, sets: dict[str, tuple[Any, ...]], permute: Callable[..., Record]) -> None:
+        self.sets = sets  # name -> its values
+        self.permute = permute  # the spec's bound `permute(s, p)`
+        per_set = [
+            [dict(zip(v, image)) for image in itertools.permutations(v)] for v in sets.values()
+        ]
+        self.permutations = tuple(Permutation(_merged(m)) for m in itertools.product(*per_set))
+
+    @property
+    def others(self) -> tuple[Permutation, ...]:
+        """Every renaming but the identity."""
+        return self.permutations[1:]
+
+    def describe(self) -> str:
+        """E.g. "voter_ids (6 permutations)"."""
+        count = len(self.permutations)
+        return f"{', '.join(self.sets)} ({count:,} permutation{'s' if count != 1 else ''})"
+
+    @classmethod
+    def of(cls, spec: Any) -> Symmetry | None:
+        """The symmetry `spec` declares, or None; SpecError for a declaration that cannot be
+        used, ConfigError for one too large to use with these constants."""
+        owner = type(spec).__name__
+        names = spec.symmetry
+        if isinstance(names, str):
+            names = (names,)
+        if not names:
+            return None
+        if not isinstance(names, (tuple, list)) or not all(isinstance(n, str) for n in names):
+            raise SpecError(f"{owner}.symmetry must be a tuple of attribute names, not {names!r}")
+        if not callable(spec.permute):
+            raise SpecError(
+                f"{owner}.symmetry = {tuple(names)!r} needs a method permute(self, s, p) that"
+                " renames every symmetric value in state s with p (see docs/writing-specs.md)"
+            )
+        sets = {name: _values(spec, owner, name) for name in names}
+        seen: dict[Any, str] = {}
+        for name, values in sets.items():
+            for value in values:
+                if value in seen:
+                    raise SpecError(
+                        f"{owner}.symmetry: {value!r} is in both {seen[value]} and {name}; the"
+                        " symmetric sets must be disjoint"
+                    )
+                seen[value] = name
+        count = math.prod(math.factorial(len(v)) for v in sets.values())
+        if count > MAX_PERMUTATIONS:
+            raise ConfigError(
+                f"{owner}.symmetry over {', '.join(names)} has {count:,} permutations, more than"
+                f" {MAX_PERMUTATIONS:,} (every state generated would be renamed by each): use"
+                " smaller constants, or --no-symmetry"
+            )
+        return cls(sets, spec.permute)
+
+
+def _values(spec: Any, owner: str, name: str) -> tuple[Any, ...]:
+    if not hasattr(spec, name):
+        raise SpecError(f"{owner}.symmetry names {name!r}, which is not a spec attribute")
+    found = getattr(spec, name)
+    values = None
+    if not (callable(found) or isinstance(found, (str, bytes, Record))):
+        with contextlib.suppress(TypeError, StateError):  # not iterable, or not values
+            values = tuple(freeze(v) for v in found)
+    if values is None:
+        raise SpecError(
+            f"{owner}.symmetry names {name!r}: it must be a collection of values (e.g. a"
+            f" property returning range(...)), not {found!r}"
+        )
+    if any(type(v) is bool for v in values) or len(set(values)) != len(values):
+        raise SpecError(f"{owner}.symmetry: {name} = {values!r} must hold distinct non-bool values")
+    return values
+
+
+def _merged(mappings: Iterable[dict[Any, Any]]) -> dict[Any, Any]:
+    merged: dict[Any, Any] = {}
+    for mapping in mappings:
+        merged.update(mapping)
+    return merged

@@ -1,0 +1,329 @@
+"""Symmetry reduction: counts with and without it on specs small enough to count by hand,
+concrete traces, the bundled specs that declare it, and the checks of a declaration."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+
+from checker import Record, Spec, action, constant, invariant, put
+from checker.bfs import Options, check
+from checker.loader import load_model
+from checker.model import Model
+from checker.testing import assert_symmetric
+from tests.bundled import BUNDLED
+from tests.conftest import ROOT
+
+
+class Toggles(Spec):
+    """n identical processes, each flipping its own bit."""
+
+    n = constant(3, "processes")
+    symmetry = ("ids",)
+
+    @property
+    def ids(self) -> range:
+        return range(self.n)
+
+    def init(self):
+        return Record(bits=(0,) * self.n)
+
+    @action(i="ids")
+    def toggle(self, s, i):
+        return s.replace(bits=put(s.bits, i, 1 - s.bits[i]))
+
+    def permute(self, s, p):
+        return s.replace(bits=p.indexed(s.bits))
+
+
+def counts(result):
+    return result.verdict, result.distinct_states, result.states_generated, result.depth
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_n_toggles_have_n_plus_1_states_up_to_symmetry_and_2_to_the_n_without(n):
+    # Up to renaming, a state is its number of bits set: 0..n. Each state has n successors.
+    reduced = check(Model(Toggles(n=n)))
+    assert counts(reduced) == ("ok", n + 1, 1 + (n + 1) * n, n + 1)
+    full = check(Model(Toggles(n=n), symmetry=False))
+    assert counts(full) == ("ok", 2**n, 1 + 2**n * n, n + 1)
+
+
+class AllSet(Toggles):
+    @invariant
+    def not_all_set(self, s):
+        return 0 in s.bits
+
+
+def test_traces_are_the_concrete_states_first_reached():
+    # (1, 0, 0) is the state kept for the class {(1,0,0), (0,1,0), (0,0,1)}, though its
+    # smallest encoding is (0, 0, 1): the trace shows what the engine explored.
+    result = check(Model(AllSet()))
+    assert result.verdict == "violation"
+    assert [(s.action, s.params, s.state.bits) for s in result.trace] == [
+        (None, {}, (0, 0, 0)),
+        ("toggle", {"i": 0}, (1, 0, 0)),
+        ("toggle", {"i": 1}, (1, 1, 0)),
+        ("toggle", {"i": 2}, (1, 1, 1)),
+    ]
+    assert result.trace == check(Model(AllSet(), symmetry=False)).trace
+
+
+class FlipAny(AllSet):
+    """One action whose successors are all renamings of each other: replay must take the
+    first, as the engine did, or the next step would not be found."""
+
+    toggle = None
+
+    @action
+    def flip_any(self, s):
+        return [s.replace(bits=put(s.bits, i, 1)) for i in self.ids if s.bits[i] == 0]
+
+
+def test_replay_takes_the_first_successor_with_the_fingerprint():
+    result = check(Model(FlipAny(n=4)), Options(workers=2))
+    assert counts(result)[:2] == ("violation", 5)
+    assert [s.state.bits for s in result.trace] == [
+        (0, 0, 0, 0),
+        (1, 0, 0, 0),
+        (1, 1, 0, 0),
+        (1, 1, 1, 0),
+        (1, 1, 1, 1),
+    ]
+
+
+# A token moves between processes; each counts how often it held it. A process id is a value
+# (`holder`), a set element (`waiting`) and a tuple index (`held`).
+TOKENS_SOURCE = """
+from checker import Record, Spec, action, put
+
+
+class Tokens(Spec):
+    symmetry = ("ids",)
+    ids = range(3)
+
+    def init(self):
+        return Record(holder=0, waiting=frozenset({1, 2}), held=(1, 0, 0))
+
+    @action(to="ids")
+    def pass_token(self, s, to):
+        if to not in s.waiting or s.held[to] >= 2:
+            return None
+        waiting = (s.waiting - {to}) | {s.holder}
+        return s.replace(holder=to, waiting=waiting, held=put(s.held, to, s.held[to] + 1))
+
+    def permute(self, s, p):
+        return s.replace(holder=p(s.holder), waiting=p.set(s.waiting), held=p.indexed(s.held))
+"""
+
+
+def tokens(tmp_path, source=TOKENS_SOURCE):
+    path = tmp_path / "tokens.py"
+    path.write_text(source)
+    return path
+
+
+def reachable(model: Model) -> list[Record]:
+    """Every reachable state, by a breadth-first search of our own."""
+    states = {init.fp: init for init in model.initial()}
+    queue = list(states.values())
+    while queue:
+        current = queue.pop()
+        for succ in model.expand(current.data):
+            if succ.fp not in states:
+                states[succ.fp] = succ
+                queue.append(succ)
+    return [succ.state for succ in states.values()]
+
+
+def test_the_reduced_count_is_the_number_of_classes_of_reachable_states(tmp_path):
+    """Checked against renamings computed here, not by the engine."""
+
+    def renamed(s, p):  # p: a tuple, p[i] is the new name of process i
+        held = [0] * len(p)
+        for i, count in enumerate(s.held):
+            held[p[i]] = count
+        return (p[s.holder], tuple(sorted(p[i] for i in s.waiting)), tuple(held))
+
+    path = tokens(tmp_path)
+    full = reachable(load_model(path, symmetry=False))
+    classes = {min(renamed(s, p) for p in itertools.permutations(range(3))) for s in full}
+    result = check(load_model(path))
+    assert result.verdict == "ok"
+    assert result.distinct_states == len(classes) < len(full)
+    assert len(full) == check(load_model(path, symmetry=False)).distinct_states
+
+
+def test_declaring_symmetry_on_a_bundled_spec():
+    """Where the spec declares it, `mc check` reduces by default; the verdict and the depth
+    of the search do not change."""
+    checked = 0
+    for path, constants, verdict, _ in BUNDLED:
+        model = load_model(ROOT / path, constants)
+        if model.symmetry is None:
+            continue
+        checked += 1
+        reduced = check(model)
+        full = check(load_model(ROOT / path, constants, symmetry=False))
+        assert (reduced.verdict, reduced.invariant) == (full.verdict, full.invariant)
+        assert reduced.verdict == verdict
+        assert len(reduced.trace) == len(full.trace)
+        if verdict == "ok":
+            assert reduced.depth == full.depth
+            assert reduced.distinct_states < full.distinct_states
+    assert checked == 4  # kip996 and kip996_read, two cases each
+
+
+@pytest.mark.parametrize(
+    ("spec", "constants"),
+    [
+        ("specs/kip996.py", {"fixed": False, "max_epoch": 2, "max_records": 0}),
+        ("specs/kip996.py", {"voters": 2, "max_epoch": 2, "max_records": 1}),
+        ("specs/kip996_read.py", {"max_isolations": 0}),
+    ],
+)
+def test_the_quorum_specs_are_symmetric_in_voters(spec, constants):
+    assert assert_symmetric(ROOT / spec, **constants) > 50
+
+
+def test_the_quorum_counts_with_and_without_symmetry():
+    constants = {"max_epoch": "2", "max_records": "0"}
+    reduced = check(load_model(ROOT / "specs/kip996.py", constants))
+    full = check(load_model(ROOT / "specs/kip996.py", constants, symmetry=False))
+    assert (reduced.distinct_states, full.distinct_states) == (1_068, 2_071)
+    assert reduced.depth == full.depth == 21
+
+
+# -- assert_symmetric catches the two ways a declaration goes wrong ------------------------
+
+
+def test_assert_symmetric_passes_a_right_permute(tmp_path):
+    path = tokens(tmp_path)
+    assert assert_symmetric(path) == check(load_model(path, symmetry=False)).distinct_states
+
+
+def test_assert_symmetric_fails_a_permute_that_misses_a_field(tmp_path):
+    forgets_held = TOKENS_SOURCE.replace(", held=p.indexed(s.held))", ")")
+    with pytest.raises(AssertionError, match="the renamed state's successors differ"):
+        assert_symmetric(tokens(tmp_path, forgets_held))
+
+
+def test_assert_symmetric_fails_an_action_that_prefers_an_id(tmp_path):
+    smallest_first = TOKENS_SOURCE.replace(
+        "if to not in s.waiting", "if to != min(s.waiting) or to not in s.waiting"
+    )
+    with pytest.raises(AssertionError, match="successors differ"):
+        assert_symmetric(tokens(tmp_path, smallest_first))
+
+
+# -- the command line ----------------------------------------------------------------------
+
+TOGGLES_SOURCE = """
+from checker import Record, Spec, action, constant, put
+
+
+class Toggles(Spec):
+    \"\"\"n identical processes, each flipping its own bit.\"\"\"
+
+    n = constant(3)
+    symmetry = SYMMETRY
+
+    @property
+    def ids(self):
+        return range(self.n)
+
+    @property
+    def more(self):
+        return range(2, 4)
+
+    def init(self):
+        return Record(bits=(0,) * self.n)
+
+    @action(i="ids")
+    def toggle(self, s, i):
+        return s.replace(bits=put(s.bits, i, 1 - s.bits[i]))
+
+    def permute(self, s, p):
+        PERMUTE
+"""
+
+
+def toggles(write_spec, symmetry='("ids",)', permute="return s.replace(bits=p.indexed(s.bits))"):
+    source = TOGGLES_SOURCE.replace("SYMMETRY", symmetry).replace("PERMUTE", permute)
+    return write_spec(source)
+
+
+def test_mc_check_reduces_by_default_and_says_so(mc, write_spec, tmp_path):
+    path = toggles(write_spec)
+    out = tmp_path / "out.json"
+    reduced = mc("check", path, "--json", out)
+    assert reduced.code == 0
+    assert "  symmetry: ids (6 permutations)\n" in reduced.out
+    assert "explored 4 distinct states" in reduced.out
+    assert json.loads(out.read_text())["symmetry"] == "ids (6 permutations)"
+    full = mc("check", path, "--no-symmetry", "--json", out)
+    assert full.code == 0 and "symmetry" not in full.out
+    assert "explored 8 distinct states" in full.out
+    assert json.loads(out.read_text())["symmetry"] is None
+    listed = mc("list", path).out
+    assert listed.endswith("Symmetry: ids (6 permutations)\n  ids = (0, 1, 2)\n")
+
+
+def test_a_model_says_whether_symmetry_is_in_use(write_spec):
+    """For checks that cannot work on representatives (liveness): one attribute to test."""
+    path = toggles(write_spec)
+    assert load_model(path).symmetry is not None
+    assert load_model(path, symmetry=False).symmetry is None
+    assert load_model(path, {"n": "1"}).symmetry.describe() == "ids (1 permutation)"
+
+
+@pytest.mark.parametrize(
+    ("symmetry", "permute", "message"),
+    [
+        ('("ids",)', "pass", None),  # permute = None below
+        ('("nope",)', "return s", "Toggles.symmetry names 'nope', which is not a spec attribute"),
+        ('("n",)', "return s", "Toggles.symmetry names 'n': it must be a collection of values"),
+        ('("ids", "more")', "return s", "Toggles.symmetry: 2 is in both ids and more; the"),
+        ("3", "return s", "Toggles.symmetry must be a tuple of attribute names, not 3"),
+    ],
+)
+def test_a_declaration_that_cannot_be_used_is_a_spec_error(
+    mc, write_spec, symmetry, permute, message
+):
+    path = toggles(write_spec, symmetry, permute)
+    if message is None:
+        source = path.read_text().replace("    def permute(self, s, p):\n        pass\n", "")
+        path.write_text(source)
+        message = "Toggles.symmetry = ('ids',) needs a method permute(self, s, p)"
+    run = mc("check", path)
+    assert run.code == 150 and message in run.err
+
+
+def test_too_many_permutations_is_a_config_error_and_no_symmetry_the_way_out(mc, write_spec):
+    path = toggles(write_spec)
+    run = mc("check", path, "-D", "n=8")
+    assert run.code == 151
+    assert "Toggles.symmetry over ids has 40,320 permutations, more than 5,040" in run.err
+    assert "--no-symmetry" in run.err
+    full = mc("check", path, "-D", "n=8", "--no-symmetry")
+    assert full.code == 0 and "explored 256 distinct states" in full.out
+
+
+@pytest.mark.parametrize(
+    ("permute", "message"),
+    [
+        ("return s.replace(bits=s.bits[5])", "Error: permute raised IndexError"),
+        ("return Record(x=1)", "Error: permute returned Record(x=1); it must return the state"),
+        (
+            "return s.replace(bits=p.indexed(s.bits[:2]))",
+            "Error: permute raised StateError: p.indexed: position 1 is renamed 2, outside a"
+            " tuple of 2",
+        ),
+    ],
+)
+def test_a_permute_that_fails_is_an_evaluation_error(mc, write_spec, permute, message):
+    run = mc("check", toggles(write_spec, permute=permute))
+    assert run.code == 75
+    assert message in run.out

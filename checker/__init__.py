@@ -3,7 +3,16 @@
 The spec-writing API is re-exported here: `from checker import Spec, Record, action, ...`.
 """
 
-from checker.spec import Spec, action, constant, invariant, on
+from checker.spec import (
+    Spec,
+    action,
+    always_eventually,
+    constant,
+    eventually,
+    invariant,
+    leads_to,
+    on,
+)
 from checker.state import Record, State, put, without
 
 __version__ = "0.1.0"
@@ -13,8 +22,11 @@ __all__ = [
     "Spec",
     "State",
     "action",
+    "always_eventually",
     "constant",
+    "eventually",
     "invariant",
+    "leads_to",
     "on",
     "put",
     "without",

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import click
 
-from checker import __version__, batch, bfs, spark_engine
+from checker import __version__, batch, bfs, liveness, spark_engine
 from checker.errors import ConfigError, ExitCode, McError, SpecError
 from checker.graph import DEFAULT_MAX_STATES, state_space_graph
 from checker.loader import NoSpecError, import_spec_module, load_model, spec_class
@@ -19,7 +19,7 @@ from checker.progress import Progress
 from checker.reports import dot, graphviz, mermaid, outputs, text
 from checker.reports.sarif import Checked
 from checker.result import CheckResult, NotChecked
-from checker.spec import constants_of, invariants_of
+from checker.spec import constants_of, fairness_of, invariants_of, properties_of
 from checker.values import show
 
 
@@ -65,6 +65,18 @@ def cli(ctx: click.Context, debug: bool) -> None:
     multiple=True,
     help="Check only this invariant (repeatable). Default: all the spec declares.",
 )
+@click.option(
+    "--property",
+    "properties",
+    metavar="NAME",
+    multiple=True,
+    help="Check only this temporal property (repeatable). Default: all the spec declares.",
+)
+@click.option(
+    "--no-liveness",
+    is_flag=True,
+    help="Check no temporal property (only the invariants).",
+)
 @click.option("--deadlock", is_flag=True, help="Report states with no enabled action (exit 11).")
 @click.option("--max-depth", type=click.IntRange(min=1), help="Explore states up to this depth.")
 @click.option(
@@ -106,6 +118,8 @@ def check(
     specs: Sequence[str],
     defines: Sequence[str],
     invariants: Sequence[str],
+    properties: Sequence[str],
+    no_liveness: bool,
     deadlock: bool,
     max_depth: int | None,
     max_states: int | None,
@@ -117,11 +131,14 @@ def check(
     spark_conf: Sequence[str],
     **report_paths: str | None,
 ) -> int:
-    """Explore every reachable state of each SPEC and check its invariants.
+    """Explore every reachable state of each SPEC and check its invariants, then its temporal
+    properties under its fairness.
 
     SPEC is a spec file, or a folder: every spec below it is checked, and the exit code is
-    the worst of theirs (150 > 151 > 75 > 12 > 11 > 152 > 0; see docs/ci.md).
+    the worst of theirs (150 > 151 > 75 > 12 > 13 > 11 > 152 > 0; see docs/ci.md).
     """
+    if no_liveness and properties:
+        raise ConfigError("--property and --no-liveness exclude each other")
     wanted = outputs.Outputs(json_path=json_path, **report_paths)
     wanted.validate()
     files = batch.spec_files(specs)
@@ -131,11 +148,15 @@ def check(
     try:
         if len(specs) == 1 and files and files[0].explicit:  # one spec file: errors end the run
             model = load_model(files[0].path, constants, invariants or None)
-            result = _explore(model, options, progress_interval, explorer)
+            props = [] if no_liveness else liveness.select(model, properties or None)
+            result = _explore(model, options, progress_interval, explorer, props)
             click.echo(text.render(result), nl=False)
             wanted.write([Checked(result, model)], multi=False)
             return int(result.exit_code)
-        runs = _check_many(files, constants, invariants, options, progress_interval, explorer)
+        selection = None if no_liveness else properties
+        runs = _check_many(
+            files, constants, invariants, selection, options, progress_interval, explorer
+        )
     finally:
         if explorer is not None:
             explorer.close()
@@ -167,26 +188,35 @@ def _explore(
     options: bfs.Options,
     progress_interval: float,
     explorer: spark_engine.Explorer | None = None,
+    properties: Sequence[liveness.Property] = (),
 ) -> CheckResult:
+    """The invariants on the chosen engine, then (if they hold) the temporal properties."""
     progress = Progress(interval=progress_interval) if progress_interval > 0 else None
     if explorer is not None:
-        return explorer.check(model, options, progress)
-    return bfs.check(model, options, progress)
+        result = explorer.check(model, options, progress)
+    else:
+        result = bfs.check(model, options, progress)
+    progress = Progress(interval=progress_interval) if progress_interval > 0 else None
+    return liveness.check(model, result, properties, progress)
 
 
 def _check_many(
     files: Sequence[batch.SpecFile],
     constants: dict[str, str],
     invariants: Sequence[str],
+    properties: Sequence[str] | None,
     options: bfs.Options,
     progress_interval: float,
     explorer: spark_engine.Explorer | None = None,
 ) -> list[Checked]:
     """Load every spec first (so a misspelt -D fails before hours of checking), then check
-    them one by one. -D and --invariant apply to the specs that declare the name; a name no
-    spec declares is an error. A spec that fails to load is reported and the run goes on."""
-    loaded: list[Model | NotChecked] = []
+    them one by one. -D, --invariant and --property apply to the specs that declare the name
+    (a spec that declares none of the --invariant and --property names is skipped); a name
+    no spec declares is an error. `properties` None: no liveness. A spec that fails to load
+    is reported and the run goes on."""
+    loaded: list[tuple[Model, list[liveness.Property]] | NotChecked] = []
     declared: set[str] = set()
+    declared_properties: set[str] = set()
     for file in files:
         try:
             cls = spec_class(import_spec_module(file.path))
@@ -201,16 +231,26 @@ def _check_many(
             continue
         mine = {k: v for k, v in constants.items() if k in constants_of(cls)}
         selected = [n for n in invariants if n in invariants_of(cls)]
+        chosen = [n for n in properties or () if n in _properties_of(cls)]
         declared |= set(mine) | set(selected)
-        if invariants and not selected:
-            click.echo(f"mc: note: {file.path} has no --invariant named: skipped", err=True)
+        declared_properties |= set(chosen)
+        if (invariants or properties) and not (selected or chosen):
+            click.echo(
+                f"mc: note: {file.path} has no --invariant or --property named: skipped",
+                err=True,
+            )
             continue
         try:
-            loaded.append(load_model(file.path, mine, selected or None))
+            model = load_model(file.path, mine, selected if invariants else None)
+            if properties is None:
+                loaded.append((model, []))
+            else:
+                loaded.append((model, liveness.select(model, chosen if properties else None)))
         except McError as exc:
             loaded.append(NotChecked(file.path, str(exc), exc.exit_code))
     unknown = [f"-D {n}" for n in constants if n not in declared]
     unknown += [f"--invariant {n}" for n in invariants if n not in declared]
+    unknown += [f"--property {n}" for n in properties or () if n not in declared_properties]
     if unknown:
         raise ConfigError(f"{', '.join(unknown)}: no spec of this run declares it")
     if not loaded:
@@ -221,14 +261,15 @@ def _check_many(
             click.echo(f"mc: error: {item.message}", err=True)
             runs.append(Checked(item))
             continue
+        model, props = item
         try:
-            result = _explore(item, options, progress_interval, explorer)
+            result = _explore(model, options, progress_interval, explorer, props)
         except McError as exc:
             click.echo(f"mc: error: {exc}", err=True)
-            runs.append(Checked(NotChecked(item.path, str(exc), exc.exit_code)))
+            runs.append(Checked(NotChecked(model.path, str(exc), exc.exit_code)))
             continue
         click.echo(text.render(result))
-        runs.append(Checked(result, item))
+        runs.append(Checked(result, model))
     click.echo(batch.summary([c.result for c in runs]), nl=False)
     return runs
 
@@ -289,7 +330,8 @@ def graph(
 @click.argument("spec", type=click.Path(dir_okay=True))
 @define_option
 def list_spec(spec: str, defines: Sequence[str]) -> int:
-    """Show SPEC's constants, actions (with parameter domains) and invariants."""
+    """Show SPEC's constants, actions (with parameter domains and fairness), invariants and
+    temporal properties."""
     model = load_model(spec, _parse_defines(defines))
     click.echo(_describe(model), nl=False)
     return 0
@@ -313,6 +355,11 @@ def _describe(model: Model) -> str:
         ]
         doc = _first_line(act.fn)
         signature = f"{act.name}({', '.join(domains)})"
+        fair = fairness_of(act.fn)
+        if fair.whole:
+            signature += f"  [{'SF' if fair.whole == 'strong' else 'WF'}]"
+        if fair.each:
+            signature += f"  [{'SF' if fair.each == 'strong' else 'WF'} for each binding]"
         lines.append(f"  {signature}" + (f"  {doc}" if doc else ""))
     lines += ["", "Invariants:"]
     for inv in model.invariants:
@@ -320,7 +367,22 @@ def _describe(model: Model) -> str:
         lines.append(f"  {inv.name}" + (f"  {doc}" if doc else ""))
     if not model.invariants:
         lines.append("  (none)")
+    lines += ["", "Temporal properties:"]
+    for prop in liveness.select(model):
+        member = getattr(type(model.spec), prop.name)
+        doc = _first_line(member)
+        lines.append(f"  {prop.name}: {prop.formula}" + (f"  {doc}" if doc else ""))
+    if lines[-1] == "Temporal properties:":
+        lines.append("  (none)")
     return "\n".join(lines) + "\n"
+
+
+def _properties_of(cls: type) -> dict[str, object]:
+    """The spec class's temporal properties; a bad declaration is reported when it loads."""
+    try:
+        return properties_of(cls)
+    except TypeError:
+        return {}
 
 
 def _first_line(fn: object) -> str:

@@ -11,7 +11,9 @@ AssertionError as a failure):
         assert result.trace[-1].action == "handle_alter_partition"
 
 Constants are keyword arguments with Python values (`fixed=True`), or strings parsed as `-D`
-would. A failure's message is the text report `mc check` prints: verdict and trace.
+would. A failure's message is the text report `mc check` prints: verdict and trace. As with
+`mc check`, the spec's temporal properties are checked once its invariants hold (all, or those
+`properties=[...]` names; `no_liveness=True` skips them).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from checker import bfs
+from checker import bfs, liveness
 from checker.errors import ConfigError, SpecError
 from checker.loader import import_spec_module, spec_class
 from checker.model import Model
@@ -59,6 +61,8 @@ def check(
     spec: str | os.PathLike[str],
     *,
     invariants: Sequence[str] | None = None,
+    properties: Sequence[str] | None = None,
+    no_liveness: bool = False,
     deadlock: bool = False,
     max_depth: int | None = None,
     max_states: int | None = None,
@@ -66,25 +70,31 @@ def check(
 ) -> CheckResult:
     """Check the spec as `mc check` does and return the result (never raises for a verdict)."""
     model = load(spec, invariants, **constants)
+    selected = liveness.select(model, properties) if not no_liveness else []
     options = bfs.Options(deadlock=deadlock, max_depth=max_depth, max_states=max_states)
-    return bfs.check(model, options)
+    return liveness.check(model, bfs.check(model, options), selected)
 
 
 def assert_holds(
     spec: str | os.PathLike[str],
     *,
     invariants: Sequence[str] | None = None,
+    properties: Sequence[str] | None = None,
+    no_liveness: bool = False,
     deadlock: bool = False,
     max_depth: int | None = None,
     max_states: int | None = None,
     **constants: Any,
 ) -> CheckResult:
     """Fail (AssertionError with the rendered trace) unless every invariant holds over the
-    whole state space. A search stopped by `max_depth`/`max_states` is not a pass."""
+    whole state space, and then every temporal property. A search stopped by
+    `max_depth`/`max_states` is not a pass."""
     __tracebackhide__ = True  # pytest: show the caller's line, not this helper's
     result = check(
         spec,
         invariants=invariants,
+        properties=properties,
+        no_liveness=no_liveness,
         deadlock=deadlock,
         max_depth=max_depth,
         max_states=max_states,
@@ -107,7 +117,12 @@ def assert_violates(
     return the result, whose `trace` is the counterexample."""
     __tracebackhide__ = True
     result = check(
-        spec, invariants=[invariant], max_depth=max_depth, max_states=max_states, **constants
+        spec,
+        invariants=[invariant],
+        no_liveness=True,
+        max_depth=max_depth,
+        max_states=max_states,
+        **constants,
     )
     if result.verdict != "violation":
         raise AssertionError(f"\nexpected invariant {invariant} to be violated\n" + render(result))

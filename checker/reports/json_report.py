@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from checker.result import CheckResult, NotChecked
+from checker.result import CheckResult, NotChecked, Step
 from checker.values import to_json
 
 
@@ -17,9 +17,12 @@ def as_dict(result: CheckResult) -> dict[str, Any]:
         "spec_name": result.spec_name,
         "constants": result.constants,
         "invariants": result.invariants,
+        "properties": result.properties,
+        "fairness": result.fairness,
         "verdict": result.verdict,
         "exit_code": int(result.exit_code),
         "invariant": result.invariant,
+        "property": result.property,
         "error": _error(result),
         "bound": result.bound,
         "distinct_states": result.distinct_states,
@@ -28,15 +31,18 @@ def as_dict(result: CheckResult) -> dict[str, Any]:
         "queue": result.queue,
         "seconds": round(result.seconds, 6),
         "coverage": [asdict(c) for c in result.coverage],
-        "trace": [
-            {
-                "action": s.action,
-                "params": _params(s.params),
-                "state": to_json(s.state),
-                "event": asdict(s.event) if s.event is not None else None,
-            }
-            for s in result.trace
-        ],
+        "trace": [_step(s) for s in result.trace],
+        "loop_start": result.loop_start,
+        "loop_back": _step(result.loop_back) if result.loop_back is not None else None,
+    }
+
+
+def _step(step: Step) -> dict[str, Any]:
+    return {
+        "action": step.action,
+        "params": _params(step.params),
+        "state": to_json(step.state),
+        "event": asdict(step.event) if step.event is not None else None,
     }
 
 

@@ -122,9 +122,10 @@ def check(
     """Check `properties` under the spec's fairness, once the safety run that produced
     `result` found every invariant to hold; record the outcome in `result` and return it.
     A violation sets verdict "violation", `property`, and the lasso (`trace`, `loop_start`,
-    `loop_back`); a predicate that raises sets verdict "error"."""
+    `loop_back`); a predicate that raises sets verdict "error"; Ctrl-C (or SIGTERM) verdict
+    "incomplete". `result.properties` and `fairness` name what was selected either way."""
     result.properties = {p.name: p.formula for p in properties}
-    result.fairness = fairness(model)
+    result.fairness = fairness(model) if properties else []
     if result.verdict != "ok" or not properties:
         return result
     # Symmetry reduction (being added separately) merges states a lasso must tell apart: when
@@ -141,6 +142,9 @@ def check(
         result.verdict = "error"
         result.error = ErrorInfo.of(exc)
         result.trace = replay(model, chain_to(exc.parents, exc.fp))
+    except KeyboardInterrupt:  # as the engines do: stop and say what was not decided
+        result.verdict = "incomplete"
+        result.bound = "interrupted while checking the temporal properties"
     finally:
         if progress is not None:
             progress.close()
@@ -194,11 +198,13 @@ def explore(
     predicates on it, and every step with the fairness constraints it takes."""
     graph = StateGraph()
     node_of: dict[int, int] = {}
-    whole: list[tuple[int, ...]] = []  # per action: the constraint of the action as a whole
+    declared = [fairness_of(act.fn) for act in model.actions]
+    # Per action: the constraint of the action as a whole (if fair), as a 0- or 1-tuple.
+    whole = [
+        (_new_constraint(graph, fair.whole, ai, None),) if fair.whole else ()
+        for ai, fair in enumerate(declared)
+    ]
     each: dict[tuple[int, tuple[Any, ...]], int] = {}  # (action, binding) -> its constraint
-    for ai, act in enumerate(model.actions):
-        fair = fairness_of(act.fn)
-        whole.append(_new_constraint(graph, fair.whole, ai, None) if fair.whole else ())
     for prop in properties:
         graph.holds[prop.name] = (bytearray(), bytearray())
 
@@ -235,14 +241,13 @@ def explore(
                 if v == u:
                     continue  # a stutter: neither enables nor takes anything
                 taken = whole[succ.action]
-                act = model.actions[succ.action]
-                kind = fairness_of(act.fn).each
+                kind = declared[succ.action].each
                 if kind:
                     if succ.action not in bindings:
-                        bindings[succ.action] = act.bindings(state)
+                        bindings[succ.action] = model.actions[succ.action].bindings(state)
                     key = (succ.action, tuple(bindings[succ.action][succ.binding]))
                     if key not in each:
-                        each[key] = _new_constraint(graph, kind, *key)[0]
+                        each[key] = _new_constraint(graph, kind, *key)
                     taken = (*taken, each[key])
                 for c in taken:
                     graph.enabled[c].add(u)
@@ -264,10 +269,10 @@ def explore(
 
 def _new_constraint(
     graph: StateGraph, kind: str, action: int, binding: tuple[Any, ...] | None
-) -> tuple[int]:
+) -> int:
     graph.constraints.append(Constraint(kind == "strong", action, binding))
     graph.enabled.append(set())
-    return (len(graph.constraints) - 1,)
+    return len(graph.constraints) - 1
 
 
 def _evaluate(
@@ -425,9 +430,9 @@ def _cycle(graph: StateGraph, comp: set[int], entry: int) -> list[tuple[int, int
             take(u, v, label)
             here = v
         else:  # weak, disabled somewhere in comp (else comp would not be fair)
-            here_to = min(comp - enabled, key=lambda w: (distance[w], w))
-            walk(here_to)
-            here = here_to
+            target = min(comp - enabled, key=lambda w: (distance[w], w))
+            walk(target)
+            here = target
     if not steps:  # no constraint asked for anything: any cycle through entry will do
         v = min(within.succ[entry])
         take(entry, v, graph.label(entry, v))

@@ -253,6 +253,26 @@ def test_a_property_predicate_that_raises_is_an_evaluation_error_with_its_trace(
     assert xs(result) == [0, 1]
 
 
+def test_an_interrupted_liveness_check_is_incomplete():
+    class Interrupted(Spec):
+        def init(self):
+            return Record(x=0)
+
+        @action(fair="weak")
+        def inc(self, s):
+            return s.replace(x=s.x + 1) if s.x < 2 else None
+
+        @eventually
+        def done(self, s):
+            if s.x == 2:
+                raise KeyboardInterrupt  # as Ctrl-C (or SIGTERM, see checker.cli) would
+            return False
+
+    result = run(Interrupted())
+    assert result.verdict == "incomplete" and result.exit_code == ExitCode.INCOMPLETE
+    assert result.bound == "interrupted while checking the temporal properties"
+
+
 def test_properties_are_not_checked_when_an_invariant_fails():
     class Bad(Spec):
         def init(self):

@@ -251,7 +251,7 @@ class LeadsTo:
     """P ~> Q, declared in a class body as `name = leads_to(p, q)`: in every fair behaviour,
     each state where P holds is followed (or itself satisfied) by one where Q holds."""
 
-    __mc_property__ = "leads_to"
+    __mc_property__ = "leads_to"  # the marker (_PROPERTY) that properties_of looks for
 
     def __init__(self, p: Callable[..., Any], q: Callable[..., Any], doc: str = "") -> None:
         self.p = _as_method(p)
@@ -348,7 +348,7 @@ def properties_of(cls: type) -> dict[str, Any]:
 
 
 def property_kind(member: Any) -> str:
-    """ "eventually", "always_eventually" or "leads_to"."""
+    """A temporal property's kind: eventually, always_eventually or leads_to."""
     return getattr(member, _PROPERTY)
 
 

@@ -3,7 +3,18 @@
 The spec-writing API is re-exported here: `from checker import Spec, Record, action, ...`.
 """
 
-from checker.spec import Spec, action, action_constraint, constant, constraint, invariant, on
+from checker.spec import (
+    Spec,
+    action,
+    action_constraint,
+    always_eventually,
+    constant,
+    constraint,
+    eventually,
+    invariant,
+    leads_to,
+    on,
+)
 from checker.state import Record, State, put, without
 
 __version__ = "0.1.0"
@@ -14,9 +25,12 @@ __all__ = [
     "State",
     "action",
     "action_constraint",
+    "always_eventually",
     "constant",
     "constraint",
+    "eventually",
     "invariant",
+    "leads_to",
     "on",
     "put",
     "without",

@@ -6,8 +6,9 @@ no spec (a helper module) is skipped with a note; a file named on the command li
 defines none is an error (exit 150), as it is when checked alone.
 
 The run's exit code is the worst of the specs' codes, in this order (worst first):
-150 (a spec did not load) > 151 (bad constants) > 75 (spec code raised) > 12 (violation) >
-11 (deadlock) > 152 (a bound stopped the search) > 0. Failing to check is worse than any
+150 (a spec did not load) > 151 (bad constants) > 75 (spec code raised) > 12 (invariant
+violated) > 13 (temporal property violated) > 11 (deadlock) > 152 (a bound stopped the
+search) > 0. Failing to check is worse than any
 verdict: a spec that did not run proves nothing, a violation at least says something.
 """
 
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from checker.result import CheckResult, NotChecked
 
-SEVERITY = [0, 152, 11, 12, 75, 151, 150]  # best to worst
+SEVERITY = [0, 152, 11, 13, 12, 75, 151, 150]  # best to worst
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,9 @@ def summary(results: Sequence[CheckResult | NotChecked]) -> str:
             verdict, detail = "not checked", r.message.splitlines()[0]
         else:
             verdict = r.verdict
-            detail = f"invariant {r.invariant}" if r.invariant else r.spec_name
+            detail = r.spec_name
+            if r.invariant or r.property:
+                detail = f"invariant {r.invariant}" if r.invariant else f"property {r.property}"
         lines.append(f"  {verdict:<12} {int(r.exit_code):>3}  {r.spec:<{width}}  {detail}")
     code = worst(int(r.exit_code) for r in results)
     counts: dict[str, int] = {}

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from checker.graph import describe_action
-from checker.result import Step
+from checker.graph import describe_action, lasso_line
+from checker.result import CheckResult, Step
 
 CONTROLLER = "controller"  # drawn first when present: it is the hub of the KRaft protocols
 SPEC = "(spec)"  # the column of steps whose action has no @on
@@ -59,19 +59,33 @@ class Chart:
     calls: list[Call] = field(default_factory=list)
     boxes: list[Box] = field(default_factory=list)
     violated: str | None = None  # the invariant the last step breaks
+    loop: str | None = None  # for a lasso: how it goes on ("Back to state 2: fetch(f=1) ...")
 
     def lane(self, process: str) -> int:
         return self.lifelines.index(process)
 
 
-def sequence_chart(trace: Sequence[Step], violated: str | None = None) -> Chart:
+def result_chart(result: CheckResult) -> Chart:
+    """The sequence chart of a result's trace, closed by its violated invariant or by how its
+    lasso goes on."""
+    violated = result.invariant if result.verdict == "violation" else None
+    loop = lasso_line(result)
+    if loop is not None:
+        loop += f" (temporal property {result.property} is violated)"
+    return sequence_chart(result.trace, violated, loop)
+
+
+def sequence_chart(
+    trace: Sequence[Step], violated: str | None = None, loop: str | None = None
+) -> Chart:
     order: list[str] = []
 
     def see(process: str | None) -> None:
         if process is not None and process not in order:
             order.append(process)
 
-    chart = Chart([], [describe_action(s.action, s.params) for s in trace], violated=violated)
+    steps = [describe_action(s.action, s.params) for s in trace]
+    chart = Chart([], steps, violated=violated, loop=loop)
     pending: list[tuple[int, str, str, str]] = []  # unmatched sends: (step, from, to, message)
     for number, step in enumerate(trace, start=1):
         if step.action is None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import click
 
-from checker import __version__, batch, bfs, simulation, spark_engine
+from checker import __version__, batch, bfs, liveness, simulation, spark_engine
 from checker.deadline import Deadline
 from checker.errors import (
     ConfigError,
@@ -29,7 +29,7 @@ from checker.progress import Progress
 from checker.reports import dot, graphviz, mermaid, outputs, text
 from checker.reports.sarif import Checked
 from checker.result import CheckResult, NotChecked
-from checker.spec import constants_of, invariants_of
+from checker.spec import constants_of, fairness_of, invariants_of, properties_of
 from checker.values import show
 
 
@@ -95,6 +95,18 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @click.argument("specs", metavar="SPEC...", nargs=-1, required=True, type=click.Path())
 @define_option
 @invariant_option
+@click.option(
+    "--property",
+    "properties",
+    metavar="NAME",
+    multiple=True,
+    help="Check only this temporal property (repeatable). Default: all the spec declares.",
+)
+@click.option(
+    "--no-liveness",
+    is_flag=True,
+    help="Check no temporal property (only the invariants).",
+)
 @deadlock_option
 @click.option("--max-depth", type=click.IntRange(min=1), help="Explore states up to this depth.")
 @click.option(
@@ -132,10 +144,10 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @click.option("--remote", metavar="URL", help="Spark Connect server (sc://..., or local).")
 @click.option(
     "--symmetry/--no-symmetry",
-    default=True,
-    show_default=True,
+    default=None,
     help="Identify states that differ by a renaming of the values the spec declares"
-    " symmetric (e.g. broker ids); --no-symmetry explores them all, to compare.",
+    " symmetric (e.g. broker ids); --no-symmetry explores them all, to compare. Default: on"
+    " where declared, except for specs whose temporal properties are checked.",
 )
 @click.option(
     "--spark-conf",
@@ -149,6 +161,8 @@ def check(
     specs: Sequence[str],
     defines: Sequence[str],
     invariants: Sequence[str],
+    properties: Sequence[str],
+    no_liveness: bool,
     deadlock: bool,
     max_depth: int | None,
     max_states: int | None,
@@ -160,14 +174,17 @@ def check(
     master: str | None,
     remote: str | None,
     spark_conf: Sequence[str],
-    symmetry: bool,
+    symmetry: bool | None,
     **report_paths: str | None,
 ) -> int:
-    """Explore every reachable state of each SPEC and check its invariants.
+    """Explore every reachable state of each SPEC and check its invariants, then its temporal
+    properties under its fairness.
 
     SPEC is a spec file, or a folder: every spec below it is checked, and the exit code is
-    the worst of theirs (150 > 151 > 75 > 12 > 11 > 152 > 0; see docs/ci.md).
+    the worst of theirs (150 > 151 > 75 > 12 > 13 > 11 > 152 > 0; see docs/ci.md).
     """
+    if no_liveness and properties:
+        raise ConfigError("--property and --no-liveness exclude each other")
     wanted = outputs.Outputs(json_path=json_path, **report_paths)
     wanted.validate()
     files = batch.spec_files(specs)
@@ -178,13 +195,14 @@ def check(
     options = bfs.Options(
         deadlock=deadlock, max_depth=max_depth, max_states=max_states, workers=workers
     )
-    run = _Run(options, progress_interval, timeout, symmetry)
+    chosen = None if no_liveness else tuple(properties)
+    run = _Run(options, progress_interval, timeout, symmetry, chosen)
     constants = _parse_defines(defines)
     explorer = _explorer(engine, master, remote, spark_conf)
     try:
         if len(specs) == 1 and files and files[0].explicit:  # one spec file: errors end the run
-            model = load_model(files[0].path, constants, invariants or None, symmetry)
-            result = _explore(model, run, explorer)
+            model, props = _load(files[0].path, constants, invariants or None, run)
+            result = _explore(model, run, explorer, props)
             return _report(result, model, wanted)
         runs = _check_many(files, constants, invariants, run, explorer)
     finally:
@@ -239,7 +257,41 @@ class _Run:
     options: bfs.Options
     progress_interval: float
     timeout: float | None
-    symmetry: bool = True  # use the symmetry a spec declares
+    symmetry: bool | None = None  # None: the spec's, unless temporal properties are checked
+    properties: Sequence[str] | None = ()  # those to check (empty: all declared; None: none)
+
+
+def _load(
+    path: str,
+    constants: dict[str, str],
+    invariants: Sequence[str] | None,
+    run: _Run,
+    properties: Sequence[str] | None = None,
+) -> tuple[Model, list[liveness.Property]]:
+    """The model of a spec and the temporal properties to check on it (`properties`: names,
+    or None for those `run` asks for). Symmetry reduction merges states that a lasso must
+    tell apart, so a spec whose properties are checked is explored without it, and asking
+    for both is refused (TLC only warns)."""
+    model = load_model(path, constants, invariants, run.symmetry is not False)
+    if run.properties is None:
+        return model, []
+    names = properties if properties is not None else (run.properties or None)
+    props = liveness.select(model, names)
+    if props and model.symmetry is not None:
+        if run.symmetry:
+            raise ConfigError(
+                f"{path}: temporal properties cannot be checked under symmetry reduction (it"
+                " merges states that a fair cycle must tell apart): use --no-symmetry, or"
+                " --no-liveness to check only the invariants with symmetry"
+            )
+        click.echo(
+            f"mc: note: {path}: symmetry is off, as its temporal properties are checked"
+            " (--no-liveness checks only the invariants, with symmetry)",
+            err=True,
+        )
+        model = load_model(path, constants, invariants, symmetry=False)
+        props = liveness.select(model, names)
+    return model, props
 
 
 def _report(result: CheckResult, model: Model, wanted: outputs.Outputs) -> int:
@@ -254,14 +306,19 @@ def _progress(interval: float) -> Progress | None:
 
 
 def _explore(
-    model: Model, run: _Run, explorer: spark_engine.Explorer | None = None
+    model: Model,
+    run: _Run,
+    explorer: spark_engine.Explorer | None = None,
+    properties: Sequence[liveness.Property] = (),
 ) -> CheckResult:
-    progress = _progress(run.progress_interval)
+    """The invariants on the chosen engine, then (if they hold) the temporal properties."""
     with Deadline(model, run.timeout) as deadline:
+        progress = _progress(run.progress_interval)
         if explorer is not None:
             result = explorer.check(model, run.options, progress)
         else:
             result = bfs.check(model, run.options, progress)
+        result = liveness.check(model, result, properties, _progress(run.progress_interval))
     if deadline.fired and result.verdict == "incomplete":
         result.bound = deadline.bound
         click.echo(f"mc: {deadline.note}", err=True)
@@ -276,10 +333,13 @@ def _check_many(
     explorer: spark_engine.Explorer | None = None,
 ) -> list[Checked]:
     """Load every spec first (so a misspelt -D fails before hours of checking), then check
-    them one by one. -D and --invariant apply to the specs that declare the name; a name no
-    spec declares is an error. A spec that fails to load is reported and the run goes on."""
-    loaded: list[Model | NotChecked] = []
+    them one by one. -D, --invariant and --property apply to the specs that declare the name
+    (a spec that declares none of the --invariant and --property names is skipped); a name
+    no spec declares is an error. `properties` None: no liveness. A spec that fails to load
+    is reported and the run goes on."""
+    loaded: list[tuple[Model, list[liveness.Property]] | NotChecked] = []
     declared: set[str] = set()
+    declared_properties: set[str] = set()
     for file in files:
         try:
             cls = spec_class(import_spec_module(file.path))
@@ -294,16 +354,24 @@ def _check_many(
             continue
         mine = {k: v for k, v in constants.items() if k in constants_of(cls)}
         selected = [n for n in invariants if n in invariants_of(cls)]
+        chosen = [n for n in run.properties or () if n in _properties_of(cls)]
         declared |= set(mine) | set(selected)
-        if invariants and not selected:
-            click.echo(f"mc: note: {file.path} has no --invariant named: skipped", err=True)
+        declared_properties |= set(chosen)
+        if (invariants or run.properties) and not (selected or chosen):
+            click.echo(
+                f"mc: note: {file.path} has no --invariant or --property named: skipped",
+                err=True,
+            )
             continue
         try:
-            loaded.append(load_model(file.path, mine, selected or None, run.symmetry))
+            loaded.append(
+                _load(file.path, mine, selected or None, run, chosen if run.properties else None)
+            )
         except McError as exc:
             loaded.append(NotChecked(file.path, str(exc), exc.exit_code))
     unknown = [f"-D {n}" for n in constants if n not in declared]
     unknown += [f"--invariant {n}" for n in invariants if n not in declared]
+    unknown += [f"--property {n}" for n in run.properties or () if n not in declared_properties]
     if unknown:
         raise ConfigError(f"{', '.join(unknown)}: no spec of this run declares it")
     if not loaded:
@@ -314,14 +382,15 @@ def _check_many(
             click.echo(f"mc: error: {item.message}", err=True)
             runs.append(Checked(item))
             continue
+        model, props = item
         try:
-            result = _explore(item, run, explorer)
+            result = _explore(model, run, explorer, props)
         except McError as exc:
             click.echo(f"mc: error: {exc}", err=True)
-            runs.append(Checked(NotChecked(item.path, str(exc), exc.exit_code)))
+            runs.append(Checked(NotChecked(model.path, str(exc), exc.exit_code)))
             continue
         click.echo(text.render(result))
-        runs.append(Checked(result, item))
+        runs.append(Checked(result, model))
     click.echo(batch.summary([c.result for c in runs]), nl=False)
     return runs
 
@@ -441,7 +510,8 @@ def graph(
 @click.argument("spec", type=click.Path(dir_okay=True))
 @define_option
 def list_spec(spec: str, defines: Sequence[str]) -> int:
-    """Show SPEC's constants, actions (with parameter domains) and invariants."""
+    """Show SPEC's constants, actions (with parameter domains and fairness), invariants and
+    temporal properties."""
     model = load_model(spec, _parse_defines(defines))
     click.echo(_describe(model), nl=False)
     return 0
@@ -465,6 +535,11 @@ def _describe(model: Model) -> str:
         ]
         doc = _first_line(act.fn)
         signature = f"{act.name}({', '.join(domains)})"
+        fair = fairness_of(act.fn)
+        if fair.whole:
+            signature += f"  [{'SF' if fair.whole == 'strong' else 'WF'}]"
+        if fair.each:
+            signature += f"  [{'SF' if fair.each == 'strong' else 'WF'} for each binding]"
         lines.append(f"  {signature}" + (f"  {doc}" if doc else ""))
     lines += ["", "Invariants:"]
     for inv in model.invariants:
@@ -489,7 +564,22 @@ def _describe(model: Model) -> str:
         lines += ["", f"Symmetry: {model.symmetry.describe()}"]
         for name, values in model.symmetry.sets.items():
             lines.append(f"  {name} = {show(values)}")
+    lines += ["", "Temporal properties:"]
+    for prop in liveness.select(model):
+        member = getattr(type(model.spec), prop.name)
+        doc = _first_line(member)
+        lines.append(f"  {prop.name}: {prop.formula}" + (f"  {doc}" if doc else ""))
+    if lines[-1] == "Temporal properties:":
+        lines.append("  (none)")
     return "\n".join(lines) + "\n"
+
+
+def _properties_of(cls: type) -> dict[str, object]:
+    """The spec class's temporal properties; a bad declaration is reported when it loads."""
+    try:
+        return properties_of(cls)
+    except TypeError:
+        return {}
 
 
 def _first_line(fn: object) -> str:

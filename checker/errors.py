@@ -14,6 +14,7 @@ class ExitCode(IntEnum):
     OK = 0
     DEADLOCK = 11
     VIOLATION = 12
+    LIVENESS = 13  # a temporal property is violated
     EVALUATION_ERROR = 75  # an action, invariant or init raised
     SPEC_ERROR = 150  # the spec cannot be loaded
     CONFIG_ERROR = 151  # bad options or constants

@@ -6,8 +6,11 @@ HTML report) draws either one:
     node: number (int, from 1: the step of a trace, the discovery order of a state space),
           state (Record), changed (variable names that differ from the previous step; all of
           them for an initial state or a state-space node), initial (bool),
-          violated (the invariant this state breaks, or None), label (text lines)
-    edge: actions (list of (name, params)), label (one "name(params)" line per action)
+          violated (the invariant this state breaks, or None), label (text lines),
+          loop (bool: the state is on the cycle of a lasso)
+    edge: actions (list of (name, params)), label (one "name(params)" line per action),
+          back (bool: the step that closes a lasso's cycle, from the last state back to an
+          earlier one, or the last state's self-loop when it stutters forever)
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import networkx as nx
 
 from checker.errors import ExitCode, McError
 from checker.model import Model
-from checker.result import Step
+from checker.result import CheckResult, Step
 from checker.state import Record
 from checker.values import show
 
@@ -69,6 +72,7 @@ def _add_state(
         initial=initial,
         violated=violated,
         label=lines,
+        loop=False,
     )
 
 
@@ -80,13 +84,25 @@ def _add_action(g: nx.DiGraph, source: int, target: int, action: str, params: di
         data["label"].append(describe_action(action, params))
     else:
         g.add_edge(
-            source, target, actions=[(action, params)], label=[describe_action(action, params)]
+            source,
+            target,
+            actions=[(action, params)],
+            label=[describe_action(action, params)],
+            back=False,
         )
 
 
-def trace_graph(trace: Sequence[Step], violated: str | None = None) -> nx.DiGraph:
+def trace_graph(
+    trace: Sequence[Step],
+    violated: str | None = None,
+    *,
+    loop_start: int | None = None,
+    loop_back: Step | None = None,
+) -> nx.DiGraph:
     """A path: one node per step (its changed variables), one edge per action. `violated`
-    names the invariant the last state breaks, to mark it."""
+    names the invariant the last state breaks, to mark it. For a lasso (`loop_start`, the
+    index of the state the cycle goes back to, and `loop_back`, the step that closes it, or
+    None for stuttering) the cycle's states are marked and a back edge closes it."""
     g = nx.DiGraph(kind="trace")
     previous: Record | None = None
     for number, step in enumerate(trace, start=1):
@@ -102,7 +118,36 @@ def trace_graph(trace: Sequence[Step], violated: str | None = None) -> nx.DiGrap
         if step.action is not None:
             _add_action(g, number - 1, number, step.action, step.params)
         previous = step.state
+    if loop_start is not None and trace:
+        last, target = len(trace), loop_start + 1
+        for number in range(target, last + 1):
+            g.nodes[number]["loop"] = True
+        if loop_back is None:
+            actions, label = [], [f"stuttering: state {last} forever"]
+        else:
+            actions = [(loop_back.action, loop_back.params)]
+            label = [f"back to state {target}: {describe_action(*actions[0])}"]
+        g.add_edge(last, target, actions=actions, label=label, back=True)
     return g
+
+
+def lasso_line(result: CheckResult) -> str | None:
+    """How a temporal property's counterexample goes on after its last state, in TLC's words:
+    back to an earlier state by the step that closes the cycle, or stuttering forever."""
+    if result.loop_start is None:
+        return None
+    if result.loop_back is None:
+        return f"State {len(result.trace) + 1}: Stuttering"
+    back = result.loop_back
+    return f"Back to state {result.loop_start + 1}: {describe_action(back.action, back.params)}"
+
+
+def result_graph(result: CheckResult) -> nx.DiGraph:
+    """The trace graph of a result: its violated invariant marked, or its lasso closed."""
+    violated = result.invariant if result.verdict == "violation" else None
+    return trace_graph(
+        result.trace, violated, loop_start=result.loop_start, loop_back=result.loop_back
+    )
 
 
 def state_space_graph(model: Model, max_states: int = DEFAULT_MAX_STATES) -> nx.DiGraph:

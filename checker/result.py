@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,6 +85,11 @@ class CheckResult:
     symmetry: str | None = None  # the symmetry reduction in use: "broker_ids (6 permutations)"
     verdict: str = "ok"  # ok | violation | deadlock | error | incomplete
     invariant: str | None = None  # the violated invariant
+    # Temporal properties (checker.liveness) as name -> formula ("eventually has_leader"),
+    # and the fairness they assume ("WF(fetch)"); checked once every invariant holds.
+    properties: dict[str, str] = field(default_factory=dict)
+    fairness: list[str] = field(default_factory=list)
+    property: str | None = None  # the violated temporal property (exit 13)
     error: ErrorInfo | None = None
     bound: str | None = None  # why an incomplete run stopped
     distinct_states: int = 0
@@ -97,12 +103,21 @@ class CheckResult:
     coverage: list[ActionCoverage] = field(default_factory=list)
     trace: list[Step] = field(default_factory=list)
     simulation: Simulation | None = None  # set by `mc simulate`
+    # A temporal property's counterexample is a lasso: `trace`, then back to
+    # trace[loop_start] by `loop_back` (the step that closes the cycle) and round again
+    # forever; with loop_back None the last state stutters forever (loop_start is its index).
+    loop_start: int | None = None
+    loop_back: Step | None = None
+    liveness_seconds: float = 0.0  # of `seconds`, spent checking the temporal properties
 
-    @property
+    # builtins.property: the field `property` shadows the builtin in this class body.
+    @builtins.property
     def exit_code(self) -> ExitCode:
+        if self.verdict == "violation" and self.property is not None:
+            return ExitCode.LIVENESS
         return VERDICT_EXIT[self.verdict]
 
-    @property
+    @builtins.property
     def collision_probability(self) -> float:
         """TLC's "calculated (optimistic)" estimate that two distinct states shared a 64-bit
         fingerprint, so that one was never explored: each of the generated states that hit
@@ -110,13 +125,13 @@ class CheckResult:
         n = self.distinct_states
         return n * max(0, self.states_generated - n) / 2.0**64
 
-    @property
+    @builtins.property
     def collision_probability_observed(self) -> float | None:
         """TLC's estimate "based on the actual fingerprints": 1 / the smallest gap."""
         gap = self.closest_fingerprints
         return None if gap is None else 1.0 / gap
 
-    @property
+    @builtins.property
     def passed(self) -> bool:
         return self.verdict == "ok"
 

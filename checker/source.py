@@ -66,7 +66,8 @@ def member_location(model: Model, name: str) -> Location:
     if owner is None:
         return spec_location(model)
     value = vars(owner)[name]
-    if hasattr(value, "__wrapped__"):  # invariant(shared): point at the adopting assignment
+    # invariant(shared) or leads_to(p, q): point at the adopting assignment
+    if hasattr(value, "__wrapped__") or not inspect.isfunction(value):
         found = _find(owner, rf"\s*{re.escape(name)}\s*(:[^=]*)?=")
         if found is not None:
             return found

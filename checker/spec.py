@@ -20,6 +20,17 @@ An action returns None (disabled), one successor Record, or a list of successors
 keyword of `@action` gives a parameter's finite domain: a literal iterable, the name of a spec
 attribute (e.g. a property over constants), or a function of the state (e.g. the messages in
 flight). Sets are enumerated in canonical order so that runs are deterministic.
+
+Temporal properties (checked by checker.liveness) and the fairness they assume:
+
+        @action(step=(1, 2), fair="weak")    # WF of the action: of any of its bindings
+        def increment(self, s, step): ...
+
+        @eventually
+        def at_limit(self, s):
+            return s.x == self.limit
+
+        x_grows = leads_to(lambda s: s.x == 0, lambda s: s.x > 0)
 """
 
 from __future__ import annotations
@@ -36,21 +47,29 @@ from checker.state import Record
 
 __all__ = [
     "Constant",
+    "Fairness",
+    "LeadsTo",
     "On",
     "Spec",
     "action",
     "action_constraint",
+    "always_eventually",
     "constant",
     "constraint",
+    "eventually",
     "invariant",
+    "leads_to",
     "on",
 ]
 
 _ACTION = "__mc_action__"
+_FAIR = "__mc_fair__"
 _INVARIANT = "__mc_invariant__"
 _CONSTRAINT = "__mc_constraint__"
 _ACTION_CONSTRAINT = "__mc_action_constraint__"
+_PROPERTY = "__mc_property__"  # its value is the property's kind
 _ON = "__mc_on__"
+FAIRNESS_KINDS = ("weak", "strong")
 
 
 class Constant:
@@ -101,11 +120,39 @@ def constant(default: int | bool | str, doc: str = "") -> Any:
     return Constant(default, doc)
 
 
-def action(fn: Callable[..., Any] | None = None, /, **domains: Any) -> Any:
-    """Mark a Spec method `(self, s, **params)` as an action; keywords give parameter domains."""
+@dataclass(frozen=True)
+class Fairness:
+    """The fairness an action is assumed to have, for temporal properties (TLA+'s WF and SF).
+
+    `whole`: of the action as a whole, enabled when any binding is: WF_vars(\\E b: A(b)).
+    `each`: of every binding of its parameters on its own: \\A b: WF_vars(A(b)).
+    """
+
+    whole: str | None = None  # "weak", "strong" or None
+    each: str | None = None
+
+
+def action(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    fair: str | None = None,
+    fair_each: str | None = None,
+    **domains: Any,
+) -> Any:
+    """Mark a Spec method `(self, s, **params)` as an action; keywords give parameter domains.
+
+    `fair="weak"|"strong"` assumes weak or strong fairness of the action (any binding);
+    `fair_each=` of each binding separately. Only temporal properties use them.
+    """
+    for option, kind in (("fair", fair), ("fair_each", fair_each)):
+        if kind is not None and kind not in FAIRNESS_KINDS:
+            raise TypeError(f"@action({option}=...) must be 'weak' or 'strong', not {kind!r}")
 
     def mark(f: Callable[..., Any]) -> Callable[..., Any]:
         setattr(f, _ACTION, dict(domains))
+        if fair or fair_each:
+            setattr(f, _FAIR, Fairness(fair, fair_each))
         return f
 
     return mark(fn) if fn is not None else mark
@@ -158,22 +205,30 @@ def on_of(fn: Callable[..., Any]) -> On | None:
     return getattr(fn, _ON, None)
 
 
-def _predicate(fn: Callable[..., Any], marker: str, arity: int) -> Callable[..., Any]:
-    """Mark `fn` with `marker`. A method `(self, ...)` is used as it is; a shared predicate
-    without `self` (e.g. from `invariants/`) is wrapped so it can sit in a class body."""
+def _as_method(fn: Callable[..., Any], arity: int = 1) -> Callable[..., Any]:
+    """A method `(self, ...)` as it is; a shared predicate of `arity` states (e.g. from
+    `invariants/`) wrapped so it can sit in a class body."""
+    if not callable(fn):
+        raise TypeError(f"expected a predicate (self, s) or (s), not {fn!r}")
     params = [
         p
         for p in inspect.signature(fn).parameters.values()
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
-    if len(params) == arity:
-        shared = fn
+    if len(params) != arity:
+        return fn
+    shared = fn
 
-        @functools.wraps(shared)
-        def method(self: Spec, *states: Record) -> Any:
-            return shared(*states)
+    @functools.wraps(shared)
+    def method(self: Spec, *states: Record) -> Any:
+        return shared(*states)
 
-        fn = method
+    return method
+
+
+def _predicate(fn: Callable[..., Any], marker: str, arity: int) -> Callable[..., Any]:
+    """Mark `fn` (made a method if it is a shared predicate) with `marker`."""
+    fn = _as_method(fn, arity)
     setattr(fn, marker, True)
     return fn
 
@@ -186,6 +241,46 @@ def invariant(fn: Callable[..., Any]) -> Callable[..., Any]:
     `leader_in_isr = invariant(replication.leader_in_isr)`.
     """
     return _predicate(fn, _INVARIANT, 1)
+
+
+def eventually(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a predicate P as the temporal property <>P: every fair behaviour reaches a state
+    where P holds. A method `(self, s)` or a shared predicate `(s)`, as for `invariant`."""
+    fn = _as_method(fn)
+    setattr(fn, _PROPERTY, "eventually")
+    return fn
+
+
+def always_eventually(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a predicate P as []<>P: in every fair behaviour P holds again and again (it never
+    stays false forever from some point on)."""
+    fn = _as_method(fn)
+    setattr(fn, _PROPERTY, "always_eventually")
+    return fn
+
+
+class LeadsTo:
+    """P ~> Q, declared in a class body as `name = leads_to(p, q)`: in every fair behaviour,
+    each state where P holds is followed (or itself satisfied) by one where Q holds."""
+
+    __mc_property__ = "leads_to"  # the marker (_PROPERTY) that properties_of looks for
+
+    def __init__(self, p: Callable[..., Any], q: Callable[..., Any], doc: str = "") -> None:
+        self.p = _as_method(p)
+        self.q = _as_method(q)
+        self.formula = f"{_name(p, 'P')} ~> {_name(q, 'Q')}"
+        self.__doc__ = doc
+
+
+def leads_to(p: Callable[..., Any], q: Callable[..., Any], doc: str = "") -> LeadsTo:
+    """Declare P ~> Q. `p` and `q` are methods `(self, s)` defined above in the class body, or
+    shared predicates `(s)` (lambdas included); `doc` describes it in `mc list`."""
+    return LeadsTo(p, q, doc)
+
+
+def _name(fn: Callable[..., Any], default: str) -> str:
+    name = getattr(fn, "__name__", "")
+    return default if not name or name == "<lambda>" else name
 
 
 def constraint(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -212,6 +307,8 @@ def _role(value: Any) -> str | None:
         return "a @constraint"
     if getattr(value, _ACTION_CONSTRAINT, None) is not None:
         return "an @action_constraint"
+    if getattr(value, _PROPERTY, None) is not None:
+        return "a temporal property"
     if isinstance(value, Constant):
         return "a constant"
     return None
@@ -295,9 +392,10 @@ def constants_of(cls: type) -> dict[str, Constant]:
     return {n: v for n, v in _members(cls).items() if isinstance(v, Constant)}
 
 
-def _marked(cls: type, marker: str, decorator: str) -> dict[str, Any]:
+def _marked(cls: type, marker: str, decorator: str, noun: str = "") -> dict[str, Any]:
     """Members carrying `marker`, in definition order (bases first). An override must be
     marked again (else it would silently stop being checked); `name = None` removes one."""
+    noun = noun or f"{'an' if decorator[1] in 'aeiou' else 'a'} {decorator[1:]}"
     found: dict[str, Any] = {}
     for klass in reversed(cls.__mro__):
         for name, value in vars(klass).items():
@@ -305,10 +403,8 @@ def _marked(cls: type, marker: str, decorator: str) -> dict[str, Any]:
                 found[name] = value
             elif name in found:
                 if value is not None:
-                    article = "an" if decorator[1] in "aeiou" else "a"
                     raise TypeError(
-                        f"{klass.__name__}.{name} overrides {article} {decorator[1:]}: decorate"
-                        f" it with {decorator}"
+                        f"{klass.__name__}.{name} overrides {noun}: decorate it with {decorator}"
                     )
                 del found[name]
     return found
@@ -332,3 +428,22 @@ def constraints_of(cls: type) -> dict[str, Callable[..., Any]]:
 def action_constraints_of(cls: type) -> dict[str, Callable[..., Any]]:
     """Action constraints by name, in definition order (bases first)."""
     return _marked(cls, _ACTION_CONSTRAINT, "@action_constraint")
+def properties_of(cls: type) -> dict[str, Any]:
+    """Temporal properties by name, in definition order (bases first): methods marked with
+    @eventually or @always_eventually, and `leads_to(...)` objects."""
+    return _marked(
+        cls,
+        _PROPERTY,
+        "@eventually, @always_eventually or leads_to(...)",
+        "a temporal property",
+    )
+
+
+def property_kind(member: Any) -> str:
+    """A temporal property's kind: eventually, always_eventually or leads_to."""
+    return getattr(member, _PROPERTY)
+
+
+def fairness_of(fn: Callable[..., Any]) -> Fairness:
+    """The fairness `@action` declared for an action's function (none: Fairness())."""
+    return getattr(fn, _FAIR, Fairness())

@@ -14,7 +14,9 @@ AssertionError as a failure):
         assert_symmetric("specs/kip996.py", max_epoch=2)
 
 Constants are keyword arguments with Python values (`fixed=True`), or strings parsed as `-D`
-would. A failure's message is the text report `mc check` prints: verdict and trace.
+would. A failure's message is the text report `mc check` prints: verdict and trace. As with
+`mc check`, the spec's temporal properties are checked once its invariants hold (all, or those
+`properties=[...]` names; `no_liveness=True` skips them).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from checker import bfs
+from checker import bfs, liveness
 from checker.errors import ConfigError, SpecError
 from checker.loader import import_spec_module, spec_class
 from checker.model import Model
@@ -70,33 +72,45 @@ def check(
     spec: str | os.PathLike[str],
     *,
     invariants: Sequence[str] | None = None,
+    properties: Sequence[str] | None = None,
+    no_liveness: bool = False,
     deadlock: bool = False,
     max_depth: int | None = None,
     max_states: int | None = None,
-    symmetry: bool = True,
+    symmetry: bool | None = None,
     **constants: Any,
 ) -> CheckResult:
-    """Check the spec as `mc check` does and return the result (never raises for a verdict)."""
-    model = load(spec, invariants, symmetry, **constants)
+    """Check the spec as `mc check` does and return the result (never raises for a verdict).
+    `symmetry` None: the spec's, except when temporal properties are checked."""
+    model = load(spec, invariants, symmetry is not False, **constants)
+    selected = liveness.select(model, properties) if not no_liveness else []
+    if selected and model.symmetry is not None and symmetry is None:  # as `mc check` does
+        model = load(spec, invariants, False, **constants)
+        selected = liveness.select(model, properties)
     options = bfs.Options(deadlock=deadlock, max_depth=max_depth, max_states=max_states)
-    return bfs.check(model, options)
+    return liveness.check(model, bfs.check(model, options), selected)
 
 
 def assert_holds(
     spec: str | os.PathLike[str],
     *,
     invariants: Sequence[str] | None = None,
+    properties: Sequence[str] | None = None,
+    no_liveness: bool = False,
     deadlock: bool = False,
     max_depth: int | None = None,
     max_states: int | None = None,
     **constants: Any,
 ) -> CheckResult:
     """Fail (AssertionError with the rendered trace) unless every invariant holds over the
-    whole state space. A search stopped by `max_depth`/`max_states` is not a pass."""
+    whole state space, and then every temporal property. A search stopped by
+    `max_depth`/`max_states` is not a pass."""
     __tracebackhide__ = True  # pytest: show the caller's line, not this helper's
     result = check(
         spec,
         invariants=invariants,
+        properties=properties,
+        no_liveness=no_liveness,
         deadlock=deadlock,
         max_depth=max_depth,
         max_states=max_states,
@@ -119,7 +133,12 @@ def assert_violates(
     return the result, whose `trace` is the counterexample."""
     __tracebackhide__ = True
     result = check(
-        spec, invariants=[invariant], max_depth=max_depth, max_states=max_states, **constants
+        spec,
+        invariants=[invariant],
+        no_liveness=True,
+        max_depth=max_depth,
+        max_states=max_states,
+        **constants,
     )
     if result.verdict != "violation":
         raise AssertionError(f"\nexpected invariant {invariant} to be violated\n" + render(result))

@@ -17,11 +17,15 @@ are gone ("last replica standing"). The KIP's rules (see ../shared/kips/kip-966-
 
 `fixed=False` is the KRaft behaviour before the KIP (with KIP-841 and KIP-903).
 Abstracted: unclean recovery (rule 6) and the "last known leader" fallback.
+
+Liveness: with faults bounded, and brokers that restart or shut down eventually registering,
+being unfenced and completing their shutdown (the shared model's fairness), the partition has
+a running leader again and again (`has_leader`).
 """
 
 from __future__ import annotations
 
-from checker import Record, State, constant, invariant, without
+from checker import Record, State, always_eventually, constant, invariant, without
 from invariants import replication
 from specs.kip903 import Kip903
 
@@ -92,6 +96,12 @@ class Kip966(Kip903):
             last_known_elr=s.last_known_elr | {b},
             partition_epoch=s.partition_epoch + 1,
         )
+
+    @always_eventually
+    def has_leader(self, s: State) -> bool:
+        """The partition has a running leader, again and again: whenever it loses its
+        leader, it eventually elects one."""
+        return s.leader is not None and self.is_leader(s, s.leader)
 
     @invariant
     def elr_empty_while_isr_at_min_isr(self, s: State) -> bool:

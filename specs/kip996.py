@@ -10,11 +10,17 @@ pre-votes for its would-be epoch without bumping its own. A voter refuses when i
 from a leader within its fetch timeout, or when the candidate's log is behind its own; the
 pre-vote changes no voter's state. Only with a majority of pre-votes does the prospective
 voter become a candidate and bump its epoch. `fixed=False` goes straight to candidate.
+
+Liveness (`leader_elected`): under weak fairness of the timers, the election RPCs and
+healing, a leader that a majority follows leads the quorum again and again, unless elections
+used up the epochs the model allows (`max_epoch`): a candidate may time out before it asks
+for votes, and only randomised timers, which fairness cannot express, stop that from
+repeating (see docs/specs.md).
 """
 
 from __future__ import annotations
 
-from checker import State, action, constant, invariant, on, put
+from checker import State, action, always_eventually, constant, invariant, on, put
 from invariants import quorum
 from specs.raft import LEADER, PROSPECTIVE, Raft
 
@@ -24,7 +30,7 @@ class Kip996(Raft):
 
     fixed = constant(True, "KIP-996: prospective voters ask for pre-votes before an election")
 
-    @action(n="voter_ids")
+    @action(n="voter_ids", fair_each="weak")
     @on("voter {n}")
     def start_election(self, s: State, n: int) -> State | None:
         """n's election timer expires without a live leader. With pre-vote it becomes (again)
@@ -39,7 +45,7 @@ class Kip996(Raft):
             votes=put(s.votes, n, frozenset({n})),
         )
 
-    @action(c="voter_ids", v="voter_ids")
+    @action(c="voter_ids", v="voter_ids", fair_each="weak")
     @on("voter {c}", calls="voter {v}", message="PreVote")
     def request_pre_vote(self, s: State, c: int, v: int) -> State | None:
         """Prospective c asks v whether it would vote for it in epoch+1. v grants only if it
@@ -55,6 +61,15 @@ class Kip996(Raft):
         if len(s.votes[c]) < self.majority or s.epoch[c] >= self.max_epoch:
             return s
         return self.become_candidate(s, c)
+
+    @always_eventually
+    def leader_elected(self, s: State) -> bool:
+        """A leader that a majority follows leads the quorum, again and again (unless every
+        voter reached max_epoch with no leader: the model allows no further election)."""
+        if any(self.leader_followed_by_majority(s, n) for n in self.voter_ids):
+            return True
+        out_of_epochs = all(epoch >= self.max_epoch for epoch in s.epoch)
+        return out_of_epochs and LEADER not in s.role
 
     election_safety = invariant(quorum.election_safety)
     log_matching = invariant(quorum.log_matching)

@@ -15,6 +15,11 @@ leader that committed it), `isolated_epoch` (each cut-off voter's epoch when it 
 `disrupted` (set when a zombie's vote request made a voter abandon a leader that a majority
 was still following).
 
+Fairness (for temporal properties, see specs/kip996.py), weak and per voter or pair of voters:
+every voter's timers expire (`fetch_timeout`, `resign`, `start_election`), voters that can
+reach each other exchange Vote and BeginQuorumEpoch requests, and a cut-off voter rejoins
+(`heal_voter`). Faults, Fetch and client writes are not assumed to happen.
+
 Subclasses (specs/kip996.py, specs/kip996_read.py) add what their KIP changes.
 """
 
@@ -98,7 +103,7 @@ class Raft(Spec):
             faults=s.faults.replace(isolations=s.faults.isolations + 1),
         )
 
-    @action(n="voter_ids")
+    @action(n="voter_ids", fair_each="weak")
     @on("voter {n}")
     def heal_voter(self, s: State, n: int) -> State | None:
         """Voter n can reach the others again."""
@@ -113,7 +118,7 @@ class Raft(Spec):
 
     # -- timers -----------------------------------------------------------------------------
 
-    @action(n="voter_ids")
+    @action(n="voter_ids", fair_each="weak")
     @on("voter {n}")
     def fetch_timeout(self, s: State, n: int) -> State | None:
         """n's fetch timer expires: it has not reached a leader of its epoch for too long.
@@ -123,7 +128,7 @@ class Raft(Spec):
             return None
         return s.replace(heard=put(s.heard, n, False))
 
-    @action(n="voter_ids")
+    @action(n="voter_ids", fair_each="weak")
     @on("voter {n}")
     def resign(self, s: State, n: int) -> State | None:
         """A leader that a majority has not fetched from resigns (KIP-595's progress timeout)."""
@@ -131,7 +136,7 @@ class Raft(Spec):
             return None
         return self.become_follower(s, n, s.epoch[n], None)
 
-    @action(n="voter_ids")
+    @action(n="voter_ids", fair_each="weak")
     @on("voter {n}")
     def start_election(self, s: State, n: int) -> State | None:
         """n's election timer expires without a live leader: it becomes a candidate in the
@@ -142,7 +147,7 @@ class Raft(Spec):
 
     # -- RPCs -------------------------------------------------------------------------------
 
-    @action(c="voter_ids", v="voter_ids")
+    @action(c="voter_ids", v="voter_ids", fair_each="weak")
     @on("voter {c}", calls="voter {v}", message="Vote")
     def request_vote(self, s: State, c: int, v: int) -> State | None:
         """Candidate c asks voter v for its vote in c's epoch."""
@@ -157,7 +162,7 @@ class Raft(Spec):
         s = s.replace(voted_for=put(s.voted_for, v, c), votes=put(s.votes, c, s.votes[c] | {v}))
         return self.become_leader(s, c) if len(s.votes[c]) >= self.majority else s
 
-    @action(l="voter_ids", n="voter_ids")
+    @action(l="voter_ids", n="voter_ids", fair_each="weak")
     @on("voter {l}", calls="voter {n}", message="BeginQuorumEpoch")
     def begin_quorum_epoch(self, s: State, l: int, n: int) -> State | None:  # noqa: E741
         """Leader l tells voter n that it leads (or learns from n of a newer epoch)."""

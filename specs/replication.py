@@ -13,6 +13,10 @@ Faults are named actions, each bounded by a constant (limit faults, never healin
 controlled and clean shutdown, unclean shutdown (keeping the log, or losing unflushed records),
 disk replacement, heartbeat loss, lost and duplicated AlterPartition requests, and delayed Fetch
 responses. A restarted broker re-registers with a new broker epoch.
+
+Fairness (for temporal properties, see specs/kip966.py): each broker that started a controlled
+shutdown eventually completes it, and each restarted broker eventually registers and is
+unfenced (weak fairness per broker). No other action is assumed to happen.
 """
 
 from __future__ import annotations
@@ -210,7 +214,7 @@ class Replication(Spec):
             s = self.count_fault(s, "heartbeat_losses")
         return self.remove_from_isr(s.replace(fenced=s.fenced | {b}), b)
 
-    @action(b="broker_ids")
+    @action(b="broker_ids", fair_each="weak")
     @on("broker {b}", calls="controller", message="BrokerRegistration")
     def register_broker(self, s: State, b: int) -> State | None:
         """A restarted broker registers and gets a new broker epoch; it starts fenced and
@@ -228,7 +232,7 @@ class Replication(Spec):
         )
         return self.registered(self.remove_from_isr(s, b), b, previous, epoch - 1)
 
-    @action(b="broker_ids")
+    @action(b="broker_ids", fair_each="weak")
     @on("controller")
     def unfence_broker(self, s: State, b: int) -> State | None:
         """A registered, heartbeating broker is unfenced; a leaderless partition may elect it."""
@@ -295,7 +299,7 @@ class Replication(Spec):
             return None
         return self.restart(self.count_fault(s, "unclean_shutdowns"), b, s.log[b])
 
-    @action(b="broker_ids")
+    @action(b="broker_ids", fair_each="weak")
     @on("broker {b}")
     def clean_shutdown(self, s: State, b: int) -> State | None:
         """After its controlled shutdown, the broker flushes its log, writes its broker epoch

@@ -10,6 +10,9 @@ import networkx as nx
 
 _VIOLATED = 'color="#c62828", penwidth=2.5, fillcolor="#ffebee"'
 _INITIAL = 'penwidth=2, fillcolor="#e8f5e9"'
+_LOOP = 'color="#ef6c00", penwidth=2'  # a state on a lasso's cycle
+# The step closing a lasso's cycle: drawn without pulling the earlier state down the page.
+_BACK = 'style=dashed, color="#ef6c00", fontcolor="#ef6c00", penwidth=2, constraint=false'
 
 
 def quote(text: str) -> str:
@@ -34,10 +37,14 @@ def to_dot(g: nx.DiGraph, name: str = "trace") -> str:
     ]
     for node, data in g.nodes(data=True):
         extra = _VIOLATED if data.get("violated") else _INITIAL if data.get("initial") else ""
+        if data.get("loop"):
+            extra = ", ".join(filter(None, (extra, _LOOP)))
         attrs = f"label={_label(data['label'])}" + (f", {extra}" if extra else "")
         lines.append(f"  s{node} [{attrs}];")
     for source, target, data in g.edges(data=True):
-        lines.append(f"  s{source} -> s{target} [label={quote(chr(10).join(data['label']))}];")
+        back = f", {_BACK}" if data.get("back") else ""
+        label = quote(chr(10).join(data["label"]))
+        lines.append(f"  s{source} -> s{target} [label={label}{back}];")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from html import escape
 
-from checker.chart import sequence_chart
-from checker.graph import changed_variables, describe_action, trace_graph
+from checker.chart import result_chart
+from checker.graph import changed_variables, describe_action, lasso_line, result_graph
 from checker.reports import msc, trace_svg
-from checker.reports.text import format_trace, headline
+from checker.reports.text import format_behavior, headline
 from checker.result import CheckResult
 from checker.values import show
 
@@ -44,6 +44,8 @@ ol#steps li { padding: 3px 6px; border-radius: 3px; cursor: pointer; overflow-wr
 ol#steps li:hover { background: #eceff1; }
 ol#steps li.selected { background: #fff59d; }
 ol#steps li.violated { color: #c62828; font-weight: bold; }
+ol#steps li.loop { border-left: 3px solid #ef6c00; }
+ol#steps li.back { color: #ef6c00; font-weight: bold; }
 ol#steps .n { display: inline-block; min-width: 2.2em; color: #546e7a; font-weight: bold; }
 .state table { border-collapse: collapse; width: 100%; font-family: 'DejaVu Sans Mono',
                monospace; font-size: 12px; }
@@ -118,6 +120,14 @@ def _state_panels(result: CheckResult, selected: int) -> list[str]:
     return panels
 
 
+def _properties(result: CheckResult) -> str:
+    if not result.properties:
+        return ""
+    names = ", ".join(f"{name} ({formula})" for name, formula in result.properties.items())
+    fairness = ", ".join(result.fairness) or "none"
+    return f" temporal properties: {escape(names)} under fairness {escape(fairness)} ·"
+
+
 def render(result: CheckResult) -> str:
     trace = result.trace
     n = len(trace)
@@ -136,6 +146,7 @@ def render(result: CheckResult) -> str:
         "</h1>",
         f"<p>{escape(result.spec)} · constants: {escape(constants)}</p>",
         f"<p>invariants: {escape(', '.join(result.invariants) or 'none')} ·"
+        f"{_properties(result)}"
         f" {result.distinct_states:,} distinct states · depth {result.depth} ·"
         f" {result.seconds:.2f} s</p></header>",
     ]
@@ -147,18 +158,27 @@ def render(result: CheckResult) -> str:
         ]
         return "\n".join(head + body) + "\n</body></html>\n"
     steps = []
+    loop_start = result.loop_start
     for number, step in enumerate(trace, start=1):
         classes = ["selected"] if number == n else []
         if violated and number == n:
             classes.append("violated")
+        if loop_start is not None and number > loop_start:
+            classes.append("loop")  # on the cycle of the lasso
         cls = f' class="{" ".join(classes)}"' if classes else ""
         steps.append(
             f'<li id="step-{number}"{cls} data-step="{number}" tabindex="0">'
             f'<span class="n">{number}</span>{escape(describe_action(step.action, step.params))}'
             "</li>"
         )
-    chart = msc.render(sequence_chart(trace, violated), prefix="msc")
-    graph = trace_svg.render(trace_graph(trace, violated), prefix="tg")
+    back = lasso_line(result)
+    if back is not None and loop_start is not None:  # selecting it shows the state it reaches
+        steps.append(
+            f'<li class="back" data-step="{loop_start + 1}" tabindex="0">'
+            f'<span class="n">↺</span>{escape(back)}</li>'
+        )
+    chart = msc.render(result_chart(result), prefix="msc")
+    graph = trace_svg.render(result_graph(result), prefix="tg")
     body = [
         '<main><div id="left">',
         '<section id="chart"><h2>Sequence chart</h2>'
@@ -174,7 +194,7 @@ def render(result: CheckResult) -> str:
         *_state_panels(result, n),
         "</section>",
         '<section id="text"><h2>Text report</h2><pre class="report">',
-        escape("\n".join(headline(result) + format_trace(trace))),
+        escape("\n".join(headline(result) + format_behavior(result))),
         "</pre></section></div></main>",
         f"<script>{SCRIPT % {'last': n}}</script>",
     ]

@@ -8,6 +8,10 @@ keys as JSON objects (ITF records), other Records as {"#map": [[key, value], ..]
 ITF has no form for (None, bytes) as {"#unserializable": "<repr>"}. Each state's "#meta" has
 its index and, beyond what ITF requires, the action and parameters that led to it; the
 spec's constants are ITF "params", present in every state.
+
+A temporal property's lasso sets ITF's "loop": the index of the state the last one goes back
+to (the last state's own index when it stutters forever); the trace's "#meta" names the
+action that closes the cycle ("loop_back").
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ def to_itf(result: CheckResult) -> dict[str, Any]:
     description = f"mc: {result.spec_name}, verdict {result.verdict}"
     if result.invariant:
         description += f": invariant {result.invariant} is violated in the last state"
+    if result.property:
+        description += f": temporal property {result.property} is violated by this lasso"
     states = []
     for index, step in enumerate(result.trace):
         meta: dict[str, Any] = {"index": index}
@@ -58,18 +64,23 @@ def to_itf(result: CheckResult) -> dict[str, Any]:
         state.update({p: to_itf_value(result.constants[p]) for p in params})
         state.update({str(k): to_itf_value(v) for k, v in step.state.items()})
         states.append(state)
-    return {
-        "#meta": {
-            "format": "ITF",
-            "format-description": FORMAT_URL,
-            "source": result.spec,
-            "description": description,
-            "status": result.verdict,
-        },
-        "params": params,
-        "vars": variables,
-        "states": states,
+    meta: dict[str, Any] = {
+        "format": "ITF",
+        "format-description": FORMAT_URL,
+        "source": result.spec,
+        "description": description,
+        "status": result.verdict,
     }
+    trace: dict[str, Any] = {"#meta": meta, "params": params, "vars": variables, "states": states}
+    if result.loop_start is not None:
+        trace["loop"] = result.loop_start
+        back = result.loop_back
+        if back is not None:
+            params_of = {k: to_itf_value(v) for k, v in back.params.items()}
+            meta["loop_back"] = {"action": back.action, "params": params_of}
+        else:
+            meta["loop_back"] = "stuttering"
+    return trace
 
 
 def write(result: CheckResult, path: str) -> None:

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from checker.result import CheckResult, NotChecked
+from checker.result import CheckResult, NotChecked, Step
 from checker.values import to_json
 
 
 def as_dict(result: CheckResult) -> dict[str, Any]:
-    doc = {
+    doc: dict[str, Any] = {
         "spec": result.spec,
         "spec_name": result.spec_name,
         "constants": result.constants,
@@ -21,9 +21,12 @@ def as_dict(result: CheckResult) -> dict[str, Any]:
         "action_constraints": result.action_constraints,
         "view": result.view,
         "symmetry": result.symmetry,
+        "properties": result.properties,
+        "fairness": result.fairness,
         "verdict": result.verdict,
         "exit_code": int(result.exit_code),
         "invariant": result.invariant,
+        "property": result.property,
         "error": _error(result),
         "bound": result.bound,
         "distinct_states": result.distinct_states,
@@ -36,19 +39,22 @@ def as_dict(result: CheckResult) -> dict[str, Any]:
         },
         "seconds": round(result.seconds, 6),
         "coverage": [asdict(c) for c in result.coverage],
-        "trace": [
-            {
-                "action": s.action,
-                "params": _params(s.params),
-                "state": to_json(s.state),
-                "event": asdict(s.event) if s.event is not None else None,
-            }
-            for s in result.trace
-        ],
+        "trace": [_step(s) for s in result.trace],
+        "loop_start": result.loop_start,
+        "loop_back": _step(result.loop_back) if result.loop_back is not None else None,
     }
     if result.simulation is not None:  # `mc simulate`: the seed and walks, to repeat the run
         doc["simulation"] = asdict(result.simulation)
     return doc
+
+
+def _step(step: Step) -> dict[str, Any]:
+    return {
+        "action": step.action,
+        "params": _params(step.params),
+        "state": to_json(step.state),
+        "event": asdict(step.event) if step.event is not None else None,
+    }
 
 
 def not_checked_dict(result: NotChecked) -> dict[str, Any]:

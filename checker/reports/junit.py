@@ -1,11 +1,12 @@
 """`--junit PATH`: JUnit XML, which CI systems show as test results.
 
-One <testsuite> per spec, one <testcase> per (spec, invariant). A violated invariant is a
-<failure> carrying the trace; an invariant the search could not decide (it stopped at another
-invariant's violation, a deadlock, an error, or a bound) is <skipped> with the reason. A
-deadlock adds a failing "deadlock" case; an exception in an action or `init`, or a spec that
-could not be loaded, adds an "(exploration)" case with an <error>. A spec with no invariant
-gets a passing "(exploration)" case, so that it still shows.
+One <testsuite> per spec, one <testcase> per (spec, invariant) and per (spec, temporal
+property). A violated invariant or property is a <failure> carrying the trace (a lasso for a
+property); one the search could not decide (it stopped at another violation, a deadlock, an
+error, or a bound) is <skipped> with the reason. A deadlock adds a failing "deadlock" case;
+an exception in an action or `init`, or a spec that could not be loaded, adds an
+"(exploration)" case with an <error>. A spec with neither invariants nor properties gets a
+passing "(exploration)" case, so that it still shows.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from checker.reports.text import format_trace, headline, render
+from checker.reports.text import format_behavior, headline, render
 from checker.result import CheckResult, NotChecked
 
 EXPLORATION = "(exploration)"
@@ -33,7 +34,7 @@ def classname(result: CheckResult | NotChecked) -> str:
 
 
 def _trace_text(result: CheckResult) -> str:
-    return "\n".join(headline(result) + format_trace(result.trace)) + "\n"
+    return "\n".join(headline(result) + format_behavior(result)) + "\n"
 
 
 def _case(suite: ET.Element, result: CheckResult | NotChecked, name: str) -> ET.Element:
@@ -64,8 +65,9 @@ def _suite(root: ET.Element, result: CheckResult | NotChecked) -> ET.Element:
         ("depth", result.depth),
     ):
         ET.SubElement(props, "property", name=key, value=str(value))
+    violated = result.invariant or f"temporal property {result.property}"
     stopped = {
-        "violation": f"the search stopped at the violation of {result.invariant}",
+        "violation": f"the search stopped at the violation of {violated}",
         "deadlock": "the search stopped at a deadlock",
         "error": "the search stopped at an error",
         "incomplete": f"search incomplete: {result.bound}; no violation in the"
@@ -82,6 +84,15 @@ def _suite(root: ET.Element, result: CheckResult | NotChecked) -> ET.Element:
             _outcome(case, "error", headline(result)[0], "EvaluationError", _trace_text(result))
         elif result.verdict != "ok":
             ET.SubElement(case, "skipped", message=_clean(f"not decided: {stopped}"))
+    for name, formula in result.properties.items():
+        case = _case(suite, result, name)
+        if result.verdict == "violation" and name == result.property:
+            message = f"temporal property {name} ({formula}) is violated"
+            _outcome(case, "failure", message, "liveness", _trace_text(result))
+        elif result.verdict == "error" and err and err.kind == "property" and err.name == name:
+            _outcome(case, "error", headline(result)[0], "EvaluationError", _trace_text(result))
+        elif result.verdict != "ok":
+            ET.SubElement(case, "skipped", message=_clean(f"not decided: {stopped}"))
     if result.verdict == "deadlock":
         _outcome(
             _case(suite, result, "deadlock"),
@@ -90,7 +101,7 @@ def _suite(root: ET.Element, result: CheckResult | NotChecked) -> ET.Element:
             "deadlock",
             _trace_text(result),
         )
-    elif result.verdict == "error" and err and err.kind != "invariant":
+    elif result.verdict == "error" and err and err.kind not in ("invariant", "property"):
         _outcome(
             _case(suite, result, EXPLORATION),
             "error",
@@ -98,7 +109,7 @@ def _suite(root: ET.Element, result: CheckResult | NotChecked) -> ET.Element:
             "EvaluationError",
             _trace_text(result),
         )
-    elif not result.invariants and result.verdict in ("ok", "incomplete"):
+    elif not (result.invariants or result.properties) and result.verdict in ("ok", "incomplete"):
         case = _case(suite, result, EXPLORATION)
         if result.verdict == "incomplete":
             ET.SubElement(case, "skipped", message=_clean(stopped))

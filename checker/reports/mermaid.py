@@ -39,12 +39,16 @@ def flowchart(g: nx.DiGraph) -> str:
         lines.append(f'  s{node}["{label}"]')
     for source, target, data in g.edges(data=True):
         label = "<br/>".join(escape(line) for line in data["label"])
-        lines.append(f'  s{source} -->|"{label}"| s{target}')
+        arrow = "-.->" if data.get("back") else "-->"  # dotted: the step closing a lasso
+        lines.append(f'  s{source} {arrow}|"{label}"| s{target}')
     lines.append("  classDef initial stroke-width:3px")
     lines.append("  classDef violated stroke:#c62828,stroke-width:3px,fill:#ffebee")
+    lines.append("  classDef loop stroke:#ef6c00,stroke-width:3px")
     for node, data in g.nodes(data=True):
         if data.get("violated"):
             lines.append(f"  class s{node} violated")
+        elif data.get("loop"):
+            lines.append(f"  class s{node} loop")
         elif data.get("initial"):
             lines.append(f"  class s{node} initial")
     return "\n".join(lines) + "\n"
@@ -80,10 +84,11 @@ def sequence_diagram(chart: Chart) -> str:
         lines += ["  participant P0 as (spec)", "  Note over P0: 1. initial state"]
     events.sort(key=lambda e: (e[0], e[1]))
     lines += [line for _, _, line in events]
-    if chart.violated:
+    closing = f"{chart.violated} violated" if chart.violated else chart.loop
+    if closing:
         first, last = "P0", f"P{max(len(chart.lifelines) - 1, 0)}"
         span = first if first == last else f"{first},{last}"
-        lines.append(f"  Note over {span}: {escape(chart.violated)} violated")
+        lines.append(f"  Note over {span}: {escape(closing)}")
     return "\n".join(lines) + "\n"
 
 

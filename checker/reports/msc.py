@@ -89,10 +89,11 @@ def render(chart: Chart, prefix: str = "msc") -> str:
         else:
             xs.append(xs[-1] + max(widths[i - 1] / 2 + w / 2 + GAP, min_gap))
     right = (xs[-1] + widths[-1] / 2 + 12) if xs else label_w + 40
-    if chart.violated:  # the closing line must fit too
-        right = max(right, _width(_violation(chart.violated, n)) + 24)
+    closing = _violation(chart.violated, n) if chart.violated else chart.loop and f"↺ {chart.loop}"
+    if closing:  # the closing line must fit too
+        right = max(right, _width(closing) + 24)
     bottom = TOP + n * ROW
-    height = bottom + (34 if chart.violated else 12)
+    height = bottom + (34 if closing else 12)
     x_of = {p: xs[i] for i, p in enumerate(chart.lifelines)}
 
     out = [
@@ -169,10 +170,9 @@ def render(chart: Chart, prefix: str = "msc") -> str:
             f'<rect x="{x - w / 2:.1f}" y="{y - 12:.1f}" width="{w:.1f}" height="24" rx="3"/>'
             f'<text x="{x:.1f}" y="{y + 4:.1f}" text-anchor="middle">{escape(text)}</text></g>'
         )
-    if chart.violated:
+    if closing:
         out.append(
-            f'<text class="msc-violation" x="8" y="{bottom + 22:.0f}">'
-            f"{escape(_violation(chart.violated, n))}</text>"
+            f'<text class="msc-violation" x="8" y="{bottom + 22:.0f}">{escape(closing)}</text>'
         )
     out.append("</svg>")
     return "\n".join(out) + "\n"

@@ -19,9 +19,9 @@ from typing import Any, TypeVar
 
 import click
 
-from checker.chart import sequence_chart
+from checker.chart import result_chart
 from checker.errors import ConfigError
-from checker.graph import trace_graph
+from checker.graph import result_graph
 from checker.reports import dot, graphviz, html, itf, json_report, junit, mermaid, msc, sarif
 from checker.reports.sarif import Checked
 from checker.result import CheckResult
@@ -150,19 +150,18 @@ def per_spec_path(path: str, spec: str, taken: set[str]) -> str:
 
 
 def write_trace_output(name: str, result: CheckResult, path: str) -> None:
-    violated = result.invariant if result.verdict == "violation" else None
     if name == "html":
         html.write(result, path)
     elif name == "itf":
         itf.write(result, path)
     elif name == "msc":
-        chart = sequence_chart(result.trace, violated)
+        chart = result_chart(result)
         if path.endswith((".mmd", ".md")):
             mermaid.write(mermaid.sequence_diagram(chart), path)
         else:
             msc.write(chart, path)
     else:
-        g = trace_graph(result.trace, violated)
+        g = result_graph(result)
         if name == "dot":
             dot.write(g, path, result.spec_name)
         elif name == "mermaid":

@@ -1,7 +1,8 @@
 """`--sarif PATH`: SARIF 2.1.0, the format GitHub code scanning (and other CI) annotates code
-from. One run for all the specs checked; one result per violated invariant, located at the
-invariant's definition in the spec (see checker.source), with the trace in the message and as
-a code flow whose steps point at the actions' definitions and carry the changed variables.
+from. One run for all the specs checked; one result per violated invariant or temporal
+property, located at its definition in the spec (see checker.source), with the trace in the
+message and as a code flow whose steps point at the actions' definitions and carry the
+changed variables (for a property's lasso, a last step goes back to where the cycle starts).
 
 Deadlocks and errors are results too (rules `mc/deadlock`, `mc/evaluation-error`,
 `mc/spec-error`), located at the spec class or the code that raised.
@@ -16,9 +17,9 @@ from typing import Any
 from urllib.parse import quote
 
 from checker import __version__
-from checker.graph import changed_variables, describe_action
+from checker.graph import changed_variables, describe_action, lasso_line
 from checker.model import Model
-from checker.reports.text import format_trace, headline
+from checker.reports.text import behavior_intro, format_behavior, headline
 from checker.result import CheckResult, NotChecked
 from checker.source import Location, display_path, member_location, spec_location
 from checker.values import show
@@ -75,6 +76,13 @@ def _code_flow(result: CheckResult, model: Model | None) -> dict[str, Any]:
             }
         )
         previous = step.state
+    line = lasso_line(result)
+    if line is not None:  # the step that closes the lasso's cycle (or stuttering)
+        back = result.loop_back
+        where = fallback
+        if model is not None:
+            where = spec_location(model) if back is None else member_location(model, back.action)
+        steps.append({"location": _location(where, line), "executionOrder": len(result.trace) + 1})
     return {"threadFlows": [{"locations": steps}]}
 
 
@@ -84,12 +92,13 @@ def _rule(rules: dict[str, dict[str, Any]], rule_id: str, text: str) -> int:
     return list(rules).index(rule_id)
 
 
-def _invariant_doc(model: Model | None, name: str) -> str:
+def _member_doc(model: Model | None, name: str, what: str) -> str:
+    """The first docstring line of an invariant or temporal property, else `what name`."""
     if model is None:
         return ""
-    fn = next((inv.fn for inv in model.invariants if inv.name == name), None)
-    doc = (getattr(fn, "__doc__", None) or "").strip()
-    return doc.splitlines()[0] if doc else f"invariant {name}"
+    member = getattr(type(model.spec), name, None)
+    doc = (getattr(member, "__doc__", None) or "").strip()
+    return doc.splitlines()[0] if doc else f"{what} {name}"
 
 
 def _result(checked: Checked, rules: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
@@ -106,22 +115,25 @@ def _result(checked: Checked, rules: dict[str, dict[str, Any]]) -> dict[str, Any
     if result.verdict in ("ok", "incomplete"):
         return None
     where = spec_location(model) if model else Location(display_path(result.spec), 1)
-    if result.verdict == "violation" and result.invariant:
-        rule_id = f"{result.spec_name}.{result.invariant}"
-        rule_text = _invariant_doc(model, result.invariant)
+    if result.verdict == "violation" and (result.invariant or result.property):
+        name = result.invariant or result.property
+        assert name is not None
+        rule_id = f"{result.spec_name}.{name}"
+        what = "invariant" if result.invariant else "temporal property"
+        rule_text = _member_doc(model, name, what)
         if model is not None:
-            where = member_location(model, result.invariant)
+            where = member_location(model, name)
     elif result.verdict == "deadlock":
         rule_id, rule_text = "mc/deadlock", "a reachable state enables no action"
     else:
         rule_id, rule_text = "mc/evaluation-error", "spec code raised while being explored"
         err = result.error
-        if model is not None and err is not None and err.kind in ("action", "invariant"):
+        if model is not None and err is not None and err.kind != "init":
             where = member_location(model, err.name)
     lines = [f"{result.spec_name}: {headline(result)[0]}"]
     if result.trace:
-        lines.append(f"The shortest behavior, {len(result.trace)} states:")
-        lines += format_trace(result.trace)
+        lines.append(behavior_intro(result))
+        lines += format_behavior(result)
     out: dict[str, Any] = {
         "ruleId": rule_id,
         "ruleIndex": _rule(rules, rule_id, rule_text),

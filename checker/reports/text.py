@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from checker.graph import lasso_line
 from checker.result import CheckResult, Simulation, Step
 from checker.state import Record
 from checker.values import show
@@ -47,6 +48,27 @@ def format_trace(trace: list[Step]) -> list[str]:
     return lines
 
 
+def format_behavior(result: CheckResult) -> list[str]:
+    """The trace, and for a temporal property's lasso how it goes on, as TLC says it."""
+    line = lasso_line(result)
+    return format_trace(result.trace) + ([line] if line else [])
+
+
+def behavior_intro(result: CheckResult) -> str:
+    n = len(result.trace)
+    if result.verdict == "error":
+        return f"The behavior up to the state where it failed, {n} states:"
+    if result.loop_start is None:
+        return f"The shortest behavior, {n} states:"
+    states = "1 state" if n == 1 else f"{n} states"
+    if result.loop_back is None:
+        return f"A fair behavior that violates it: {states}, then stuttering in state {n} forever:"
+    return (
+        f"A fair behavior that violates it: {states}, then back to state"
+        f" {result.loop_start + 1} and round again forever:"
+    )
+
+
 def headline(result: CheckResult) -> list[str]:
     """The verdict in words (and, for an error, the spec's traceback)."""
     sim = result.simulation
@@ -58,8 +80,21 @@ def headline(result: CheckResult) -> list[str]:
         ]
     if result.verdict == "ok":
         if not result.invariants:
-            return [f"No invariant to check; explored {result.distinct_states:,} distinct states."]
-        return [f"All invariants hold over {result.distinct_states:,} distinct states."]
+            lines = [f"No invariant to check; explored {result.distinct_states:,} distinct states."]
+        else:
+            lines = [f"All invariants hold over {result.distinct_states:,} distinct states."]
+        if result.properties:
+            lines.append(
+                f"Every temporal property holds under this fairness"
+                f" (checked in {result.liveness_seconds:.2f} s)."
+            )
+        return lines
+    if result.verdict == "violation" and result.property is not None:
+        formula = result.properties.get(result.property, "")
+        lines = [f"Error: temporal property {result.property} ({formula}) is violated."]
+        if result.invariants:
+            lines.append(f"All invariants hold over {result.distinct_states:,} distinct states.")
+        return lines
     if result.verdict == "violation":
         return [f"Error: invariant {result.invariant} is violated."]
     if result.verdict == "deadlock":
@@ -75,6 +110,8 @@ def headline(result: CheckResult) -> list[str]:
     if err.kind == "action":
         params = ", ".join(f"{k}={show(v)}" for k, v in err.params.items())
         what = f"action {err.name}({params})"
+    elif err.kind == "property":
+        what = f"temporal property {err.name}"
     elif err.name != err.kind:  # "invariant no_loss", "constraint bounded"; "view", "init"
         what = f"{err.kind} {err.name}"
     lines = [f"Error: {what} {err.message}"]
@@ -102,22 +139,24 @@ def render(result: CheckResult) -> str:
         lines.append("  view: states are identified by the spec's view of them")
     if result.symmetry:
         lines.append(f"  symmetry: {result.symmetry}")
+    if result.properties:
+        checked = [f"{name} ({formula})" for name, formula in result.properties.items()]
+        lines.append("  properties: " + ", ".join(checked))
+        fairness = ", ".join(result.fairness) or "none (a behavior may stop in any state)"
+        lines.append("  fairness: " + fairness)
     if sim is not None:
         lines.append(f"  seed {sim.seed}: {sim.traces:,} traces of depth <= {sim.max_depth}")
     lines.extend(headline(result))
     if result.trace:
         if sim is not None:
             n = len(result.trace)
-            intro = (
+            lines.append(
                 f"Found at depth {sim.found_depth} in trace {sim.found_trace}, shortened to"
                 f" depth {n} ({n - 1} steps):"
             )
-        elif result.verdict == "error":
-            intro = f"The behavior up to the state where it failed, {len(result.trace)} states:"
         else:
-            intro = f"The shortest behavior, {len(result.trace)} states:"
-        lines.append(intro)
-        lines.extend(format_trace(result.trace))
+            lines.append(behavior_intro(result))
+        lines.extend(format_behavior(result))
     lines.extend(_counts(result) if sim is None else _simulation_counts(result, sim))
     if result.coverage:
         width = max(len(c.name) for c in result.coverage)

@@ -268,7 +268,7 @@ def test_mc_check_reduces_by_default_and_says_so(mc, write_spec, tmp_path):
     assert "explored 8 distinct states" in full.out
     assert json.loads(out.read_text())["symmetry"] is None
     listed = mc("list", path).out
-    assert listed.endswith("Symmetry: ids (6 permutations)\n  ids = (0, 1, 2)\n")
+    assert "\nSymmetry: ids (6 permutations)\n  ids = (0, 1, 2)\n" in listed
 
 
 def test_a_model_says_whether_symmetry_is_in_use(write_spec):

@@ -46,3 +46,10 @@ def test_bad_constants_are_config_errors():
         check(DIE_HARD, goal="four")
     with pytest.raises(ConfigError, match="constant goal is a int, not list"):
         check(DIE_HARD, goal=[4])
+
+
+def test_assert_holds_checks_temporal_properties_too():
+    kip966 = SPECS / "kip966.py"
+    result = assert_holds(kip966, max_records=1)
+    assert result.properties == {"has_leader": "always eventually has_leader"}
+    assert check(kip966, max_records=1, no_liveness=True).properties == {}

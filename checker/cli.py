@@ -9,10 +9,11 @@ import sys
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import click
 
-from checker import __version__, batch, bfs, simulation, spark_engine
+from checker import __version__, batch, bfs, checkpoint, simulation, spark_engine
 from checker.deadline import Deadline
 from checker.errors import (
     ConfigError,
@@ -92,7 +93,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 @cli.command()
-@click.argument("specs", metavar="SPEC...", nargs=-1, required=True, type=click.Path())
+@click.argument("specs", metavar="SPEC...", nargs=-1, type=click.Path())
 @define_option
 @invariant_option
 @deadlock_option
@@ -137,6 +138,28 @@ def cli(ctx: click.Context, debug: bool) -> None:
     multiple=True,
     help="A Spark setting for --engine spark (repeatable).",
 )
+@click.option(
+    "--checkpoint",
+    "checkpoint_dir",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="Save the search to DIR at the start of a level every --checkpoint-every seconds, and"
+    " when Ctrl-C, SIGTERM or --timeout stops it; go on later with --resume DIR.",
+)
+@click.option(
+    "--checkpoint-every",
+    type=click.FloatRange(min=0),
+    metavar="SECONDS",
+    help=f"Seconds between checkpoints [default: {checkpoint.DEFAULT_EVERY:g}].",
+)
+@click.option(
+    "--resume",
+    "resume_dir",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="Go on from the checkpoint in DIR, saving there again. SPEC, -D, --invariant and the"
+    " search options default to the checkpoint's; if given, they must match it.",
+)
 @outputs.check_options
 def check(
     specs: Sequence[str],
@@ -153,6 +176,9 @@ def check(
     master: str | None,
     remote: str | None,
     spark_conf: Sequence[str],
+    checkpoint_dir: str | None,
+    checkpoint_every: float | None,
+    resume_dir: str | None,
     **report_paths: str | None,
 ) -> int:
     """Explore every reachable state of each SPEC and check its invariants.
@@ -162,18 +188,32 @@ def check(
     """
     wanted = outputs.Outputs(json_path=json_path, **report_paths)
     wanted.validate()
-    files = batch.spec_files(specs)
-    if not files:
-        raise SpecError(f"{', '.join(specs)}: no spec to check (no .py file in it)")
-    if workers > 1 and engine != "local":
-        raise ConfigError("--workers is for --engine local (Spark has its own executors)")
     options = bfs.Options(
         deadlock=deadlock, max_depth=max_depth, max_states=max_states, workers=workers
     )
+    saving = None
+    if checkpoint_dir is not None or resume_dir is not None or checkpoint_every is not None:
+        model, saving = _checkpoints(
+            specs, defines, invariants, options, engine,
+            checkpoint_dir, checkpoint_every, resume_dir,
+        )  # fmt: skip
+        options, engine = _options_of(saving.settings), saving.settings.engine
+    elif not specs:
+        raise click.UsageError("Missing argument 'SPEC...'.")
+    else:
+        files = batch.spec_files(specs)
+        if not files:
+            raise SpecError(f"{', '.join(specs)}: no spec to check (no .py file in it)")
+    if options.workers > 1 and engine != "local":
+        raise ConfigError("--workers is for --engine local (Spark has its own executors)")
     run = _Run(options, progress_interval, timeout)
-    constants = _parse_defines(defines)
     explorer = _explorer(engine, master, remote, spark_conf)
     try:
+        if saving is not None:
+            result = _explore(model, run, explorer, saving)
+            _note_checkpoint(saving)
+            return _report(result, model, wanted)
+        constants = _parse_defines(defines)
         if len(specs) == 1 and files and files[0].explicit:  # one spec file: errors end the run
             model = load_model(files[0].path, constants, invariants or None)
             result = _explore(model, run, explorer)
@@ -184,6 +224,135 @@ def check(
             explorer.close()
     wanted.write(runs, multi=True)
     return batch.worst(int(c.result.exit_code) for c in runs)
+
+
+def _checkpoints(
+    specs: Sequence[str],
+    defines: Sequence[str],
+    invariants: Sequence[str],
+    options: bfs.Options,
+    engine: str,
+    checkpoint_dir: str | None,
+    every: float | None,
+    resume_dir: str | None,
+) -> tuple[Model, checkpoint.Checkpoints]:
+    """The model of a run with --checkpoint or --resume, and where it saves checkpoints."""
+    if resume_dir is None and checkpoint_dir is None:
+        raise ConfigError("--checkpoint-every needs --checkpoint DIR or --resume DIR")
+    if resume_dir is not None and checkpoint_dir is not None:
+        raise ConfigError("--resume DIR saves its checkpoints in DIR: leave out --checkpoint")
+    if resume_dir is not None:
+        given = _given(click.get_current_context())
+        return _resumed(resume_dir, specs, defines, invariants, options, engine, every, given)
+    assert checkpoint_dir is not None
+    if len(specs) != 1 or Path(specs[0]).is_dir():
+        raise ConfigError("--checkpoint is for a run of one spec file")
+    folder = checkpoint.prepare(checkpoint_dir, "--checkpoint")
+    if (folder / checkpoint.FILE_NAME).exists():
+        try:
+            what = f"a checkpoint of {checkpoint.read(folder).describe()}"
+        except ConfigError:
+            what = "a checkpoint that cannot be read"
+        raise ConfigError(
+            f"--checkpoint {checkpoint_dir}: it holds {what}: go on with `mc check --resume"
+            f" {checkpoint_dir}`, or delete {folder / checkpoint.FILE_NAME} to start over"
+        )
+    model = load_model(specs[0], _parse_defines(defines), invariants or None)
+    return model, checkpoint.Checkpoints(folder, _settings(model, options, engine, every))
+
+
+_SEARCH_FLAGS = {
+    "deadlock": "--deadlock",
+    "max_depth": "--max-depth",
+    "max_states": "--max-states",
+    "engine": "--engine",
+    "workers": "--workers",
+}
+
+
+def _given(ctx: click.Context) -> set[str]:
+    """The search options given on the command line (not defaulted), by flag."""
+    return {
+        flag
+        for name, flag in _SEARCH_FLAGS.items()
+        if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
+    }
+
+
+def _settings(
+    model: Model, options: bfs.Options, engine: str, every: float | None
+) -> checkpoint.Settings:
+    return checkpoint.Settings.of(
+        model,
+        deadlock=options.deadlock,
+        max_depth=options.max_depth,
+        max_states=options.max_states,
+        engine=engine,
+        workers=options.workers,
+        every=checkpoint.DEFAULT_EVERY if every is None else every,
+    )
+
+
+def _options_of(settings: checkpoint.Settings) -> bfs.Options:
+    return bfs.Options(
+        deadlock=settings.deadlock,
+        max_depth=settings.max_depth,
+        max_states=settings.max_states,
+        workers=settings.workers,
+    )
+
+
+def _resumed(
+    directory: str,
+    specs: Sequence[str],
+    defines: Sequence[str],
+    invariants: Sequence[str],
+    options: bfs.Options,
+    engine: str,
+    every: float | None,
+    given: set[str],
+) -> tuple[Model, checkpoint.Checkpoints]:
+    """The run a checkpoint holds, checked against the spec on disk and the options given;
+    it saves its own checkpoints in the same folder."""
+    if len(specs) > 1:
+        raise ConfigError("--resume DIR goes on with the one spec of its checkpoint")
+    saved = checkpoint.read(directory)
+    folder = checkpoint.prepare(directory, "--resume")
+    model = checkpoint.resumed_model(
+        saved, specs[0] if specs else None, _parse_defines(defines), invariants
+    )
+    asked = {
+        "--deadlock": options.deadlock,
+        "--max-depth": options.max_depth,
+        "--max-states": options.max_states,
+        "--engine": engine,
+    }
+    checkpoint.refuse_other_options(saved, {k: v for k, v in asked.items() if k in given})
+    s = saved.settings
+    workers = options.workers if "--workers" in given else s.workers
+    note = ""
+    if s.engine == "local" and s.workers != workers:
+        note = f" (saved by --workers {s.workers}; any number gives the same result)"
+    click.echo(f"mc: resuming {saved.describe()} from {saved.path}{note}", err=True)
+    resumed = _options_of(s)
+    settings = _settings(
+        model,
+        bfs.Options(resumed.deadlock, resumed.max_depth, resumed.max_states, workers),
+        s.engine,
+        s.every if every is None else every,
+    )
+    return model, checkpoint.Checkpoints(folder, settings, saved)
+
+
+def _note_checkpoint(saving: checkpoint.Checkpoints) -> None:
+    """Say where a stopped run left its checkpoint."""
+    written = saving.written
+    if written is not None:
+        click.echo(
+            f"mc: checkpoint at level {written.level} ({written.states:,} distinct states)"
+            f" in {saving.directory}: go on with `mc check --resume {saving.directory}`",
+            err=True,
+        )
 
 
 def _explorer(
@@ -245,14 +414,17 @@ def _progress(interval: float) -> Progress | None:
 
 
 def _explore(
-    model: Model, run: _Run, explorer: spark_engine.Explorer | None = None
+    model: Model,
+    run: _Run,
+    explorer: spark_engine.Explorer | None = None,
+    checkpoints: checkpoint.Checkpoints | None = None,
 ) -> CheckResult:
     progress = _progress(run.progress_interval)
     with Deadline(model, run.timeout) as deadline:
         if explorer is not None:
-            result = explorer.check(model, run.options, progress)
+            result = explorer.check(model, run.options, progress, checkpoints)
         else:
-            result = bfs.check(model, run.options, progress)
+            result = bfs.check(model, run.options, progress, checkpoints)
     if deadline.fired and result.verdict == "incomplete":
         result.bound = deadline.bound
         click.echo(f"mc: {deadline.note}", err=True)

@@ -345,7 +345,6 @@ class Saved:
             raise self.corrupt(f"no {dtype} array {name!r}")
         return values
 
-
     def describe(self) -> str:
         s = self.settings
         level, states = self.number("level", 1), self.number("states")

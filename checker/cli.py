@@ -184,7 +184,8 @@ def check(
     """Explore every reachable state of each SPEC and check its invariants.
 
     SPEC is a spec file, or a folder: every spec below it is checked, and the exit code is
-    the worst of theirs (150 > 151 > 75 > 12 > 11 > 152 > 0; see docs/ci.md).
+    the worst of theirs (150 > 151 > 75 > 12 > 11 > 152 > 0; see docs/ci.md). With --resume
+    DIR, SPEC may be left out: the checkpoint names it.
     """
     wanted = outputs.Outputs(json_path=json_path, **report_paths)
     wanted.validate()
@@ -194,9 +195,15 @@ def check(
     saving = None
     if checkpoint_dir is not None or resume_dir is not None or checkpoint_every is not None:
         model, saving = _checkpoints(
-            specs, defines, invariants, options, engine,
-            checkpoint_dir, checkpoint_every, resume_dir,
-        )  # fmt: skip
+            specs,
+            defines,
+            invariants,
+            options,
+            engine,
+            checkpoint_dir,
+            checkpoint_every,
+            resume_dir,
+        )
         options, engine = _options_of(saving.settings), saving.settings.engine
     elif not specs:
         raise click.UsageError("Missing argument 'SPEC...'.")

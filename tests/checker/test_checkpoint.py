@@ -376,6 +376,7 @@ def test_well_framed_but_inconsistent_files_are_corrupt(mc, saved):
 
 def test_decoding_never_runs_code(mc, saved, tmp_path):
     """A pickle where the body should be is refused without being run."""
+
     class Touch:
         def __reduce__(self):
             return (Path.touch, (tmp_path / "ran",))

@@ -254,6 +254,7 @@ def _checkpoints(
     assert checkpoint_dir is not None
     if len(specs) != 1 or Path(specs[0]).is_dir():
         raise ConfigError("--checkpoint is for a run of one spec file")
+    model = load_model(specs[0], _parse_defines(defines), invariants or None)
     folder = checkpoint.prepare(checkpoint_dir, "--checkpoint")
     if (folder / checkpoint.FILE_NAME).exists():
         try:
@@ -264,7 +265,6 @@ def _checkpoints(
             f"--checkpoint {checkpoint_dir}: it holds {what}: go on with `mc check --resume"
             f" {checkpoint_dir}`, or delete {folder / checkpoint.FILE_NAME} to start over"
         )
-    model = load_model(specs[0], _parse_defines(defines), invariants or None)
     return model, checkpoint.Checkpoints(folder, _settings(model, options, engine, every))
 
 

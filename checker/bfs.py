@@ -11,6 +11,11 @@ exactly those and returns their encodings, which become the next level (checker.
 So the verdict, counts and trace are those of a one-state-at-a-time search, whatever the
 chunking; where that search would have stopped mid-chunk (a violation, a deadlock, an error,
 --max-states), the counts are cut at the same point.
+
+With checkpoints (checker.checkpoint), the search as it stands at the start of each level is
+kept until the level ends: it is what a checkpoint holds, written at the first level start
+after the interval, and what Ctrl-C, SIGTERM or --timeout leave behind. A resumed search starts
+from it and goes on exactly as the interrupted one would have.
 """
 
 from __future__ import annotations
@@ -22,12 +27,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from checker.checkpoint import PIECE, Array, Checkpoints, Saved
 from checker.errors import EvaluationError
 from checker.frontier import SPILL_BYTES, Chunk, Frontier
 from checker.model import Model
 from checker.progress import Progress, Snapshot
 from checker.result import ActionCoverage, CheckResult, ErrorInfo
-from checker.state import decode
+from checker.state import decode, fingerprint
 from checker.trace import chain_from_positions, replay
 from checker.visited import ROOT, Links, Visited
 from checker.workers import Reply, Worker, request_admit, request_expand, start
@@ -52,12 +58,16 @@ class _Stop(Exception):
 
 
 def check(
-    model: Model, options: Options | None = None, progress: Progress | None = None
+    model: Model,
+    options: Options | None = None,
+    progress: Progress | None = None,
+    checkpoints: Checkpoints | None = None,
 ) -> CheckResult:
-    """Explore every reachable state of `model`; return the verdict, counts and any trace."""
+    """Explore every reachable state of `model`; return the verdict, counts and any trace.
+    With `checkpoints`, write them (and resume from `checkpoints.resumed`)."""
     options = options or Options()
     result = model.new_result()
-    search = _Search(model, options, progress)
+    search = _Search(model, options, progress, checkpoints)
     start_time = time.perf_counter()
     try:
         search.run()
@@ -75,10 +85,13 @@ def check(
     except KeyboardInterrupt:  # Ctrl-C (and SIGTERM, see cli): stop and report what we have
         result.verdict = "incomplete"
         result.bound = "interrupted"
+        search.save()
     finally:
         search.close()
         if progress is not None:
             progress.close()
+    if checkpoints is not None and result.bound != "interrupted":
+        checkpoints.remove()  # the search ended by itself: nothing to resume
     result.seconds = time.perf_counter() - start_time
     result.distinct_states = len(search.links)
     result.states_generated = search.generated
@@ -94,11 +107,33 @@ def check(
     return result
 
 
+@dataclass(frozen=True)
+class _LevelStart:
+    """The search at the start of a level (the level's states are `frontier`)."""
+
+    level: int
+    frontier: Frontier
+    fingerprints: np.ndarray  # Visited.finished then: later merges make new arrays
+    states: int  # distinct states then: the links beyond are the level's own work
+    generated: int
+    depth: int
+    fired: np.ndarray
+    new: np.ndarray
+
+
 class _Search:
-    def __init__(self, model: Model, options: Options, progress: Progress | None) -> None:
+    def __init__(
+        self,
+        model: Model,
+        options: Options,
+        progress: Progress | None,
+        checkpoints: Checkpoints | None = None,
+    ) -> None:
         self.model = model
         self.options = options
         self.progress = progress
+        self.checkpoints = checkpoints
+        self.start: _LevelStart | None = None
         self.visited = Visited()
         self.links = Links()  # state number -> (parent number, position in its expand list)
         self.generated = 0
@@ -112,12 +147,29 @@ class _Search:
     def close(self) -> None:
         for worker in self.workers:
             worker.close()
+        if self.start is not None:
+            self.start.frontier.close()
 
     def trace_to(self, state: int) -> list:
         return replay(self.model, chain_from_positions(self.model, self.links.chain(state)))
 
     def run(self) -> None:
         self.workers = list(start(self.model, self.options.workers))
+        resumed = self.checkpoints.resumed if self.checkpoints is not None else None
+        if resumed is not None:
+            frontier, level = self._restore(resumed)
+        else:
+            frontier, level = self._initial(), 1  # `level`: the depth of the states in `frontier`
+        max_depth = self.options.max_depth
+        while len(frontier):
+            self._begin(level, frontier)
+            if max_depth is not None and level >= max_depth:
+                self._stop_at_depth_bound(frontier)
+                return
+            frontier = self._expand_level(frontier, level)
+            level += 1
+
+    def _initial(self) -> Frontier:
         frontier = Frontier(self.options.spill_bytes)
         for init in self.model.initial():
             self.generated += 1
@@ -137,14 +189,85 @@ class _Search:
             frontier.append(init.data, np.array([0, len(init.data)], dtype=np.uint64))
         self.current = None
         self.visited.end_level()
-        max_depth = self.options.max_depth
-        level = 1  # the depth of the states in `frontier`
-        while len(frontier):
-            if max_depth is not None and level >= max_depth:
-                self._stop_at_depth_bound(frontier)
-                return
-            frontier = self._expand_level(frontier, level)
-            level += 1
+        return frontier
+
+    def _begin(self, level: int, frontier: Frontier) -> None:
+        """A level starts: keep the search as it stands (and write it, when a checkpoint is
+        due); the previous level's states are no longer needed."""
+        previous = self.start
+        self.start = _LevelStart(
+            level,
+            frontier,
+            self.visited.finished,
+            len(self.links),
+            self.generated,
+            self.depth,
+            self.fired.copy(),
+            self.new.copy(),
+        )
+        if previous is not None and previous.frontier is not frontier:
+            previous.frontier.close()
+        if self.checkpoints is not None and self.checkpoints.due():
+            self.save()
+
+    def save(self) -> None:
+        """Write the search as it stood at the start of the current level (its frontier is
+        kept until the level ends), if checkpoints are on."""
+        start = self.start
+        if self.checkpoints is None or start is None:
+            return
+        counts = {
+            "level": start.level,
+            "states": start.states,
+            "generated": start.generated,
+            "depth": start.depth,
+            "fired": start.fired.tolist(),
+            "new": start.new.tolist(),
+        }
+        sizes = np.concatenate(
+            [np.zeros(0, np.uint64), *(np.diff(c.offsets) for c in start.frontier.chunks(4096))]
+        )
+        arrays = {
+            "fingerprints": Array.of(start.fingerprints, "uint64"),
+            "parents": Array.of(self.links.parent, "int32", start.states),
+            "positions": Array.of(self.links.position, "uint32", start.states),
+            "frontier.sizes": Array.of(sizes, "uint64"),
+            "frontier.data": Array("uint8", int(sizes.sum()), _pieces(start.frontier)),
+        }
+        self.checkpoints.write(counts, arrays)
+
+    def _restore(self, saved: Saved) -> tuple[Frontier, int]:
+        """The search as a checkpoint holds it, every part checked against the others; the
+        frontier and the level it is at."""
+        level = saved.number("level", 1)
+        states = saved.number("states", 1)
+        fps = saved.array("fingerprints", "uint64")
+        parents = saved.array("parents", "int32")
+        positions = saved.array("positions", "uint32")
+        sizes = saved.array("frontier.sizes", "uint64")
+        data = saved.array("frontier.data", "uint8")
+        if not len(fps) == len(parents) == len(positions) == states:
+            raise saved.corrupt("the numbers of states, fingerprints and links differ")
+        if np.any(fps[1:] <= fps[:-1]):
+            raise saved.corrupt("the fingerprints are not sorted")
+        if np.any((parents < ROOT) | (parents >= np.arange(states))):
+            raise saved.corrupt("a parent link does not point to an earlier state")
+        if len(sizes) > states or int(sizes.sum()) != len(data):
+            raise saved.corrupt("the level's states do not match their sizes")
+        actions = len(self.model.actions)
+        self.generated = saved.number("generated")
+        self.depth = saved.number("depth")
+        self.fired[:] = saved.numbers("fired", actions)
+        self.new[:] = saved.numbers("new", actions)
+        self.queue = len(sizes)
+        self.visited = Visited.of(fps)
+        self.links = Links.of(parents, positions)
+        offsets = np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes, dtype=np.uint64)])
+        blob = data.tobytes()
+        _check_states(saved, self.visited, blob, offsets)
+        frontier = Frontier(self.options.spill_bytes)
+        frontier.append(blob, offsets)
+        return frontier, level
 
     def _full(self) -> _Stop:
         return _Stop("incomplete", bound=f"--max-states {self.options.max_states} reached")
@@ -187,10 +310,9 @@ class _Search:
             if self.progress is not None and self.progress.due():
                 snapshot = Snapshot(level, len(self.links), self.generated, self.queue, done, size)
                 self.progress.report(snapshot)
-        frontier.close()
         self.visited.end_level()
         self.queue = found.states
-        return found.frontier
+        return found.frontier  # `frontier` is closed when the next level starts
 
     def _take(
         self, worker: Worker, chunk: Chunk, exp: _Expansion, base: int, size: int, found: _Level
@@ -272,6 +394,28 @@ class _Search:
         self.queue = size if cut else 0
         if cut:
             raise _Stop("incomplete", bound=f"--max-depth {self.options.max_depth} reached")
+
+
+def _pieces(frontier: Frontier) -> Iterator[bytes]:
+    """The level's encoded states back to back, in pieces of at most PIECE bytes."""
+    for chunk in frontier.chunks(4096):
+        for i in range(0, len(chunk.blob), PIECE):
+            yield chunk.blob[i : i + PIECE]
+
+
+def _check_states(saved: Saved, visited: Visited, blob: bytes, offsets: np.ndarray) -> None:
+    """Each state of a checkpoint's level decodes and is among its fingerprints."""
+    bounds = offsets.tolist()
+    fps = np.empty(len(bounds) - 1, dtype=np.uint64)
+    for i in range(len(fps)):
+        data = blob[bounds[i] : bounds[i + 1]]
+        try:
+            decode(data)
+        except Exception as exc:
+            raise saved.corrupt(f"state {i} of the level does not decode: {exc}") from None
+        fps[i] = fingerprint(data)
+    if not visited.known(fps).all():
+        raise saved.corrupt("a state of the level is not among the fingerprints")
 
 
 class _Expansion:

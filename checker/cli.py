@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import signal
 import socket
@@ -9,10 +10,11 @@ import sys
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import click
 
-from checker import __version__, batch, bfs, liveness, simulation, spark_engine
+from checker import __version__, batch, bfs, checkpoint, liveness, simulation, spark_engine
 from checker.deadline import Deadline
 from checker.errors import (
     ConfigError,
@@ -92,7 +94,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 @cli.command()
-@click.argument("specs", metavar="SPEC...", nargs=-1, required=True, type=click.Path())
+@click.argument("specs", metavar="SPEC...", nargs=-1, type=click.Path())
 @define_option
 @invariant_option
 @click.option(
@@ -156,6 +158,28 @@ def cli(ctx: click.Context, debug: bool) -> None:
     multiple=True,
     help="A Spark setting for --engine spark (repeatable).",
 )
+@click.option(
+    "--checkpoint",
+    "checkpoint_dir",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="Save the search to DIR at the start of a level every --checkpoint-every seconds, and"
+    " when Ctrl-C, SIGTERM or --timeout stops it; go on later with --resume DIR.",
+)
+@click.option(
+    "--checkpoint-every",
+    type=click.FloatRange(min=0),
+    metavar="SECONDS",
+    help=f"Seconds between checkpoints [default: {checkpoint.DEFAULT_EVERY:g}].",
+)
+@click.option(
+    "--resume",
+    "resume_dir",
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="Go on from the checkpoint in DIR, saving there again. SPEC, -D, --invariant and the"
+    " search options default to the checkpoint's; if given, they must match it.",
+)
 @outputs.check_options
 def check(
     specs: Sequence[str],
@@ -175,31 +199,56 @@ def check(
     remote: str | None,
     spark_conf: Sequence[str],
     symmetry: bool | None,
+    checkpoint_dir: str | None,
+    checkpoint_every: float | None,
+    resume_dir: str | None,
     **report_paths: str | None,
 ) -> int:
     """Explore every reachable state of each SPEC and check its invariants, then its temporal
     properties under its fairness.
 
     SPEC is a spec file, or a folder: every spec below it is checked, and the exit code is
-    the worst of theirs (150 > 151 > 75 > 12 > 13 > 11 > 152 > 0; see docs/ci.md).
+    the worst of theirs (150 > 151 > 75 > 12 > 13 > 11 > 152 > 0; see docs/ci.md). With
+    --resume DIR, SPEC may be left out: the checkpoint names it.
     """
     if no_liveness and properties:
         raise ConfigError("--property and --no-liveness exclude each other")
     wanted = outputs.Outputs(json_path=json_path, **report_paths)
     wanted.validate()
-    files = batch.spec_files(specs)
-    if not files:
-        raise SpecError(f"{', '.join(specs)}: no spec to check (no .py file in it)")
-    if workers > 1 and engine != "local":
-        raise ConfigError("--workers is for --engine local (Spark has its own executors)")
     options = bfs.Options(
         deadlock=deadlock, max_depth=max_depth, max_states=max_states, workers=workers
     )
     chosen = None if no_liveness else tuple(properties)
     run = _Run(options, progress_interval, timeout, symmetry, chosen)
-    constants = _parse_defines(defines)
+    saving = None
+    if checkpoint_dir is not None or resume_dir is not None or checkpoint_every is not None:
+        model, saving = _checkpoints(
+            specs,
+            defines,
+            invariants,
+            run,
+            engine,
+            checkpoint_dir,
+            checkpoint_every,
+            resume_dir,
+        )
+        options, engine = _options_of(saving.settings), saving.settings.engine
+        run = dataclasses.replace(run, options=options)
+    elif not specs:
+        raise click.UsageError("Missing argument 'SPEC...'.")
+    else:
+        files = batch.spec_files(specs)
+        if not files:
+            raise SpecError(f"{', '.join(specs)}: no spec to check (no .py file in it)")
+    if options.workers > 1 and engine != "local":
+        raise ConfigError("--workers is for --engine local (Spark has its own executors)")
     explorer = _explorer(engine, master, remote, spark_conf)
     try:
+        if saving is not None:
+            result = _explore(model, run, explorer, _properties_for(model, run), saving)
+            _note_checkpoint(saving)
+            return _report(result, model, wanted)
+        constants = _parse_defines(defines)
         if len(specs) == 1 and files and files[0].explicit:  # one spec file: errors end the run
             model, props = _load(files[0].path, constants, invariants or None, run)
             result = _explore(model, run, explorer, props)
@@ -210,6 +259,135 @@ def check(
             explorer.close()
     wanted.write(runs, multi=True)
     return batch.worst(int(c.result.exit_code) for c in runs)
+
+
+def _checkpoints(
+    specs: Sequence[str],
+    defines: Sequence[str],
+    invariants: Sequence[str],
+    run: _Run,
+    engine: str,
+    checkpoint_dir: str | None,
+    every: float | None,
+    resume_dir: str | None,
+) -> tuple[Model, checkpoint.Checkpoints]:
+    """The model of a run with --checkpoint or --resume, and where it saves checkpoints."""
+    if resume_dir is None and checkpoint_dir is None:
+        raise ConfigError("--checkpoint-every needs --checkpoint DIR or --resume DIR")
+    if resume_dir is not None and checkpoint_dir is not None:
+        raise ConfigError("--resume DIR saves its checkpoints in DIR: leave out --checkpoint")
+    if resume_dir is not None:
+        given = _given(click.get_current_context())
+        return _resumed(resume_dir, specs, defines, invariants, run.options, engine, every, given)
+    assert checkpoint_dir is not None
+    if len(specs) != 1 or Path(specs[0]).is_dir():
+        raise ConfigError("--checkpoint is for a run of one spec file")
+    model, _ = _load(specs[0], _parse_defines(defines), invariants or None, run)
+    folder = checkpoint.prepare(checkpoint_dir, "--checkpoint")
+    if (folder / checkpoint.FILE_NAME).exists():
+        try:
+            what = f"a checkpoint of {checkpoint.read(folder).describe()}"
+        except ConfigError:
+            what = "a checkpoint that cannot be read"
+        raise ConfigError(
+            f"--checkpoint {checkpoint_dir}: it holds {what}: go on with `mc check --resume"
+            f" {checkpoint_dir}`, or delete {folder / checkpoint.FILE_NAME} to start over"
+        )
+    return model, checkpoint.Checkpoints(folder, _settings(model, run.options, engine, every))
+
+
+_SEARCH_FLAGS = {
+    "deadlock": "--deadlock",
+    "max_depth": "--max-depth",
+    "max_states": "--max-states",
+    "engine": "--engine",
+    "workers": "--workers",
+}
+
+
+def _given(ctx: click.Context) -> set[str]:
+    """The search options given on the command line (not defaulted), by flag."""
+    return {
+        flag
+        for name, flag in _SEARCH_FLAGS.items()
+        if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
+    }
+
+
+def _settings(
+    model: Model, options: bfs.Options, engine: str, every: float | None
+) -> checkpoint.Settings:
+    return checkpoint.Settings.of(
+        model,
+        deadlock=options.deadlock,
+        max_depth=options.max_depth,
+        max_states=options.max_states,
+        engine=engine,
+        workers=options.workers,
+        every=checkpoint.DEFAULT_EVERY if every is None else every,
+    )
+
+
+def _options_of(settings: checkpoint.Settings) -> bfs.Options:
+    return bfs.Options(
+        deadlock=settings.deadlock,
+        max_depth=settings.max_depth,
+        max_states=settings.max_states,
+        workers=settings.workers,
+    )
+
+
+def _resumed(
+    directory: str,
+    specs: Sequence[str],
+    defines: Sequence[str],
+    invariants: Sequence[str],
+    options: bfs.Options,
+    engine: str,
+    every: float | None,
+    given: set[str],
+) -> tuple[Model, checkpoint.Checkpoints]:
+    """The run a checkpoint holds, checked against the spec on disk and the options given;
+    it saves its own checkpoints in the same folder."""
+    if len(specs) > 1:
+        raise ConfigError("--resume DIR goes on with the one spec of its checkpoint")
+    saved = checkpoint.read(directory)
+    folder = checkpoint.prepare(directory, "--resume")
+    model = checkpoint.resumed_model(
+        saved, specs[0] if specs else None, _parse_defines(defines), invariants
+    )
+    asked = {
+        "--deadlock": options.deadlock,
+        "--max-depth": options.max_depth,
+        "--max-states": options.max_states,
+        "--engine": engine,
+    }
+    checkpoint.refuse_other_options(saved, {k: v for k, v in asked.items() if k in given})
+    s = saved.settings
+    workers = options.workers if "--workers" in given else s.workers
+    note = ""
+    if s.engine == "local" and s.workers != workers:
+        note = f" (saved by --workers {s.workers}; any number gives the same result)"
+    click.echo(f"mc: resuming {saved.describe()} from {saved.path}{note}", err=True)
+    resumed = _options_of(s)
+    settings = _settings(
+        model,
+        bfs.Options(resumed.deadlock, resumed.max_depth, resumed.max_states, workers),
+        s.engine,
+        s.every if every is None else every,
+    )
+    return model, checkpoint.Checkpoints(folder, settings, saved)
+
+
+def _note_checkpoint(saving: checkpoint.Checkpoints) -> None:
+    """Say where a stopped run left its checkpoint."""
+    written = saving.written
+    if written is not None:
+        click.echo(
+            f"mc: checkpoint at level {written.level} ({written.states:,} distinct states)"
+            f" in {saving.directory}: go on with `mc check --resume {saving.directory}`",
+            err=True,
+        )
 
 
 def _explorer(
@@ -277,21 +455,30 @@ def _load(
         return model, []
     names = properties if properties is not None else (run.properties or None)
     props = liveness.select(model, names)
-    if props and model.symmetry is not None:
-        if run.symmetry:
-            raise ConfigError(
-                f"{path}: temporal properties cannot be checked under symmetry reduction (it"
-                " merges states that a fair cycle must tell apart): use --no-symmetry, or"
-                " --no-liveness to check only the invariants with symmetry"
-            )
+    if props and model.symmetry is not None and run.symmetry is None:
         click.echo(
             f"mc: note: {path}: symmetry is off, as its temporal properties are checked"
             " (--no-liveness checks only the invariants, with symmetry)",
             err=True,
         )
         model = load_model(path, constants, invariants, symmetry=False)
-        props = liveness.select(model, names)
-    return model, props
+    return model, _properties_for(model, run, names)
+
+
+def _properties_for(
+    model: Model, run: _Run, names: Sequence[str] | None = None
+) -> list[liveness.Property]:
+    """The temporal properties `run` checks on `model` (`names`: those of a multi-spec run)."""
+    if run.properties is None:
+        return []
+    props = liveness.select(model, names if names is not None else (run.properties or None))
+    if props and model.symmetry is not None:
+        raise ConfigError(
+            f"{model.path}: temporal properties cannot be checked under symmetry reduction (it"
+            " merges states that a fair cycle must tell apart): use --no-symmetry, or"
+            " --no-liveness to check only the invariants with symmetry"
+        )
+    return props
 
 
 def _report(result: CheckResult, model: Model, wanted: outputs.Outputs) -> int:
@@ -310,14 +497,15 @@ def _explore(
     run: _Run,
     explorer: spark_engine.Explorer | None = None,
     properties: Sequence[liveness.Property] = (),
+    checkpoints: checkpoint.Checkpoints | None = None,
 ) -> CheckResult:
     """The invariants on the chosen engine, then (if they hold) the temporal properties."""
     with Deadline(model, run.timeout) as deadline:
         progress = _progress(run.progress_interval)
         if explorer is not None:
-            result = explorer.check(model, run.options, progress)
+            result = explorer.check(model, run.options, progress, checkpoints)
         else:
-            result = bfs.check(model, run.options, progress)
+            result = bfs.check(model, run.options, progress, checkpoints)
         result = liveness.check(model, result, properties, _progress(run.progress_interval))
     if deadline.fired and result.verdict == "incomplete":
         result.bound = deadline.bound

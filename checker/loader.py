@@ -29,6 +29,11 @@ def _module_name(path: Path) -> tuple[str, Path]:
     return ".".join(parts), root
 
 
+def import_root(path: str | os.PathLike[str]) -> Path:
+    """The folder a spec file is imported from (its top package's parent, else its folder)."""
+    return _module_name(Path(path).resolve())[1]
+
+
 def import_spec_module(path: str | os.PathLike[str]) -> ModuleType:
     file = Path(path)
     if not file.exists():
@@ -119,7 +124,17 @@ def load_model(
     """Import the spec at `path`, apply `-D` constants (as text) and compile it (`symmetry`:
     use the symmetry the spec declares, if any)."""
     cls = spec_class(import_spec_module(path))
-    values = parse_constants(cls, constants or {})
+    return build_model(cls, path, parse_constants(cls, constants or {}), invariants, symmetry)
+
+
+def build_model(
+    cls: type[Spec],
+    path: str | os.PathLike[str],
+    values: Mapping[str, object],
+    invariants: Sequence[str] | None = None,
+    symmetry: bool = True,
+) -> Model:
+    """A Model of spec class `cls` (from the file at `path`) with typed constant values."""
     try:
         spec = cls(**values)
     except Exception as exc:

@@ -23,6 +23,11 @@ levels fetched together) and rebuilt with checker.trace.replay, so traces are id
 the local engine's by construction. Counts (states generated, coverage, queue) are exact too:
 when the search stops inside a level, the part of the level the local engine had explored
 before stopping is recounted.
+
+Checkpoints (`--checkpoint DIR`) are the local engine's kind of file (checker.checkpoint): at
+the start of a level, the links of the earlier levels and the level's states (with their keys)
+are collected to the driver and written there, so a checkpoint is bounded by the driver's
+memory; resuming turns them back into DataFrames partitioned by fingerprint.
 """
 
 from __future__ import annotations
@@ -31,16 +36,20 @@ import contextlib
 import functools
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import metadata
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from checker.bfs import Options
+from checker.checkpoint import Array, Checkpoints, Saved
 from checker.errors import ConfigError, EngineError, EvaluationError
 from checker.model import ROOT, Model
 from checker.progress import Progress, Snapshot
@@ -256,12 +265,23 @@ class Explorer:
         self.owned = False
 
     def check(
-        self, model: Model, options: Options | None = None, progress: Progress | None = None
+        self,
+        model: Model,
+        options: Options | None = None,
+        progress: Progress | None = None,
+        checkpoints: Checkpoints | None = None,
     ) -> CheckResult:
         if self.spark is None:
             self.owned = self.remote is not None or _active_session() is None
             self.spark = session(self.master, self.remote, self.conf)
-        return check(model, options, progress, spark=self.spark, settings=self.settings)
+        return check(
+            model,
+            options,
+            progress,
+            spark=self.spark,
+            settings=self.settings,
+            checkpoints=checkpoints,
+        )
 
     def close(self) -> None:
         if self.spark is not None and self.owned:
@@ -420,6 +440,16 @@ def count_batches(
 # -- the driver --------------------------------------------------------------------------------
 
 
+_LINK_TYPES = ("int64", "int64", "int32", "int32")  # of LINK_COLUMNS
+
+
+def _numbers(table: pa.Table, column: str) -> Any:
+    """A numeric Arrow column as numpy, nulls (the parents of initial states) as 0."""
+    import pyarrow.compute as pc
+
+    return pc.fill_null(table.column(column), 0).to_numpy()
+
+
 class _Stop(Exception):
     def __init__(self, verdict: str, fp: int | None = None, **fields: object) -> None:
         self.verdict = verdict
@@ -443,17 +473,26 @@ def check(
     spark: SparkSession | None = None,
     settings: SparkSettings | None = None,
     on_level: Callable[[LevelStats], None] | None = None,
+    checkpoints: Checkpoints | None = None,
 ) -> CheckResult:
     """Explore every reachable state of `model` on Spark: the same result as checker.bfs.check
-    (verdict, counts, coverage, trace), computed level by level across the cluster."""
+    (verdict, counts, coverage, trace), computed level by level across the cluster. With
+    `checkpoints`, write them (and resume from `checkpoints.resumed`)."""
     options = options or Options()
     result = model.new_result()
     if spark is None:
         spark = session()
     search = _Search(spark, model, options, settings or SparkSettings(), progress, on_level)
+    search.checkpoints = checkpoints
     start = time.perf_counter()
     try:
-        search.run()
+        with _Interrupts(search.cancel) as interrupts:
+            try:
+                search.run()
+            except Exception as exc:
+                if _from_spark(exc):
+                    interrupts.raise_held()  # a job cancelled for a signal: raise it now
+                raise
     except _Stop as stop:
         result.verdict = stop.verdict
         for key, value in stop.fields.items():
@@ -470,6 +509,7 @@ def check(
         result.verdict = "incomplete"
         result.bound = "interrupted"
         search.cancel()
+        search.save(after_interrupt=True)
     except EngineError:
         raise
     except Exception as exc:
@@ -480,6 +520,8 @@ def check(
         search.close()
         if progress is not None:
             progress.close()
+    if checkpoints is not None and result.bound != "interrupted":
+        checkpoints.remove()  # the search ended by itself: nothing to resume
     result.seconds = time.perf_counter() - start
     result.distinct_states = search.distinct
     result.states_generated = search.generated
@@ -492,9 +534,97 @@ def check(
     return result
 
 
+class _Interrupts:
+    """Ctrl-C, SIGTERM and --timeout (SIGALRM) during a search. An exception raised inside a
+    py4j call leaves the gateway in a state where the next call can fail ("Answer from Java
+    side is empty"), so a signal that lands there is held: another thread cancels the jobs and
+    signals again until the signal lands outside py4j, where the usual handler raises; if the
+    cancelled job's error comes first, `raise_held` raises the signal's exception instead.
+    PySpark's own Ctrl-C handler is set aside: it cancels with a py4j call nested in the
+    interrupted one."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGALRM)
+
+    def __init__(self, cancel: Callable[[], None]) -> None:
+        self.cancel = cancel
+        self.held: int | None = None
+        self.handlers: dict[int, tuple[Any, Callable[..., Any]]] = {}  # previous, to call
+        self.done = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def __enter__(self) -> _Interrupts:
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        for signum in self.SIGNALS:
+            previous = signal.getsignal(signum)
+            if signum == signal.SIGINT:
+                self.handlers[signum] = (previous, signal.default_int_handler)
+            elif callable(previous):
+                self.handlers[signum] = (previous, previous)
+            else:
+                continue  # the default action (SIGTERM outside the CLI): left alone
+            signal.signal(signum, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if self.done.is_set() and signum == self.held:
+            return  # a repeat sent just before the holder stopped
+        if not _inside_py4j(frame):
+            self.done.set()
+            self.handlers[signum][1](signum, frame)
+            return
+        if self.held is None:
+            self.held = signum
+            self.thread = threading.Thread(target=self._cancel_and_repeat, daemon=True)
+            self.thread.start()
+
+    def _cancel_and_repeat(self) -> None:
+        assert self.held is not None
+        main = threading.main_thread().ident
+        while not self.done.wait(0.05):
+            with contextlib.suppress(Exception):
+                self.cancel()
+            if main is not None and not self.done.is_set():
+                signal.pthread_kill(main, self.held)
+
+    def raise_held(self) -> None:
+        if self.held is not None and not self.done.is_set():
+            self.done.set()
+            self.handlers[self.held][1](self.held, None)
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        if self.thread is not None:
+            self.thread.join()
+        for signum, (previous, _) in self.handlers.items():
+            signal.signal(signum, previous)
+
+
+def _inside_py4j(frame: FrameType | None) -> bool:
+    marker = f"{os.sep}py4j{os.sep}"
+    while frame is not None:
+        if marker in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _from_spark(exc: BaseException) -> bool:
     module = type(exc).__module__
     return module.startswith(("pyspark", "py4j", "grpc"))
+
+
+@dataclass(frozen=True)
+class _LevelStart:
+    """The search at the start of a level (its states are `frontier`; `levels` of them)."""
+
+    level: int
+    frontier: DataFrame
+    distinct: int
+    generated: int
+    depth: int
+    fired: list[int]
+    new: list[int]
 
 
 class _Search:
@@ -530,6 +660,8 @@ class _Search:
         self.observed: list[Any] | None = None
         self.visited: DataFrame | None = None  # the union of the levels' fingerprints
         self.start = time.perf_counter()
+        self.checkpoints: Checkpoints | None = None
+        self.level_start: _LevelStart | None = None
 
     # -- set-up and tear-down --------------------------------------------------------------
 
@@ -606,13 +738,17 @@ class _Search:
     def run(self) -> None:
         self._configure()
         ship_by_value(self.model)
-        frontier = self._initial()
-        level = 1  # the depth of the states in `frontier`
+        resumed = self.checkpoints.resumed if self.checkpoints is not None else None
+        if resumed is not None:
+            frontier, level = self._restore(resumed)
+        else:
+            frontier, level = self._initial(), 1  # `level`: the depth of the states in `frontier`
         max_depth = self.options.max_depth
         while True:
             size = self.sizes[level - 1]
             if size == 0:
                 return
+            self._begin(level, frontier)
             if max_depth is not None and level >= max_depth:
                 self._stop_at_depth_bound(frontier, level)
                 return
@@ -649,6 +785,147 @@ class _Search:
         frontier = self._persist(frontier.repartition(self.partitions, "fp"))
         self._add_level(frontier, len(rows))
         return frontier
+
+    # -- checkpoints --------------------------------------------------------------------------
+
+    def _begin(self, level: int, frontier: DataFrame) -> None:
+        """A level starts: keep the search as it stands (and write it, when a checkpoint is
+        due); the previous level's states are no longer needed."""
+        previous = self.level_start
+        self.level_start = _LevelStart(
+            level,
+            frontier,
+            self.distinct,
+            self.generated,
+            self.depth,
+            list(self.fired),
+            list(self.new),
+        )
+        if previous is not None and previous.frontier is not frontier:
+            self._release(previous.frontier)
+        if self.checkpoints is not None and self.checkpoints.due():
+            self.save()
+
+    def save(self, after_interrupt: bool = False) -> None:
+        """Write the search as it stood at the start of the current level: the links of the
+        earlier levels and the level's states, collected to the driver."""
+        start, checkpoints = self.level_start, self.checkpoints
+        if checkpoints is None or start is None:
+            return
+        try:
+            arrays = self._collect(start)
+        except Exception as exc:
+            if not after_interrupt or not _from_spark(exc):
+                raise
+            sys.stderr.write(f"mc: warning: no checkpoint written: Spark failed: {exc}\n")
+            return
+        counts = {
+            "level": start.level,
+            "states": start.distinct,
+            "generated": start.generated,
+            "depth": start.depth,
+            "fired": start.fired,
+            "new": start.new,
+            "sizes": self.sizes[: start.level],
+        }
+        checkpoints.write(counts, arrays)
+
+    def _collect(self, start: _LevelStart) -> dict[str, Array]:
+        import numpy as np
+        from pyspark.sql import functions as F
+
+        arrays: dict[str, Array] = {}
+        earlier = [
+            links.withColumn("level", F.lit(depth))
+            for depth, links in enumerate(self.levels[: start.level - 1], start=1)
+        ]
+        if earlier:  # in order of level: level 1's links (the roots) first
+            table = functools.reduce(lambda a, b: a.union(b), earlier).toArrow()
+            table = table.take(np.argsort(table.column("level").to_numpy(), kind="stable"))
+        for column, dtype in zip(LINK_COLUMNS, _LINK_TYPES):
+            values = _numbers(table, column) if earlier else np.zeros(0, dtype)
+            arrays[f"links.{column}"] = Array.of(values, dtype)
+        states = start.frontier.select(*FRONTIER_COLUMNS).toArrow()
+        for column, dtype in zip(LINK_COLUMNS, _LINK_TYPES):
+            arrays[f"frontier.{column}"] = Array.of(_numbers(states, column), dtype)
+        for column in ("key", "state"):
+            values = states.column(column).to_pylist()
+            sizes = np.array([len(v) for v in values], dtype=np.uint64)
+            arrays[f"frontier.{column}.sizes"] = Array.of(sizes, "uint64")
+            data = np.frombuffer(b"".join(values), dtype=np.uint8)
+            arrays[f"frontier.{column}.data"] = Array.of(data, "uint8")
+        return arrays
+
+    def _restore(self, saved: Saved) -> tuple[DataFrame, int]:
+        """The search as a checkpoint holds it: the earlier levels' links and the level's
+        states back in the cluster, partitioned by fingerprint, and the counts."""
+        import numpy as np
+        import pyarrow as pa
+
+        level = saved.number("level", 1)
+        n = self.n_actions
+        sizes = saved.numbers("sizes", level)
+        links = [saved.array(f"links.{c}", t) for c, t in zip(LINK_COLUMNS, _LINK_TYPES)]
+        states = [saved.array(f"frontier.{c}", t) for c, t in zip(LINK_COLUMNS, _LINK_TYPES)]
+        if len({len(a) for a in links}) != 1 or len(links[0]) != sum(sizes[:-1]):
+            raise saved.corrupt("the links do not match the levels' sizes")
+        if len({len(a) for a in states}) != 1 or len(states[0]) != sizes[-1]:
+            raise saved.corrupt("the level's states do not match its size")
+        blobs = {}
+        for column in ("key", "state"):
+            lengths = saved.array(f"frontier.{column}.sizes", "uint64")
+            data = saved.array(f"frontier.{column}.data", "uint8")
+            if len(lengths) != sizes[-1] or int(lengths.sum()) != len(data):
+                raise saved.corrupt(f"the level's {column}s do not match their sizes")
+            ends = np.cumsum(lengths).tolist()
+            raw = data.tobytes()
+            blobs[column] = [raw[e - k : e] for e, k in zip(ends, lengths.tolist())]
+        for i, data in enumerate(blobs["state"]):
+            try:
+                decode(data)
+            except Exception as exc:
+                raise saved.corrupt(f"state {i} of the level does not decode: {exc}") from None
+        self.distinct = saved.number("states", 1)
+        if self.distinct != sum(sizes):
+            raise saved.corrupt("the number of states does not match the levels' sizes")
+        self.generated = saved.number("generated")
+        self.depth = saved.number("depth")
+        self.fired = saved.numbers("fired", n)
+        self.new = saved.numbers("new", n)
+        self.queue = sizes[-1]
+        first = sizes[0] if level > 1 else 0  # links of level 1 have no parent
+        parent = pa.array(links[1], mask=np.arange(len(links[1])) < first)
+        earlier = pa.table(
+            {"fp": links[0], "parent": parent, "action": links[2], "binding": links[3]}
+        )
+        start = 0
+        for size in sizes[:-1]:
+            part = earlier.slice(start, size)
+            start += size
+            df = self.spark.createDataFrame(part, "fp long, parent long, action int, binding int")
+            self._add_restored(df.repartition(self.partitions, "fp"), size)
+        roots = level == 1
+        table = pa.table(
+            {
+                "fp": states[0],
+                "key": pa.array(blobs["key"], type=pa.binary()),
+                "state": pa.array(blobs["state"], type=pa.binary()),
+                "parent": pa.array(states[1], mask=np.full(len(states[1]), roots)),
+                "action": states[2],
+                "binding": states[3],
+            }
+        )
+        frontier = self.spark.createDataFrame(table, FRONTIER_SCHEMA)
+        frontier = self._persist(frontier.repartition(self.partitions, "fp"))
+        self._add_level(frontier, sizes[-1])
+        return frontier, level
+
+    def _add_restored(self, links: DataFrame, size: int) -> None:
+        links = self._cut(links, eager=True)
+        self.levels.append(links)
+        self.sizes.append(size)
+        fps = links.select("fp")
+        self.visited = fps if self.visited is None else self.visited.union(fps)
 
     def _add_level(self, frontier: DataFrame, size: int) -> None:
         # Lazily checkpointed: materialised by the next level's job, which reads the frontier
@@ -728,8 +1005,7 @@ class _Search:
         self.distinct += count
         if count:
             self.depth = level + 1
-        self.queue = count
-        self._release(frontier)
+        self.queue = count  # `frontier` is released when the next level starts
         if count and (level + 1) % self.settings.checkpoint_every == 0:
             cut = self._cut(new, eager=True)  # bounds the plans and the recomputation
             self._release(new)

@@ -21,8 +21,20 @@ class Visited:
         self._sorted = np.empty(0, dtype=np.uint64)
         self._level: set[int] = set()
 
+    @classmethod
+    def of(cls, fps: np.ndarray) -> Visited:
+        """The set of `fps` (uint64, sorted, distinct), as a checkpoint holds it."""
+        visited = cls()
+        visited._sorted = fps
+        return visited
+
     def __len__(self) -> int:
         return len(self._sorted) + len(self._level)
+
+    @property
+    def finished(self) -> np.ndarray:
+        """The sorted fingerprints of the finished levels (not changed in place later)."""
+        return self._sorted
 
     def known(self, fps: np.ndarray) -> np.ndarray:
         """A boolean mask: which of `fps` (uint64) were found before."""
@@ -67,6 +79,12 @@ class Links:
     def __init__(self) -> None:
         self.parent = array("i")
         self.position = array("I")
+
+    @classmethod
+    def of(cls, parents: np.ndarray, positions: np.ndarray) -> Links:
+        links = cls()
+        links.add(parents, positions)
+        return links
 
     def __len__(self) -> int:
         return len(self.parent)

@@ -86,6 +86,10 @@ class Case:
     name: str = "spec.py"
     report: bool = False  # the run happened: the text report is printed
     command: str = "check"
+    # {tmp} first gets the checkpoint that `mc check` of this spec leaves when --timeout stops
+    # it (cut to half its size if `truncated`)
+    checkpoint_of: str | None = None
+    truncated: bool = False
 
 
 CASES = [
@@ -214,6 +218,21 @@ CASES = [
         command="graph",
     ),
     Case("spark-option-alone", 151, ("--master is for --engine spark",), args=("--master", "x")),
+    Case(
+        "corrupt-checkpoint",
+        151,
+        ("checkpoint {tmp}/checkpoint.mc: corrupt (truncated: ",),
+        args=("--resume", "{tmp}"),
+        checkpoint_of=SPIN,
+        truncated=True,
+    ),
+    Case(
+        "checkpoint-of-another-spec",
+        151,
+        ("checkpoint {tmp}/checkpoint.mc: a checkpoint of Spin (", "), not of {spec}"),
+        args=("--resume", "{tmp}"),
+        checkpoint_of=SPIN,
+    ),
     # -- spec code during the run: 75, with the trace to the state
     Case(
         "action-returns-non-state",
@@ -351,6 +370,14 @@ def _run(mc, tmp_path, case: Case, *flags: str):
         path.write_text(case.source)
     work = tmp_path / "work"
     work.mkdir()
+    if case.checkpoint_of is not None:
+        other = tmp_path / "other.py"
+        other.write_text(case.checkpoint_of)
+        stopped = mc("check", other, "--checkpoint", work, "--timeout", "0.2", "--progress", "0")
+        assert stopped.code == 152 and "mc: checkpoint at level 2" in stopped.err
+        if case.truncated:
+            saved = work / "checkpoint.mc"
+            saved.write_bytes(saved.read_bytes()[: saved.stat().st_size // 2])
     args = [a.replace("{tmp}", str(work)) for a in case.args]
     if "/dev/full" in args and not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full here")

@@ -1,22 +1,28 @@
 """The Spark engine against the local one: same verdict, counts, coverage and trace.
 
-One `local[2]` session serves the module (starting Spark costs ~10 s). Skipped where Java
-or pyspark is missing, with the reason.
+One `local[2,4]` session serves the module (starting Spark costs ~10 s): two threads, and a
+failed task is tried up to 4 times, as on a cluster. Skipped where Java or pyspark is missing,
+with the reason.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from itertools import product
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from checker import Record, Spec, action, constant, invariant
+from checker import Record, Spec, action, checkpoint, constant, invariant
 from checker import spark_engine as se
 from checker.bfs import Options, check
 from checker.errors import ExitCode
@@ -38,7 +44,7 @@ def spark():
     if JAVA:
         pytest.skip(JAVA)
     session = se.session(
-        master="local[2]",
+        master="local[2,4]",
         conf={
             "spark.sql.shuffle.partitions": "4",
             "spark.ui.enabled": "false",
@@ -259,6 +265,129 @@ def test_key_components_compare_like_tuples():
         )
     assert se.last_component(b"\x05" + se.component(300), b"\x05") == 300
     assert se.unsigned(se.signed(2**64 - 1)) == 2**64 - 1 and se.signed(2**64 - 1) == -1
+
+
+# -- checkpoints, and surviving a killed worker --------------------------------------------------
+
+# Three counters up to 2, a bad state planted at depth 6. In a Spark worker (never in the process
+# that loaded the spec), the state `kill_at` kills its Python worker and `pause_at` pauses for a
+# minute, each once: markers in `folder` remember it.
+WALK = """\
+import os
+import time
+from pathlib import Path
+
+from checker import Record, Spec, action, constant, invariant
+
+DRIVER = os.getpid()
+
+
+def once(folder, name):
+    marker = Path(folder) / name
+    if os.getpid() == DRIVER or marker.exists():
+        return False
+    marker.touch()
+    return True
+
+
+class Walk(Spec):
+    folder = constant("", "where a test's markers go")
+    kill_at = constant("", "a state a,b,c whose expansion kills its Python worker, once")
+    pause_at = constant("", "a state a,b,c whose expansion pauses a minute, once")
+
+    def init(self):
+        return Record(a=0, b=0, c=0)
+
+    @action(k=("a", "b", "c"))
+    def inc(self, s, k):
+        here = f"{s.a},{s.b},{s.c}"
+        if here == self.kill_at and once(self.folder, "killed"):
+            os.kill(os.getpid(), 9)
+        if here == self.pause_at and once(self.folder, "reached"):
+            time.sleep(60)
+        if getattr(s, k) >= 2:
+            return None
+        return s.replace(**{k: getattr(s, k) + 1})
+
+    @invariant
+    def not_planted(self, s):
+        return (s.a, s.b, s.c) != (2, 2, 1)
+"""
+
+
+def walk(tmp_path: Path, **constants: str) -> Model:
+    spec = tmp_path / "spark_walk.py"
+    spec.write_text(WALK)
+    return load_model(spec, {"folder": str(tmp_path), **constants})
+
+
+def saving(model: Model, folder: Path, resumed=None) -> checkpoint.Checkpoints:
+    settings = checkpoint.Settings.of(
+        model,
+        deadlock=False,
+        max_depth=None,
+        max_states=None,
+        engine="spark",
+        workers=1,
+        every=0,
+    )
+    return checkpoint.Checkpoints(folder, settings, resumed)
+
+
+def test_a_killed_python_worker_is_retried_with_identical_results(spark, tmp_path):
+    model = walk(tmp_path, kill_at="1,1,0")  # in the middle of level 3
+    distributed = se.check(model, Options(), spark=spark)
+    assert (tmp_path / "killed").exists()
+    assert outcome(distributed) == outcome(check(model, Options()))
+    assert distributed.verdict == "violation" and len(distributed.trace) == 6
+
+
+def test_resuming_a_checkpoint_of_any_level_gives_the_same_result(spark, tmp_path, monkeypatch):
+    model = load_model(ROOT / "specs" / "examples" / "die_hard.py")
+    copies: list[Path] = []
+    write = checkpoint.Checkpoints.write
+
+    def write_and_copy(self, counts, arrays):
+        written = write(self, counts, arrays)
+        copies.append(tmp_path / f"level-{counts['level']}")
+        copies[-1].mkdir()
+        shutil.copy(self.path, copies[-1])
+        return written
+
+    with monkeypatch.context() as patch:
+        patch.setattr(checkpoint.Checkpoints, "write", write_and_copy)
+        first = se.check(model, Options(), spark=spark, checkpoints=saving(model, tmp_path / "ck"))
+    local = outcome(check(model, Options()))
+    assert outcome(first) == local
+    assert [c.name for c in copies] == [f"level-{n}" for n in range(1, 7)]
+    for folder in (copies[1], copies[-1]):
+        resumed = saving(model, folder, checkpoint.read(folder))
+        assert outcome(se.check(model, Options(), spark=spark, checkpoints=resumed)) == local
+
+
+def test_ctrl_c_leaves_a_checkpoint_to_resume(spark, tmp_path, mc):
+    model = walk(tmp_path, pause_at="1,1,1")  # level 4
+
+    def interrupt() -> None:
+        for _ in range(1200):
+            if (tmp_path / "reached").exists():
+                os.kill(os.getpid(), signal.SIGINT)  # to the driver, inside a Spark job
+                return
+            time.sleep(0.05)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    stopped = se.check(model, Options(), spark=spark, checkpoints=saving(model, tmp_path / "ck"))
+    assert (stopped.verdict, stopped.bound) == ("incomplete", "interrupted")
+    saved = checkpoint.read(tmp_path / "ck")
+    assert (saved.counts["level"], saved.counts["states"]) == (4, 1 + 3 + 6 + 7)
+    refused = mc("check", "--resume", tmp_path / "ck", "--engine", "local")
+    assert refused.code == 151 and "options differ: --engine local vs spark" in refused.err
+    resumed = mc("check", "--resume", tmp_path / "ck", "--progress", "0")  # the engine is spark
+    constants = [f"{name}={value}" for name, value in model.constants.items()]
+    local = mc("check", model.path, *[f for c in constants for f in ("-D", c)], "--progress", "0")
+    assert resumed.code == local.code == ExitCode.VIOLATION
+    finished = [line for line in resumed.out.splitlines() if "Finished in" not in line]
+    assert finished == [line for line in local.out.splitlines() if "Finished in" not in line]
 
 
 # -- the command line ------------------------------------------------------------------------

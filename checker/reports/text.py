@@ -180,14 +180,12 @@ def _counts(result: CheckResult) -> list[str]:
 
 
 def _collisions(result: CheckResult) -> str:
-    line = (
+    """TLC's optimistic estimate: the same for every engine (the JSON report also has the one
+    from the closest pair of fingerprints, which only the local engine keeps)."""
+    return (
         "Probability of a fingerprint collision: calculated (optimistic):"
-        f" {result.collision_probability:.1e}"
+        f" {result.collision_probability:.1e}."
     )
-    observed = result.collision_probability_observed
-    if observed is not None:
-        line += f"; based on the actual fingerprints: {observed:.1e}"
-    return line + "."
 
 
 def _simulation_counts(result: CheckResult, sim: Simulation) -> list[str]:

@@ -45,6 +45,12 @@ class Kip966(Kip903):
     def kip966(self) -> bool:
         return self.fixed
 
+    def view(self, s: State) -> Record:
+        """States that differ only in LastKnownELR are one state: rule 4 records it, but no
+        action, invariant or property reads it (rule 6, unclean recovery, is not modelled),
+        so such states behave alike (TLC's VIEW; see docs/writing-specs.md)."""
+        return without(s, "last_known_elr")
+
     def initial_isr(self) -> tuple[int, ...]:
         return tuple(self.broker_ids)  # every replica in sync, holding the committed record
 

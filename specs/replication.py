@@ -21,7 +21,7 @@ unfenced (weak fairness per broker). No other action is assumed to happen.
 
 from __future__ import annotations
 
-from checker import Record, Spec, State, action, constant, on, put, without
+from checker import Record, Spec, State, action, constant, constraint, on, put, without
 from specs.logs import common_prefix
 
 NO_REPLICA_STATE = None  # the leader has not seen a Fetch from this follower yet
@@ -42,6 +42,9 @@ class Replication(Spec):
     max_duplicated_requests = constant(0, "fault bound: AlterPartition requests delivered twice")
     max_delayed_fetch_responses = constant(0, "fault bound: Fetch responses delivered late")
     unclean_leader_election = constant(False, "elect an out-of-sync replica when none is left")
+    max_partition_epoch = constant(
+        0, "search bound: expand no state past this partition epoch (0: no bound)"
+    )
 
     # Each fault's count in the state; its bound is the constant `max_<name>`.
     FAULTS = (
@@ -308,6 +311,14 @@ class Replication(Spec):
             return None
         s = s.replace(clean_shutdown_epoch=put(s.clean_shutdown_epoch, b, s.local_epoch[b]))
         return self.restart(s, b, s.log[b])
+
+    # -- search bounds ----------------------------------------------------------------------
+
+    @constraint
+    def partition_epoch_bounded(self, s: State) -> bool:
+        """With -D max_partition_epoch=N, states past partition epoch N are checked but not
+        expanded (TLC's CONSTRAINT): a quick look at fault combinations too big to explore."""
+        return self.max_partition_epoch == 0 or s.partition_epoch <= self.max_partition_epoch
 
     # -- hooks the KIPs change --------------------------------------------------------------
 

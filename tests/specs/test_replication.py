@@ -6,6 +6,7 @@ import pytest
 
 from checker import invariant
 from checker.bfs import check
+from checker.loader import load_model
 from checker.model import Model
 from specs.replication import Replication
 from tests.conftest import SPECS
@@ -51,3 +52,24 @@ def test_mc_list_shows_every_fault_bound(mc):
     out = mc("list", SPECS / "replication.py").out
     for fault in FAULT_ACTIONS:
         assert f"max_{fault} = 0  [int]  fault bound:" in out
+
+
+def test_max_partition_epoch_bounds_the_search_as_a_state_constraint():
+    small = {"max_unclean_shutdowns": "0"}
+    bounded = check(load_model(SPECS / "kip903.py", {**small, "max_partition_epoch": "2"}))
+    # The same search by hand on the unbounded model: count states past epoch 2, but do not
+    # expand them.
+    model = load_model(SPECS / "kip903.py", small)
+    seen = {s.fp for s in model.initial()}
+    frontier = [s.data for s in model.initial()]
+    while frontier:
+        later = []
+        for data in frontier:
+            for succ in model.expand(data):
+                if succ.fp not in seen:
+                    seen.add(succ.fp)
+                    if succ.state.partition_epoch <= 2:
+                        later.append(succ.data)
+        frontier = later
+    assert bounded.verdict == "ok" and bounded.distinct_states == len(seen)
+    assert len(seen) < check(model).distinct_states == 781

@@ -113,5 +113,5 @@ def _joined(first: int, blobs: list[bytes], offsets: list[np.ndarray]) -> Chunk:
     for blob, offs in zip(blobs, offsets):
         ends.append(offs + np.uint64(base))
         base += len(blob)
-    all_offsets = np.concatenate([np.zeros(1, dtype=np.uint64), *ends]).astype(np.uint64)
+    all_offsets = np.concatenate([np.zeros(1, dtype=np.uint64), *ends])
     return Chunk(first, b"".join(blobs), all_offsets)

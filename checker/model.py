@@ -272,12 +272,13 @@ class Model:
         those over every renaming of the symmetric values."""
         if data is None:
             data = encode(state)
+        raw = fingerprint(data)
         if not self.reduces:
-            return fingerprint(data)
-        fp = self._reduced_fps.get(fingerprint(data))
-        return self._reduce(state, data) if fp is None else fp
+            return raw
+        fp = self._reduced_fps.get(raw)
+        return self._reduce(state, data, raw) if fp is None else fp
 
-    def _reduce(self, state: Record, data: bytes) -> int:
+    def _reduce(self, state: Record, data: bytes, raw: int) -> int:
         """`fingerprint_of` a state with a view or a symmetry, which costs a view and a
         renaming per permutation: the result is remembered for the state, and (without a
         view) for its renamings, which are the same state to the search. Most states
@@ -297,7 +298,7 @@ class Model:
         cache = self._reduced_fps
         if len(cache) + len(renamed) >= _REDUCED_CACHE:
             cache.clear()
-        cache[fingerprint(data)] = fp
+        cache[raw] = fp
         for other in renamed:
             cache[fingerprint(other)] = fp
         return fp

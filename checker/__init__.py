@@ -3,6 +3,7 @@
 The spec-writing API is re-exported here: `from checker import Spec, Record, action, ...`.
 """
 
+from checker.record import Record, State, canonical_order, put, without
 from checker.spec import (
     Spec,
     action,
@@ -15,7 +16,6 @@ from checker.spec import (
     leads_to,
     on,
 )
-from checker.state import Record, State, put, without
 
 __version__ = "0.1.0"
 
@@ -26,6 +26,7 @@ __all__ = [
     "action",
     "action_constraint",
     "always_eventually",
+    "canonical_order",
     "constant",
     "constraint",
     "eventually",

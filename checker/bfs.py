@@ -20,23 +20,30 @@ from it and goes on exactly as the interrupted one would have.
 
 from __future__ import annotations
 
+import collections
+import gc
 import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
+from multiprocessing.connection import wait
 
 import numpy as np
 
 from checker.checkpoint import PIECE, Array, Checkpoints, Saved
+from checker.encoding import decode, fingerprint
 from checker.errors import EvaluationError
-from checker.frontier import SPILL_BYTES, Chunk, Frontier
+from checker.frontier import SPILL_BYTES, Frontier, Part
 from checker.model import Model
 from checker.progress import Progress, Snapshot
 from checker.result import ActionCoverage, CheckResult, ErrorInfo
-from checker.state import decode, fingerprint
 from checker.trace import chain_from_positions, replay
 from checker.visited import ROOT, Links, Visited
-from checker.workers import Reply, Worker, request_admit, request_expand, start
+from checker.workers import Reply, Worker, start
+
+LIVE_BYTES = 1 << 30  # all expanders together, estimated as LIVE_FACTOR x the encoded size
+LIVE_FACTOR = 6  # a live state's memory per byte of its encoding (measured: docs/performance.md)
+IN_FLIGHT = 3  # chunks sent to one expander and not yet answered
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,7 @@ class Options:
     max_states: int | None = None  # stop after this many distinct states
     workers: int = 1  # expanding processes (1: this process)
     spill_bytes: int = SPILL_BYTES  # a level's states beyond this go to a temporary file
+    live_bytes: int = LIVE_BYTES  # the expanders' budget for states kept as live objects
 
 
 class _Stop(Exception):
@@ -69,6 +77,8 @@ def check(
     result = model.new_result()
     search = _Search(model, options, progress, checkpoints)
     start_time = time.perf_counter()
+    collecting = gc.isenabled()
+    gc.disable()  # states are acyclic: the cyclic collector would only walk them, again and again
     try:
         search.run()
     except _Stop as stop:
@@ -88,6 +98,8 @@ def check(
         search.save()
     finally:
         search.close()
+        if collecting:
+            gc.enable()
         if progress is not None:
             progress.close()
     if checkpoints is not None and result.bound != "interrupted":
@@ -143,6 +155,13 @@ class _Search:
         self.fired = np.zeros(len(model.actions), dtype=np.int64)
         self.new = np.zeros(len(model.actions), dtype=np.int64)
         self.workers: list[Worker] = []
+        self._chunks = 0  # chunks sent to expanders so far
+        self.stats = collections.Counter()
+        # Estimated bytes of live states each expander holds for this level and the next,
+        # and how many states it holds for the next.
+        self._live_now: dict[int, int] = {}
+        self._live_next: dict[int, int] = {}
+        self._held: dict[int, int] = {}
 
     def close(self) -> None:
         for worker in self.workers:
@@ -155,6 +174,7 @@ class _Search:
 
     def run(self) -> None:
         self.workers = list(start(self.model, self.options.workers))
+        self._live_next = {w.number: 0 for w in self.workers}
         resumed = self.checkpoints.resumed if self.checkpoints is not None else None
         if resumed is not None:
             frontier, level = self._restore(resumed)
@@ -164,7 +184,7 @@ class _Search:
         while len(frontier):
             self._begin(level, frontier)
             if max_depth is not None and level >= max_depth:
-                self._stop_at_depth_bound(frontier)
+                self._stop_at_depth_bound(frontier, level)
                 return
             frontier = self._expand_level(frontier, level)
             level += 1
@@ -279,33 +299,82 @@ class _Search:
             return wanted
         return max(0, min(wanted, limit - len(self.links)))
 
-    def _replies(self, frontier: Frontier) -> Iterator[tuple[Worker, Chunk, Reply]]:
-        """Each chunk of `frontier` in order with its expansion; every worker keeps one chunk
-        in flight, and gets its next one when the caller is done with the reply."""
-        per_chunk = min(1024, max(16, len(frontier) // (4 * len(self.workers))))
-        chunks = frontier.chunks(per_chunk)
-        inflight: deque[tuple[Worker, Chunk]] = deque()
+    def _replies(self, frontier: Frontier, level: int) -> Iterator[tuple[Worker, _Sent, Reply]]:
+        """Each part of `frontier` in order with its expansion. Parts are sent in order, each
+        to the expander that holds its states live while it has fewer than IN_FLIGHT parts
+        in hand, else, encoded, to an idle one; so every expander gets its parts in order."""
+        per_part = min(1024, max(16, len(frontier) // (8 * len(self.workers))))
+        parts = frontier.plan(per_part)
+        busy = {w.number: 0 for w in self.workers}
+        sent: dict[int, deque[_Sent]] = {w.number: deque() for w in self.workers}
+        arrived: dict[int, tuple[Worker, _Sent, Reply]] = {}
+        cursor = done = 0
+        while done < len(parts):
+            while cursor < len(parts):
+                worker, live = self._pick(parts[cursor], busy)
+                if worker is None:
+                    break
+                self._chunks += 1
+                self.stats["parts live" if live else "parts encoded"] += 1
+                item = _Sent(cursor, self._chunks, parts[cursor])
+                worker.send(self._request(item, level, frontier, live))
+                sent[worker.number].append(item)
+                busy[worker.number] += 1
+                cursor += 1
+            while done not in arrived:
+                for worker in self._answering([w for w in self.workers if busy[w.number]]):
+                    reply = worker.receive()
+                    item = sent[worker.number].popleft()
+                    busy[worker.number] -= 1
+                    arrived[item.index] = (worker, item, reply)
+            yield arrived.pop(done)
+            done += 1
+
+    def _pick(self, part: Part, busy: dict[int, int]) -> tuple[Worker | None, bool]:
+        """Who expands `part` now, and whether from its live states; (None, _) to wait."""
+        if part.owner is not None and busy[part.owner] < IN_FLIGHT:
+            return self.workers[part.owner], True
+        idle = min(self.workers, key=lambda w: busy[w.number])
+        limit = 1 if part.owner is not None else IN_FLIGHT  # take another's part only if idle
+        return (idle, False) if busy[idle.number] < limit else (None, False)
+
+    def _request(self, item: _Sent, level: int, frontier: Frontier, live: bool) -> dict:
+        part = item.part
+        request = {"op": "expand", "chunk": item.chunk, "level": level}
+        if live:
+            request.update(start=part.start, count=part.count)
+        else:
+            chunk = frontier.read(part.first, part.count)
+            request.update(blob=chunk.blob, offsets=chunk.offsets.tobytes())
+        return request
+
+    @staticmethod
+    def _answering(workers: list[Worker]) -> list[Worker]:
+        """The workers among `workers` whose answer can be read now (waiting for one)."""
+        local = [w for w in workers if w.fileno() is None]
+        if local:
+            return local
+        ready = set(wait([w.conn for w in workers]))  # type: ignore[union-attr]
+        return [w for w in workers if w.conn in ready]  # type: ignore[union-attr]
+
+    def _start_level(self, level: int) -> None:
+        """Tell the expanders that `level` starts (they drop what they kept of earlier ones),
+        and move the live-state budget on: what was found for this level is now expanded."""
         for worker in self.workers:
-            chunk = next(chunks, None)
-            if chunk is None:
-                break
-            worker.send(request_expand(chunk))
-            inflight.append((worker, chunk))
-        while inflight:
-            worker, chunk = inflight.popleft()
-            yield worker, chunk, worker.receive()
-            chunk = next(chunks, None)
-            if chunk is not None:
-                worker.send(request_expand(chunk))
-                inflight.append((worker, chunk))
+            worker.send({"op": "level", "level": level})
+        self._live_now = self._live_next
+        self._live_next = {w.number: 0 for w in self.workers}
+        self._held = {w.number: 0 for w in self.workers}
 
     def _expand_level(self, frontier: Frontier, level: int) -> Frontier:
         size = len(frontier)
         base = len(self.links) - size  # the number of the level's first state
         found = _Level(Frontier(self.options.spill_bytes), level + 1)
-        for worker, chunk, reply in self._replies(frontier):
-            self._take(worker, chunk, _Expansion(reply, self.options.deadlock), base, size, found)
-            done = chunk.first + len(chunk)
+        self._start_level(level)
+        for worker, item, reply in self._replies(frontier, level):
+            exp = _Expansion(reply, self.options.deadlock)
+            self._take(worker, item, exp, base, size, found, frontier)
+            done = item.part.first + item.part.count
             self.queue = size - done + found.states
             if self.progress is not None and self.progress.due():
                 snapshot = Snapshot(level, len(self.links), self.generated, self.queue, done, size)
@@ -315,82 +384,111 @@ class _Search:
         return found.frontier  # `frontier` is closed when the next level starts
 
     def _take(
-        self, worker: Worker, chunk: Chunk, exp: _Expansion, base: int, size: int, found: _Level
+        self,
+        worker: Worker,
+        item: _Sent,
+        exp: _Expansion,
+        base: int,
+        size: int,
+        found: _Level,
+        frontier: Frontier,
     ) -> None:
-        """Admit the new successors of one chunk, stopping where a one-state-at-a-time search
+        """Admit the new successors of one part, stopping where a one-state-at-a-time search
         would stop: at a violation, at --max-states, at a deadlock or an action that raised."""
-        used = exp.fps[: exp.limit]
+        part = item.part
+        self.stats["candidates"] += len(exp.fps)
+        used = exp.fps[: exp.candidates]
         unique, first = np.unique(used, return_index=True)
-        fresh = np.sort(first[~self.visited.known(unique)])
+        fresh = np.sort(first[~self.visited.known(unique)])  # candidates new to the search
         room = self._check_room(len(fresh))
-        over = int(fresh[room]) if room < len(fresh) else None  # the state --max-states refuses
+        over = int(exp.positions[fresh[room]]) if room < len(fresh) else None  # refused
         fresh = fresh[:room]
+        bad = np.flatnonzero(exp.flagged[fresh])  # a violation, or an invariant that raised
+        kept = fresh[: bad[0] + 1] if len(bad) else fresh
         found_before = found.states
-        kept = fresh
-        admitted: Reply = {"violation": None, "error": None}
-        if len(fresh):
-            worker.send(request_admit(fresh))
-            admitted = worker.receive()
-            blob, offsets = admitted["blob"], np.frombuffer(admitted["offsets"], np.uint64)
-            kept = fresh[: len(offsets) - 1]
-            parents = exp.parent_of[kept]
+        positions = exp.positions[kept]
+        if len(kept):
+            parents = exp.parent_of[positions]
             self.visited.add(used[kept])
-            self.links.add(base + chunk.first + parents, kept - exp.starts[parents])
-            self.new += np.bincount(exp.actions[kept], minlength=len(self.new))
-            found.add(blob, offsets)
+            self.links.add(base + part.first + parents, positions - exp.starts[parents])
+            self.new += np.bincount(exp.actions[positions], minlength=len(self.new))
+            blob, offsets = exp.encodings(kept)
+            keep = self._keep(worker, len(blob))
+            start = self._held[worker.number]
+            if keep:
+                self._held[worker.number] += len(kept)
+            found.add(blob, offsets, worker.number if keep else None, start)
             self.depth = found.depth
+        else:
+            keep = False
+        indices = kept.astype(np.uint32).tobytes()
+        worker.send({"op": "admit", "chunk": item.chunk, "indices": indices, "keep": keep})
 
         def stop_at(successor: int) -> None:
             """Counts as a one-state-at-a-time search has them when it stops at `successor`:
             all successors of its parent generated, those up to it fired."""
             parent = int(exp.parent_of[successor])
             self._count(exp, int(exp.ends[parent]), successor + 1)
-            earlier = int(np.count_nonzero(exp.parent_of[kept] < parent))
-            self.queue = size - (chunk.first + parent) + found_before + earlier
+            earlier = int(np.count_nonzero(exp.parent_of[positions] < parent))
+            self.queue = size - (part.first + parent) + found_before + earlier
 
-        if admitted["violation"] is not None or admitted["error"] is not None:
-            stop_at(int(kept[-1]))
+        if len(bad):
+            candidate = int(kept[-1])
+            stop_at(int(exp.positions[candidate]))
             self.current = len(self.links) - 1
-            if admitted["violation"] is not None:
-                raise _Stop("violation", self.current, invariant=admitted["invariant"])
-            self.model.violated(decode(blob[int(offsets[-2]) :]))
+            invariant = exp.broken.get(candidate)
+            if invariant is not None:
+                raise _Stop("violation", self.current, invariant=invariant)
+            self.model.violated(decode(exp.encoding(candidate)))
             raise RuntimeError("an invariant raised in a worker but not when re-evaluated")
         if over is not None:
             stop_at(over)
             raise self._full()
         self._count(exp, exp.limit, exp.limit)
         if exp.stop is not None:
-            self.queue = size - (chunk.first + exp.stop) + found.states
-            self._raise_at_parent(exp, chunk, base)
+            self.queue = size - (part.first + exp.stop) + found.states
+            self._raise_at_parent(exp, part, base, frontier)
+
+    def _keep(self, worker: Worker, encoded: int) -> bool:
+        """Whether `worker` keeps states of `encoded` bytes live for the next level, within
+        its share of the live-state budget (both levels it holds count)."""
+        estimate = LIVE_FACTOR * encoded
+        share = self.options.live_bytes // len(self.workers)
+        number = worker.number
+        if self._live_now.get(number, 0) + self._live_next[number] + estimate > share:
+            return False
+        self._live_next[number] += estimate
+        return True
 
     def _count(self, exp: _Expansion, generated: int, fired: int) -> None:
         self.generated += generated
         self.fired += np.bincount(exp.actions[:fired], minlength=len(self.fired))
 
-    def _raise_at_parent(self, exp: _Expansion, chunk: Chunk, base: int) -> None:
-        """Stop at the chunk's state `exp.stop`: a deadlock, or an action that raised (raised
+    def _raise_at_parent(self, exp: _Expansion, part: Part, base: int, frontier: Frontier) -> None:
+        """Stop at the part's state `exp.stop`: a deadlock, or an action that raised (raised
         again here, so the error carries the state and parameters)."""
         assert exp.stop is not None
-        number = base + chunk.first + exp.stop
+        number = base + part.first + exp.stop
         if exp.deadlocked:
             raise _Stop("deadlock", number)
         self.current = number
-        self.model.expand(chunk.state(exp.stop))
+        self.model.expand(frontier.read(part.first + exp.stop, 1).blob)
         raise RuntimeError("an action raised in a worker but not when re-evaluated")
 
-    def _stop_at_depth_bound(self, frontier: Frontier) -> None:
+    def _stop_at_depth_bound(self, frontier: Frontier, level: int) -> None:
         """At the depth bound the search is complete only if no state there has a new
         successor; their successors are counted as a full search would count them."""
         size = len(frontier)
         base = len(self.links) - size
         self.queue = size
         cut = False
-        for _, chunk, reply in self._replies(frontier):
+        self._start_level(level)
+        for _, item, reply in self._replies(frontier, level):
             exp = _Expansion(reply, self.options.deadlock)
             self._count(exp, exp.limit, exp.limit)
-            cut = cut or not self.visited.known(exp.fps[: exp.limit]).all()
+            cut = cut or not self.visited.known(exp.fps[: exp.candidates]).all()
             if exp.stop is not None:
-                self._raise_at_parent(exp, chunk, base)
+                self._raise_at_parent(exp, item.part, base, frontier)
         self.queue = size if cut else 0
         if cut:
             raise _Stop("incomplete", bound=f"--max-depth {self.options.max_depth} reached")
@@ -418,12 +516,21 @@ def _check_states(saved: Saved, visited: Visited, blob: bytes, offsets: np.ndarr
         raise saved.corrupt("a state of the level is not among the fingerprints")
 
 
+@dataclass(frozen=True)
+class _Sent:
+    """A part of the level sent to an expander: its index in the level's plan, the
+    expander's chunk number (unique in the search) and the part itself."""
+
+    index: int
+    chunk: int
+    part: Part
+
+
 class _Expansion:
-    """An expander's reply for one chunk, cut at the first state where a one-state-at-a-time
+    """An expander's reply for one part, cut at the first state where a one-state-at-a-time
     search would stop (a deadlock when --deadlock is on, or an action that raised)."""
 
     def __init__(self, reply: Reply, deadlock: bool) -> None:
-        self.fps = np.frombuffer(reply["fps"], dtype=np.uint64)
         self.actions = np.frombuffer(reply["actions"], dtype=np.uint16)
         counts = np.frombuffer(reply["counts"], dtype=np.uint32).astype(np.int64)
         self.stop: int | None = reply["error"]
@@ -437,6 +544,30 @@ class _Expansion:
         parents = len(counts) if self.stop is None else self.stop
         self.limit = int(self.ends[parents - 1]) if parents else 0  # successors to consider
         self.parent_of = np.repeat(np.arange(len(counts)), counts)
+        # The candidates: successors the expander had not met, in order.
+        self.positions = np.frombuffer(reply["positions"], dtype=np.uint32).astype(np.int64)
+        self.fps = np.frombuffer(reply["fps"], dtype=np.uint64)
+        self.candidates = int(np.searchsorted(self.positions, self.limit))
+        self._blob = reply["blob"]
+        self._offsets = np.frombuffer(reply["offsets"], dtype=np.uint64)
+        self.broken: dict[int, str] = {k: name for k, name in reply["broken"]}
+        self.flagged = np.zeros(len(self.positions), dtype=bool)
+        self.flagged[list(self.broken)] = True
+        self.flagged[reply["raised"]] = True
+
+    def encoding(self, candidate: int) -> bytes:
+        return self._blob[int(self._offsets[candidate]) : int(self._offsets[candidate + 1])]
+
+    def encodings(self, kept: np.ndarray) -> tuple[bytes, np.ndarray]:
+        """The encodings of the candidates `kept` (ascending), back to back, with offsets."""
+        offsets = self._offsets
+        if len(kept) and int(kept[-1]) == len(kept) - 1:  # the first ones: one slice
+            return self._blob[: int(offsets[len(kept)])], offsets[: len(kept) + 1]
+        bounds = offsets.tolist()
+        blob = self._blob
+        pieces = [blob[bounds[k] : bounds[k + 1]] for k in kept.tolist()]
+        sizes = np.fromiter(map(len, pieces), np.uint64, len(pieces))
+        return b"".join(pieces), np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes)])
 
 
 class _Level:
@@ -447,6 +578,6 @@ class _Level:
         self.depth = depth
         self.states = 0
 
-    def add(self, blob: bytes, offsets: np.ndarray) -> None:
-        self.frontier.append(blob, offsets)
+    def add(self, blob: bytes, offsets: np.ndarray, owner: int | None, start: int) -> None:
+        self.frontier.append(blob, offsets, owner, start)
         self.states += len(offsets) - 1

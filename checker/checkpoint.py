@@ -51,7 +51,7 @@ MAGIC = b"\x89mc-checkpoint\n\x00"
 _FRAME = struct.Struct(">16sQ32s")  # magic, body length, SHA-256 of the body
 PIECE = 16 << 20  # bytes of an array per msgpack object
 DEFAULT_EVERY = 600.0  # seconds between checkpoints
-FINGERPRINT = "xxh3_64"  # checker.state.fingerprint, over checker.state's encoding
+FINGERPRINT = "xxh3_64"  # checker.encoding.fingerprint, over its encoding
 _DTYPES = ("uint64", "int64", "uint32", "int32", "uint16", "uint8")
 _TEMP_PREFIX = ".checkpoint-"
 

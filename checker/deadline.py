@@ -16,7 +16,7 @@ from typing import Any
 
 from checker.errors import ConfigError, RunTimeout
 from checker.model import Model
-from checker.state import Record
+from checker.record import Record
 from checker.values import show
 
 

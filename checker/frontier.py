@@ -1,12 +1,15 @@
 """The states of one BFS level, kept as encoded bytes and spilled to disk when large.
 
 A level is a list of segments, each a blob of concatenated encoded states with their offsets
-(one more offset than states). Engines append segments as states are found and read the
-level back in chunks of at most `size` states, in the order they were found.
+(one more offset than states), and where its states are also kept live: the expander that
+found them, and their position in its own list for the level (checker.workers). Engines
+append segments as states are found, cut the level into chunks in order (`plan`), and read a
+chunk's encodings back (`read`) when no expander holds it live, or for a checkpoint.
 """
 
 from __future__ import annotations
 
+import bisect
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,85 +36,134 @@ class Chunk:
 
 
 @dataclass(frozen=True)
+class Part:
+    """States `first` to `first + count - 1` of a level, to be expanded together: held live
+    by expander `owner` from position `start` of its list (owner None: only encoded)."""
+
+    first: int
+    count: int
+    owner: int | None
+    start: int
+
+
+@dataclass(frozen=True)
 class _Spilled:
     position: int  # where the blob starts in the spill file
     size: int
     offsets: np.ndarray
 
 
+@dataclass(frozen=True)
+class _Segment:
+    first: int  # the number (in the level) of its first state
+    data: tuple[bytes, np.ndarray] | _Spilled
+    owner: int | None
+    start: int
+
+    @property
+    def count(self) -> int:
+        offsets = self.data.offsets if isinstance(self.data, _Spilled) else self.data[1]
+        return len(offsets) - 1
+
+
 class Frontier:
     def __init__(self, spill_bytes: int = SPILL_BYTES) -> None:
         self.spill_bytes = spill_bytes
-        self._segments: list[tuple[bytes, np.ndarray] | _Spilled] = []
+        self._segments: list[_Segment] = []
+        self._firsts: list[int] = []
         self._in_memory = 0
         self._file: IO[bytes] | None = None
         self.states = 0
         self.spilled_bytes = 0
 
-    def append(self, blob: bytes, offsets: np.ndarray) -> None:
-        """Add states: `blob` holds them back to back, `offsets` (uint64) delimit them."""
+    def append(
+        self, blob: bytes, offsets: np.ndarray, owner: int | None = None, start: int = 0
+    ) -> None:
+        """Add states: `blob` holds them back to back, `offsets` (uint64) delimit them;
+        expander `owner` holds them live from position `start` of its list."""
         if len(offsets) <= 1:
             return
-        self.states += len(offsets) - 1
+        data: tuple[bytes, np.ndarray] | _Spilled
         if self._in_memory + len(blob) > self.spill_bytes:
             if self._file is None:
                 self._file = tempfile.TemporaryFile(prefix="mc-frontier-")  # noqa: SIM115 (closed by close())
             position = self._file.seek(0, 2)
             self._file.write(blob)
-            self._segments.append(_Spilled(position, len(blob), offsets))
+            data = _Spilled(position, len(blob), offsets)
             self.spilled_bytes += len(blob)
         else:
-            self._segments.append((blob, offsets))
+            data = (blob, offsets)
             self._in_memory += len(blob)
+        self._segments.append(_Segment(self.states, data, owner, start))
+        self._firsts.append(self.states)
+        self.states += len(offsets) - 1
 
     def __len__(self) -> int:
         return self.states
 
+    def plan(self, size: int) -> list[Part]:
+        """The level cut into parts of at most `size` states, in order; a part never mixes
+        states held by different expanders (or held and only encoded)."""
+        parts: list[Part] = []
+        run: list[int] | None = None  # [first, count, owner, start] of the part being built
+        for segment in self._segments:
+            owner, start, count = segment.owner, segment.start, segment.count
+            if (
+                run is not None
+                and run[2] == owner
+                and (owner is None or run[3] + run[1] == start)
+                and run[1] + count <= size
+            ):
+                run[1] += count
+                continue
+            if run is not None:
+                parts.append(Part(*run))
+            first = segment.first
+            while count > size:
+                parts.append(Part(first, size, owner, start))
+                first, start, count = first + size, start + size, count - size
+            run = [first, count, owner, start]
+        if run is not None:
+            parts.append(Part(*run))
+        return parts
+
+    def read(self, first: int, count: int) -> Chunk:
+        """The encodings of states `first` to `first + count - 1`."""
+        blobs: list[bytes] = []
+        ends: list[np.ndarray] = []
+        base = 0
+        at = bisect.bisect_right(self._firsts, first) - 1
+        wanted = count
+        while wanted:
+            segment = self._segments[at]
+            blob, offsets = self._load(segment.data)
+            lo = first - segment.first
+            take = min(wanted, len(offsets) - 1 - lo)
+            start, end = int(offsets[lo]), int(offsets[lo + take])
+            blobs.append(blob[start:end])
+            ends.append(offsets[lo + 1 : lo + take + 1] - np.uint64(start) + np.uint64(base))
+            base += end - start
+            first += take
+            wanted -= take
+            at += 1
+        offsets = np.concatenate([np.zeros(1, np.uint64), *ends])
+        return Chunk(first - count, b"".join(blobs), offsets)
+
     def chunks(self, size: int) -> Iterator[Chunk]:
         """The states in order, in chunks of at most `size` states."""
-        first = 0
-        blobs: list[bytes] = []
-        offsets: list[np.ndarray] = []
-        count = 0
-        for blob, offs in self._segments_in_order():
-            start = 0  # index into this segment's states
-            total = len(offs) - 1
-            while start < total:
-                take = min(size - count, total - start)
-                lo, hi = int(offs[start]), int(offs[start + take])
-                blobs.append(blob[lo:hi])
-                offsets.append(offs[start + 1 : start + take + 1] - lo)
-                count += take
-                start += take
-                if count == size:
-                    yield _joined(first, blobs, offsets)
-                    first += count
-                    blobs, offsets, count = [], [], 0
-        if count:
-            yield _joined(first, blobs, offsets)
+        for first in range(0, self.states, size):
+            yield self.read(first, min(size, self.states - first))
 
-    def _segments_in_order(self) -> Iterator[tuple[bytes, np.ndarray]]:
-        for segment in self._segments:
-            if isinstance(segment, _Spilled):
-                assert self._file is not None
-                self._file.seek(segment.position)
-                yield self._file.read(segment.size), segment.offsets
-            else:
-                yield segment
+    def _load(self, data: tuple[bytes, np.ndarray] | _Spilled) -> tuple[bytes, np.ndarray]:
+        if isinstance(data, _Spilled):
+            assert self._file is not None
+            self._file.seek(data.position)
+            return self._file.read(data.size), data.offsets
+        return data
 
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
             self._file = None
         self._segments = []
-
-
-def _joined(first: int, blobs: list[bytes], offsets: list[np.ndarray]) -> Chunk:
-    """One chunk from pieces whose offsets are relative to their own piece (without the 0)."""
-    ends = []
-    base = 0
-    for blob, offs in zip(blobs, offsets):
-        ends.append(offs + np.uint64(base))
-        base += len(blob)
-    all_offsets = np.concatenate([np.zeros(1, dtype=np.uint64), *ends])
-    return Chunk(first, b"".join(blobs), all_offsets)
+        self._firsts = []

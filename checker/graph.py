@@ -23,8 +23,8 @@ import networkx as nx
 
 from checker.errors import ExitCode, McError
 from checker.model import Model
+from checker.record import Record
 from checker.result import CheckResult, Step
-from checker.state import Record
 from checker.values import show
 
 DEFAULT_MAX_STATES = 1000  # `mc graph` refuses bigger state spaces (TLC's -dump dot has none)

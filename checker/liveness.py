@@ -40,9 +40,9 @@ import networkx as nx
 from checker.errors import ConfigError, EvaluationError, SpecError
 from checker.model import ROOT, Model
 from checker.progress import Progress, Snapshot
+from checker.record import Record
 from checker.result import CheckResult, ErrorInfo
 from checker.spec import fairness_of, properties_of, property_kind
-from checker.state import Record
 from checker.trace import Link, chain_to, replay
 
 Label = tuple[int, int, tuple[int, ...]]  # (action, binding index, fairness constraints it takes)

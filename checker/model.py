@@ -12,7 +12,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from checker.encoding import decode, encode, encode_state, fingerprint
 from checker.errors import ConfigError, EvaluationError, SpecError
+from checker.record import Map, Record, StateError, canonical_order, freeze
 from checker.result import CheckResult, Event
 from checker.spec import (
     On,
@@ -22,15 +24,6 @@ from checker.spec import (
     constraints_of,
     invariants_of,
     on_of,
-)
-from checker.state import (
-    Record,
-    StateError,
-    canonical_order,
-    decode_with_encoder,
-    encode,
-    fingerprint,
-    freeze,
 )
 from checker.symmetry import Permutation, Symmetry
 
@@ -159,6 +152,22 @@ class Model:
         self.actions = tuple(self._compile_action(n, f, d) for n, (f, d) in found.items())
         if not self.actions:
             raise SpecError(f"{self.name} declares no actions (decorate methods with @action)")
+        # What `successors` loops over: (index, function, arity, static bindings, action),
+        # the bindings of a one-parameter action as bare values (no argument unpacking).
+        self._plan = tuple(
+            (
+                ai,
+                act.fn,
+                len(act.params),
+                None
+                if act.static_bindings is None
+                else tuple(b for b, in act.static_bindings)
+                if len(act.params) == 1
+                else act.static_bindings,
+                act,
+            )
+            for ai, act in enumerate(self.actions)
+        )
         declared = {n: Invariant(n, getattr(spec, n)) for n in predicates}
         if invariants is not None:
             unknown = [n for n in invariants if n not in declared]
@@ -254,8 +263,15 @@ class Model:
             )
         if not states:
             raise SpecError(f"{self.name}.init() returned no initial state")
-        if any(s.keys() != states[0].keys() for s in states):
-            raise EvaluationError("init", "init", "initial states have different variables")
+        if any(isinstance(s, Map) for s in states):
+            raise EvaluationError(
+                "init", "init", "a state's variables must be names (identifiers), not map keys"
+            )
+        for other in states[1:]:
+            if other.keys() != states[0].keys():
+                differ = _variables_differ(other, states[0])
+                message = f"returned initial states with different variables: one {differ}"
+                raise EvaluationError("init", "init", message)
         return states
 
     def initial(self) -> list[Successor]:
@@ -376,10 +392,7 @@ class Model:
                     f"returned {result!r}; an action returns None, a Record or a list of Records"
                 )
             elif succ.keys() != state.keys():
-                message = (
-                    f"returned a state with variables {sorted(map(str, succ))}, not"
-                    f" {sorted(map(str, state))}"
-                )
+                message = f"returned a state {_variables_differ(succ, state)}"
             else:
                 continue
             act = self.actions[ai]
@@ -388,52 +401,116 @@ class Model:
             )
         return many  # type: ignore[return-value]
 
+    def successors(
+        self,
+        state: Record,
+        states: list[Record],
+        actions: Any,
+        bindings: list[Binding] | None = None,
+    ) -> bool:
+        """The engines' shared step: append every successor of `state` to `states`, in the
+        fixed order (actions as declared, then parameter bindings, then the action's own
+        order), its action index to `actions` and, if given, its binding to `bindings`; none
+        that an action constraint discards. Returns whether any action was enabled (the state
+        constraints are the caller's to check). This is the hot loop of every engine: one call
+        per action and binding, and the common case (an action returning one Record with the
+        state's variables) takes the short path."""
+        shape = state.__class__
+        add, mark = states.append, actions.append
+        enabled = False
+        for ai, fn, arity, static, act in self._plan:
+            if arity == 0:
+                try:
+                    result = fn(state)
+                except Exception as exc:
+                    raise self._raised_in(ai, (), state, exc) from exc
+                if result is None:
+                    continue
+                if result.__class__ is shape and not self.action_constraints:
+                    add(result)
+                    mark(ai)
+                    if bindings is not None:
+                        bindings.append(())
+                    enabled = True
+                elif self._add(ai, (), state, result, states, actions, bindings):
+                    enabled = True
+            elif arity == 1:
+                values = static if static is not None else [b for b, in act.bindings(state)]
+                for value in values:
+                    try:
+                        result = fn(state, value)
+                    except Exception as exc:
+                        raise self._raised_in(ai, (value,), state, exc) from exc
+                    if result is None:
+                        continue
+                    if result.__class__ is shape and not self.action_constraints:
+                        add(result)
+                        mark(ai)
+                        if bindings is not None:
+                            bindings.append((value,))
+                        enabled = True
+                    elif self._add(ai, (value,), state, result, states, actions, bindings):
+                        enabled = True
+            else:
+                for binding in static if static is not None else act.bindings(state):
+                    try:
+                        result = fn(state, *binding)
+                    except Exception as exc:
+                        raise self._raised_in(ai, binding, state, exc) from exc
+                    if result is None:
+                        continue
+                    if self._add(ai, binding, state, result, states, actions, bindings):
+                        enabled = True
+        return enabled
+
+    def _add(
+        self,
+        ai: int,
+        binding: Binding,
+        state: Record,
+        result: Any,
+        states: list[Record],
+        actions: Any,
+        bindings: list[Binding] | None,
+    ) -> bool:
+        """The general case of `successors`: a list of successors, action constraints, or a
+        result to check. Returns whether the action was enabled."""
+        many = self._successors(ai, binding, state, result)
+        for succ in many:
+            if self.action_constraints and not self._allowed(ai, binding, state, succ):
+                continue
+            states.append(succ)
+            actions.append(ai)
+            if bindings is not None:
+                bindings.append(binding)
+        return bool(many)
+
     def expand(self, data: bytes) -> Successors:
-        """The engines' shared step, over an encoded state: every successor in the fixed order
-        (actions as declared, then parameter bindings, then the action's own order), encoded
-        and fingerprinted once; none if the state is outside the state constraints, and not
-        those an action constraint discards. This is the hot loop of every engine: the common
-        case (an action returning one Record with the state's variables) takes the short path."""
-        state, encoder = decode_with_encoder(data)
+        """The successors of an encoded state, as `successors` gives them, each encoded and
+        fingerprinted (a successor's binding is its index in the action's bindings); none if
+        the state is outside the state constraints."""
+        state = decode(data)
         out = Successors()
         if self.constraints and not self.within_constraints(state):
             return out
-        keys = state.keys()
-        append = out.append
-        reduces = self.reduces
-        steps = self.action_constraints
-        enabled = False
-        for ai, act in enumerate(self.actions):
-            fn = act.fn
-            bindings = act.static_bindings
-            for bi, binding in enumerate(bindings if bindings is not None else act.bindings(state)):
-                try:
-                    result = fn(state, *binding)
-                except Exception as exc:
-                    raise self._raised_in(ai, binding, state, exc) from exc
-                if result is None:
-                    continue
-                if isinstance(result, Record) and result.keys() == keys:
-                    many: list[Record] = [result]
-                else:
-                    many = self._successors(ai, binding, state, result)
-                    if not many:
-                        continue
-                enabled = True
-                for succ in many:
-                    if steps and not self._allowed(ai, binding, state, succ):
-                        continue
-                    try:
-                        encoded = encoder.encode(succ)
-                    except StateError as exc:
-                        params = act.describe(binding)
-                        raise _unencodable(exc, "action", act.name, state, params) from exc
-                    if not reduces:
-                        fp = fingerprint(encoded)
-                    else:
-                        fp = self._successor_fingerprint(ai, binding, succ, encoded)
-                    append(Successor(ai, bi, succ, encoded, fp))
-        out.deadlocked = not enabled
+        states: list[Record] = []
+        actions: list[int] = []
+        bindings: list[Binding] = []
+        out.deadlocked = not self.successors(state, states, actions, bindings)
+        domains: dict[int, Sequence[Binding]] = {}
+        for succ, ai, binding in zip(states, actions, bindings):
+            act = self.actions[ai]
+            try:
+                encoded = encode_state(succ)
+            except StateError as exc:
+                raise _unencodable(exc, "action", act.name, state, act.describe(binding)) from exc
+            if not self.reduces:
+                fp = fingerprint(encoded)
+            else:
+                fp = self._successor_fingerprint(ai, binding, succ, encoded)
+            if ai not in domains:
+                domains[ai] = act.bindings(state)
+            out.append(Successor(ai, domains[ai].index(binding), succ, encoded, fp))
         return out
 
     def _successor_fingerprint(
@@ -542,6 +619,18 @@ def _unencodable(
     return EvaluationError(
         kind, name, f"built a state that cannot be encoded: {exc}", state=state, params=params
     )
+
+
+def _variables_differ(state: Record, expected: Record) -> str:
+    """How the variables of `state` differ from those `expected` has, in words."""
+    added = [str(k) for k in state if k not in expected]
+    missing = [str(k) for k in expected if k not in state]
+    parts = []
+    if added:
+        parts.append(f"with the variable{'s' * (len(added) > 1)} {', '.join(added)} added")
+    if missing:
+        parts.append(f"without the variable{'s' * (len(missing) > 1)} {', '.join(missing)}")
+    return " and ".join(parts) or "with other variables"
 
 
 def _as_list(result: Any) -> list[Any] | None:

@@ -22,11 +22,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from checker.encoding import encode
 from checker.errors import EvaluationError
 from checker.model import ROOT, Binding, Model, Successor, Successors
 from checker.progress import Progress, WalkSnapshot
+from checker.record import StateError
 from checker.result import ActionCoverage, CheckResult, ErrorInfo, Simulation
-from checker.state import StateError, encode
 from checker.trace import replay
 
 

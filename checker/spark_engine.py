@@ -50,11 +50,11 @@ from typing import TYPE_CHECKING, Any
 
 from checker.bfs import Options
 from checker.checkpoint import Array, Checkpoints, Saved
+from checker.encoding import decode
 from checker.errors import ConfigError, EngineError, EvaluationError
 from checker.model import ROOT, Model
 from checker.progress import Progress, Snapshot
 from checker.result import ActionCoverage, CheckResult, ErrorInfo
-from checker.state import decode
 from checker.trace import Link, chain_to, replay
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def signed(fp: int) -> int:
 
 
 def unsigned(fp: int) -> int:
-    """A Spark long back to the unsigned fingerprint of checker.state.fingerprint."""
+    """A Spark long back to the unsigned fingerprint of checker.encoding.fingerprint."""
     return fp + _TOP if fp < 0 else fp
 
 

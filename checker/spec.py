@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from checker.errors import SpecError
-from checker.state import Record
+from checker.record import Record
 
 __all__ = [
     "Constant",

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from checker.errors import ConfigError, SpecError
-from checker.state import Record, StateError, freeze
+from checker.record import Record, StateError, freeze
 
 # Each state generated is renamed by each permutation: beyond this the search would crawl.
 MAX_PERMUTATIONS = 5040  # 7!

@@ -27,13 +27,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from checker import bfs, liveness
+from checker.encoding import decode, encode
 from checker.errors import ConfigError, SpecError
 from checker.loader import import_spec_module, spec_class
 from checker.model import Model
 from checker.reports.text import render
 from checker.result import CheckResult
 from checker.spec import constants_of
-from checker.state import decode, encode
 from checker.symmetry import Symmetry
 from checker.values import show
 

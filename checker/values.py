@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker.state import Record, canonical_order
+from checker.record import Record, canonical_order
 
 
 def show(value: Any) -> str:

@@ -1,15 +1,26 @@
 """Expanding chunks of a BFS level, in this process or in forked worker processes.
 
-The local engine (checker.bfs) hands a chunk of encoded states to an expander, which returns
-the fingerprints of all their successors in `Model.expand` order, with each one's action, the
-number per parent and which parents are deadlocked. The engine decides which successors are
-new and asks for those: the expander checks the invariants on them, in order, and returns their
-encodings. Requests and replies are dicts of ints and bytes, sent between processes as msgpack
-(never pickle); a worker process is forked, so it inherits the model instead of receiving it.
+The local engine (checker.bfs) hands a chunk of a level to an expander: states the expander
+itself keeps as live objects (it found them at the previous level), or their encodings. The
+expander computes every successor with `Model.successors` and drops at once those equal (by
+`==`, on Python's own hash) to a state it has met at this level: a parent, or a successor it
+already sent. Only the others, the candidates, are encoded and fingerprinted, and checked
+against the invariants; it sends the engine their fingerprints, encodings and verdicts, with
+the action of every successor and the number per parent.
+
+The engine decides which candidates are new (in chunk order, so that the search is that of
+one state at a time) and tells the expander, which keeps them, still live, for the next level
+(unless the engine's memory budget for live states says otherwise). A successor dropped as
+already met is never new: the expander met it as a parent (visited), or sent it earlier in
+this level, and the engine handles each expander's chunks in the order the expander did.
+
+Requests and replies are dicts of ints and bytes, sent between processes as msgpack (never
+pickle); a worker process is forked, so it inherits the model instead of receiving it.
 """
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import signal
 import traceback
@@ -21,79 +32,167 @@ from typing import Any
 import msgpack
 import numpy as np
 
+from checker.encoding import decode, encode_state, fingerprint
 from checker.errors import EvaluationError
-from checker.frontier import Chunk
-from checker.model import Model, Successor
+from checker.model import Model
+from checker.record import Record, StateError, freeze
 
 Reply = dict[str, Any]
+Request = dict[str, Any]
 
 
 class Expander:
-    """Does the work; keeps the successors of its last chunk until the engine picks the new
-    ones."""
+    """Does the work. Keeps, per level, the live states the engine gave it to keep (in the
+    order it kept them), the states it met at the current level, and the candidates of the
+    chunks the engine has not yet decided about."""
 
     def __init__(self, model: Model) -> None:
         self.model = model
-        self._pending: list[Successor] = []
+        self.levels: dict[int, list[Record]] = {}  # level -> its live states kept here
+        self.seen: set[Record] = set()
+        self.pending: dict[int, tuple[int, list[Record]]] = {}  # chunk -> (level, candidates)
 
-    def handle(self, request: dict[str, Any]) -> Reply:
-        if request["op"] == "expand":
-            return self.expand(request["blob"], request["offsets"])
-        return self.admit(request["indices"])
+    def handle(self, request: Request) -> Reply | None:
+        """Answer an "expand" request; "admit" and "level" requests have no answer."""
+        op = request["op"]
+        if op == "expand":
+            return self.expand(request)
+        if op == "admit":
+            self.admit(request)
+        elif op == "level":
+            self.start_level(request["level"])
+        else:
+            raise ValueError(f"unknown request {op!r}")
+        return None
 
-    def expand(self, blob: bytes, offsets: bytes) -> Reply:
-        """Successor fingerprints (uint64), actions (uint16), counts per state (uint32) and
-        whether each state is deadlocked (uint8: no action enabled; a state the constraints
-        keep from being expanded is not); `error` is the index of the first state whose
-        expansion raised (none after it)."""
-        expand = self.model.expand
-        bounds = np.frombuffer(offsets, dtype=np.uint64).tolist()
-        pending: list[Successor] = []
+    def start_level(self, level: int) -> None:
+        """The engine starts expanding `level`: the states met so far are those kept for it;
+        earlier levels and undecided candidates (of a depth-bound probe) are dropped."""
+        for old in [n for n in self.levels if n < level]:
+            del self.levels[old]
+        self.pending.clear()
+        self.seen = set(self.levels.get(level, ()))
+
+    def admit(self, request: Request) -> None:
+        level, candidates = self.pending.pop(request["chunk"])
+        if request["keep"]:
+            kept = self.levels.setdefault(level + 1, [])
+            kept += [candidates[i] for i in np.frombuffer(request["indices"], np.uint32).tolist()]
+
+    def expand(self, request: Request) -> Reply:
+        """Successors of the chunk's states: the action of each (uint16), the number per state
+        (uint32), whether each state is deadlocked (uint8: no action enabled; a state the
+        constraints keep from being expanded is not); and the candidates: their positions
+        among the successors (uint32), fingerprints (uint64), encodings (a blob and uint64
+        offsets), the first invariant each violates and those whose invariants raised.
+        `error` is the index of the first state whose expansion raised (none after it)."""
+        model = self.model
+        level = request["level"]
+        if "blob" in request:
+            states = _decoded(request["blob"], request["offsets"])
+            self.seen.update(states)
+        else:
+            first = request["start"]
+            states = self.levels[level][first : first + request["count"]]
+        seen = self.seen
+        successors: list[Record] = []
+        actions = array("H")
         counts = array("I")
         stuck = bytearray()
+        candidates: list[Record] = []
+        positions = array("I")
+        fps = array("Q")
+        encodings: list[bytes] = []
         error = None
-        for i in range(len(bounds) - 1):
+        constraints = model.constraints
+        reduces = model.reduces
+        total = 0
+        for i, state in enumerate(states):
+            if constraints and not model.within_constraints(state):
+                counts.append(0)
+                stuck.append(0)
+                continue
             try:
-                successors = expand(blob[bounds[i] : bounds[i + 1]])
-            except EvaluationError:
+                enabled = model.successors(state, successors, actions)
+                for position in range(total, len(successors)):
+                    succ = successors[position]
+                    try:
+                        if succ in seen:
+                            continue
+                    except TypeError:  # a list or set inside a tuple: freeze it as put() would
+                        succ = _refrozen(model, state, actions[position], succ)
+                        if succ in seen:
+                            continue
+                    seen.add(succ)
+                    try:
+                        data = encode_state(succ)
+                    except StateError as exc:
+                        raise _unencodable(model, actions[position], state, exc) from exc
+                    fps.append(model.fingerprint_of(succ, data) if reduces else fingerprint(data))
+                    positions.append(position)
+                    candidates.append(succ)
+                    encodings.append(data)
+            except EvaluationError:  # the engine raises it again, with the state and step
                 error = i
+                del actions[total:]
                 break
-            counts.append(len(successors))
-            stuck.append(successors.deadlocked)
-            pending += successors
-        self._pending = pending
+            counts.append(len(successors) - total)
+            stuck.append(not enabled)
+            total = len(successors)
+        del successors
+        broken, raised = self._verdicts(candidates)
+        self.pending[request["chunk"]] = (level, candidates)
+        sizes = np.fromiter(map(len, encodings), np.uint64, len(encodings))
         return {
-            "fps": array("Q", [s.fp for s in pending]).tobytes(),
-            "actions": array("H", [s.action for s in pending]).tobytes(),
+            "actions": actions.tobytes(),
             "counts": counts.tobytes(),
             "stuck": bytes(stuck),
+            "positions": positions.tobytes(),
+            "fps": fps.tobytes(),
+            "blob": b"".join(encodings),
+            "offsets": np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes)]).tobytes(),
+            "broken": broken,
+            "raised": raised,
             "error": error,
         }
 
-    def admit(self, indices: bytes) -> Reply:
-        """Check the invariants on the chosen successors, in order, and return their
-        encodings; stop at the first that violates one (`violation`) or raises (`error`),
-        including that state."""
+    def _verdicts(self, candidates: list[Record]) -> tuple[list[list[Any]], list[int]]:
+        """[candidate, invariant] for each candidate that violates one, and the candidates on
+        which an invariant raised (the engine raises it again if that candidate is new)."""
+        broken: list[list[Any]] = []
+        raised: list[int] = []
         violated = self.model.violated
-        pending = self._pending
-        chosen = [pending[i] for i in np.frombuffer(indices, dtype=np.uint32).tolist()]
-        reply: Reply = {"violation": None, "invariant": None, "error": None}
-        sizes = array("Q", [0])
-        for k, succ in enumerate(chosen):
-            sizes.append(len(succ.data))
+        for k, state in enumerate(candidates):
             try:
-                broken = violated(succ.state)
+                invariant = violated(state)
             except EvaluationError:
-                reply["error"] = k
-                break
-            if broken is not None:
-                reply["violation"], reply["invariant"] = k, broken.name
-                break
-        kept = chosen[: len(sizes) - 1]
-        reply["blob"] = b"".join(s.data for s in kept)
-        reply["offsets"] = np.cumsum(np.frombuffer(sizes, dtype=np.uint64)).tobytes()
-        self._pending = []
-        return reply
+                raised.append(k)
+                continue
+            if invariant is not None:
+                broken.append([k, invariant.name])
+        return broken, raised
+
+
+def _decoded(blob: bytes, offsets: bytes) -> list[Record]:
+    bounds = np.frombuffer(offsets, np.uint64).tolist()
+    return [decode(blob[bounds[i] : bounds[i + 1]]) for i in range(len(bounds) - 1)]
+
+
+def _refrozen(model: Model, state: Record, ai: int, succ: Record) -> Record:
+    """A successor holding a mutable value inside a tuple, with that value frozen."""
+    try:
+        return type(succ)((type(succ), *[freeze(v) for v in succ.values()]))
+    except StateError as exc:
+        raise _unencodable(model, ai, state, exc) from exc
+
+
+def _unencodable(model: Model, ai: int, state: Record, exc: StateError) -> EvaluationError:
+    return EvaluationError(
+        "action",
+        model.actions[ai].name,
+        f"built a state that cannot be encoded: {exc}",
+        state=state,
+    )
 
 
 class _InProcess:
@@ -101,15 +200,19 @@ class _InProcess:
 
     def __init__(self, model: Model) -> None:
         self.expander = Expander(model)
-        self._request: dict[str, Any] | None = None
+        self._replies: list[Reply] = []
+        self.number = 0
 
-    def send(self, request: dict[str, Any]) -> None:
-        self._request = request
+    def send(self, request: Request) -> None:
+        reply = self.expander.handle(request)
+        if reply is not None:
+            self._replies.append(reply)
 
     def receive(self) -> Reply:
-        request, self._request = self._request, None
-        assert request is not None
-        return self.expander.handle(request)
+        return self._replies.pop(0)
+
+    def fileno(self) -> int | None:
+        return None
 
     def close(self) -> None:
         pass
@@ -126,8 +229,11 @@ class _Process:
         self.process.start()
         child.close()
 
-    def send(self, request: dict[str, Any]) -> None:
+    def send(self, request: Request) -> None:
         self.conn.send_bytes(msgpack.packb(request, use_bin_type=True))
+
+    def fileno(self) -> int:
+        return self.conn.fileno()
 
     def receive(self) -> Reply:
         try:
@@ -152,6 +258,7 @@ def _serve(conn: Connection, model: Model) -> None:
     """A worker process's loop: the engine process decides about Ctrl-C and SIGTERM."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    gc.disable()  # as in the engine process (checker.bfs.check)
     expander = Expander(model)
     while True:
         try:
@@ -162,7 +269,8 @@ def _serve(conn: Connection, model: Model) -> None:
             reply = expander.handle(request)
         except BaseException:  # report, don't die silently: the engine raises it
             reply = {"crash": traceback.format_exc()}
-        conn.send_bytes(msgpack.packb(reply, use_bin_type=True))
+        if reply is not None:
+            conn.send_bytes(msgpack.packb(reply, use_bin_type=True))
 
 
 Worker = _InProcess | _Process
@@ -173,11 +281,3 @@ def start(model: Model, count: int) -> Sequence[Worker]:
     if count <= 1:
         return [_InProcess(model)]
     return [_Process(model, n) for n in range(count)]
-
-
-def request_expand(chunk: Chunk) -> dict[str, Any]:
-    return {"op": "expand", "blob": chunk.blob, "offsets": chunk.offsets.tobytes()}
-
-
-def request_admit(indices: np.ndarray) -> dict[str, Any]:
-    return {"op": "admit", "indices": indices.astype(np.uint32).tobytes()}

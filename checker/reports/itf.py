@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from checker.record import Record, canonical_order
 from checker.result import CheckResult
-from checker.state import Record, canonical_order
 from checker.values import show
 
 FORMAT_URL = "https://apalache-mc.org/docs/adr/015adr-trace.html"
@@ -35,14 +35,14 @@ def to_itf_value(value: Any) -> Any:
         return value
     if isinstance(value, int):
         return {"#bigint": str(value)}
+    if isinstance(value, Record):  # before tuple: a Record is a tuple underneath
+        if value and _is_record(value):
+            return {k: to_itf_value(v) for k, v in value.items()}
+        return {"#map": [[to_itf_value(k), to_itf_value(v)] for k, v in value.items()]}
     if isinstance(value, tuple):
         return {"#tup": [to_itf_value(v) for v in value]}
     if isinstance(value, frozenset):
         return {"#set": [to_itf_value(v) for v in canonical_order(value)]}
-    if isinstance(value, Record):
-        if value and _is_record(value):
-            return {k: to_itf_value(v) for k, v in value.items()}
-        return {"#map": [[to_itf_value(k), to_itf_value(v)] for k, v in value.items()]}
     return {"#unserializable": show(value)}
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from checker.graph import lasso_line
+from checker.record import Record
 from checker.result import CheckResult, Simulation, Step
-from checker.state import Record
 from checker.values import show
 
 

@@ -186,7 +186,7 @@ def test_an_action_that_raises_is_an_error_with_its_parameters_and_trace():
     ("body", "message"),
     [
         ("return 5", "returned 5"),
-        ("return Record(y=1)", "variables ['y'], not ['x']"),
+        ("return Record(y=1)", "a state with the variable y added and without the variable x"),
         ("return s.replace(x=0.5)", "floats"),
         ("return [s, 3]", "returned [Record(x=0), 3]"),
     ],

@@ -247,7 +247,10 @@ CASES = [
     Case(
         "action-changes-variables",
         75,
-        ("Error: action add(step=1) returned a state with variables ['y'], not ['x']",),
+        (
+            "Error: action add(step=1) returned a state with the variable y added and without"
+            " the variable x",
+        ),
         counter(effect="Record(y=1)"),
         report=True,
     ),

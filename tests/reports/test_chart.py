@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from checker.chart import SPEC, Box, Call, Message, sequence_chart
+from checker.record import Record
 from checker.result import Event, Step
-from checker.state import Record
 
 
 def steps(*events: tuple[str, Event | None]) -> list[Step]:

@@ -10,6 +10,7 @@ import pytest
 
 from checker.graph import StateSpaceTooLarge, describe_action, state_space_graph, trace_graph
 from checker.loader import load_model
+from checker.record import Record
 from checker.values import show
 from tests.conftest import SPECS
 
@@ -44,12 +45,12 @@ def test_state_space_graph_of_die_hard():
     g = state_space_graph(model)
     assert len(g) == 16  # as TLC counts it
     initial = [n for n, d in g.nodes(data=True) if d["initial"]]
-    assert initial == [1] and g.nodes[1]["state"] == {"small": 0, "big": 0}
+    assert initial == [1] and g.nodes[1]["state"] == Record(small=0, big=0)
     goal = [d["state"] for _, d in g.nodes(data=True) if d["violated"] == "big_is_not_4"]
     assert goal and all(s["big"] == 4 for s in goal)
     # Every transition is an edge labelled with the actions that take it.
     fill_big = g.edges[
-        1, next(n for n, d in g.nodes(data=True) if d["state"] == {"small": 0, "big": 5})
+        1, next(n for n, d in g.nodes(data=True) if d["state"] == Record(small=0, big=5))
     ]
     assert "fill_big()" in fill_big["label"]
     # With both jugs empty, emptying or pouring changes nothing: one self-loop, four actions.

@@ -17,10 +17,10 @@ from checker.chart import sequence_chart
 from checker.errors import ExitCode
 from checker.graph import changed_variables, describe_action, trace_graph
 from checker.loader import load_model
+from checker.record import Record
 from checker.reports import dot, graphviz, html, itf, junit, mermaid, msc, sarif
 from checker.reports.sarif import Checked
 from checker.result import NotChecked
-from checker.state import Record
 from checker.testing import check
 from checker.values import show
 from tests.conftest import ROOT
@@ -195,7 +195,7 @@ def test_itf_round_trips_every_state(kip903_result, tmp_path):
         assert state["#meta"]["index"] == index
         assert state["#meta"].get("action") == step.action
         assert {k: from_itf(v) for k, v in state["#meta"].get("params", {}).items()} == step.params
-        assert {v: from_itf(state[v]) for v in doc["vars"]} == step.state
+        assert Record({v: from_itf(state[v]) for v in doc["vars"]}) == step.state
         assert {p: from_itf(state[p]) for p in doc["params"]} == kip903_result.constants
         assert set(state) == {"#meta", *doc["vars"], *doc["params"]}
 

@@ -1,0 +1,245 @@
+"""The engine's side of state values: their canonical msgpack encoding and the fingerprint.
+
+The encoding is canonical: a Record is a msgpack map with its keys in canonical order, a
+tuple an array, and a frozenset an extension holding an array of its elements' encodings in
+sorted order. Two equal states therefore have the same bytes on every process and machine,
+and the fingerprint (xxh3-64 of those bytes) is stable too; Python's `hash()` is never used
+for it (it changes with PYTHONHASHSEED). The encoding is what crosses processes, reaches disk
+(frontier spill, checkpoints) and travels to Spark executors.
+
+Encoding is also where a state's values are checked: a tuple or frozenset built by spec code
+is taken as it is by `replace` and `put`, so a float or an object inside one is refused here,
+when the engine first meets the state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+import xxhash
+
+from checker.record import FROZEN, Map, Record, StateError, from_pairs
+
+__all__ = ["decode", "encode", "encode_state", "fingerprint"]
+
+SET_EXT = 1  # msgpack extension code of a frozenset: the sorted encodings of its elements
+
+_item = tuple.__getitem__
+_VALUES = slice(1, None)
+# Field values packed as they are (no look inside); everything else goes through _default.
+_PLAIN = frozenset({int, str, bool, bytes, type(None)})
+
+
+def _default(value: Any) -> Any:
+    """What msgpack cannot pack by itself: with strict types it packs only exact dicts,
+    lists and atoms. A Record becomes a dict in key order, a tuple a list."""
+    kind = type(value)
+    if kind is tuple:
+        if not FROZEN.issuperset(map(type, value)):
+            _refuse_elements(value)
+        return list(value)
+    as_dict = _as_dict.get(kind)
+    if as_dict is not None:
+        return as_dict(value)
+    if kind is frozenset:
+        return _set_extension(value)
+    if kind is Map:
+        return dict(zip(_item(value, 1), _item(value, 2)))
+    if isinstance(value, Record):
+        _as_dict[kind] = as_dict = _dict_maker(kind._keys)
+        return as_dict(value)
+    if kind is int:
+        raise StateError(f"cannot encode {value}: integers must fit in 64 bits")
+    raise StateError(f"a {kind.__name__} cannot be part of a state (got {value!r})")
+
+
+# Per Record shape: a function building the dict msgpack packs for it (generated, so that
+# it is one dict display of field reads).
+_as_dict: dict[type, Any] = {}
+
+
+def _dict_maker(keys: tuple[str, ...]) -> Any:
+    fields = ", ".join(f"{k!r}: _mc_v.{k}" for k in keys)
+    namespace: dict[str, Any] = {}
+    exec(f"def as_dict(_mc_v):\n    return {{{fields}}}\n", namespace)
+    return namespace["as_dict"]
+
+
+def _refuse_elements(values: Any) -> None:
+    for value in values:
+        if type(value) not in FROZEN:
+            if isinstance(value, float):
+                raise StateError(f"floats cannot be part of a state (got {value!r}); use ints")
+            raise StateError(f"a {type(value).__name__} cannot be part of a state (got {value!r})")
+
+
+def _set_extension(value: frozenset[Any]) -> msgpack.ExtType:
+    if not value:
+        return _EMPTY_SET
+    # The successors of a state share its unchanged sets: encode each set object once.
+    ext = _set_encodings.get(id(value))
+    if ext is not None:
+        return ext
+    if not FROZEN.issuperset(map(type, value)):
+        _refuse_elements(value)
+    elements = list(map(_element_encodings.get, map(id, value)))
+    if None in elements:  # a set built from another shares its elements: encode new ones
+        elements = [_element(v) if e is None else e for v, e in zip(value, elements)]
+    elements.sort()
+    ext = _ext(SET_EXT, _array_header(len(elements)) + b"".join(elements))
+    _remember(_set_encodings, _sets_kept, value, ext)
+    return ext
+
+
+def _element(value: Any) -> bytes:
+    data = encode(value)
+    _remember(_element_encodings, _elements_kept, value, data)
+    return data
+
+
+def _remember(cache: dict[int, Any], kept: list[Any], value: Any, encoding: Any) -> None:
+    """Cache an encoding by the identity of its (immutable) value. The cache holds the value
+    itself, so that its id cannot be reused by another object while the entry exists."""
+    if len(cache) >= _CACHE_SIZE:
+        cache.clear()
+        kept.clear()
+    cache[id(value)] = encoding
+    kept.append(value)
+
+
+def _array_header(size: int) -> bytes:
+    """msgpack's header of an array of `size` items (a set is such an array inside the
+    extension, so one C call decodes it)."""
+    if size < 16:
+        return bytes((0x90 | size,))
+    if size < 1 << 16:
+        return b"\xdc" + size.to_bytes(2, "big")
+    return b"\xdd" + size.to_bytes(4, "big")
+
+
+def _map_header(size: int) -> bytes:
+    if size < 16:
+        return bytes((0x80 | size,))
+    if size < 1 << 16:
+        return b"\xde" + size.to_bytes(2, "big")
+    return b"\xdf" + size.to_bytes(4, "big")
+
+
+def _ext(code: int, data: bytes) -> msgpack.ExtType:
+    """msgpack.ExtType without its argument checks (a third of a set's encoding time)."""
+    return tuple.__new__(msgpack.ExtType, (code, data))
+
+
+_EMPTY_SET = _ext(SET_EXT, _array_header(0))
+_CACHE_SIZE = 1 << 16
+_set_encodings: dict[int, msgpack.ExtType] = {}  # id of a set -> its extension
+_sets_kept: list[frozenset[Any]] = []
+_element_encodings: dict[int, bytes] = {}  # id of a set element -> its encoding
+_elements_kept: list[Any] = []
+# One Packer per nesting level: `_default` encodes set elements while an outer pack is still
+# in progress, and a Packer must not be re-entered. strict_types: tuples and Records (tuple
+# subclasses) come to `_default` instead of being packed as msgpack arrays.
+_packers: list[msgpack.Packer] = []
+_depth = 0
+
+
+def encode(value: Any) -> bytes:
+    """The canonical msgpack bytes of a frozen state value."""
+    global _depth
+    if _depth == len(_packers):
+        _packers.append(msgpack.Packer(default=_default, use_bin_type=True, strict_types=True))
+    packer = _packers[_depth]
+    _depth += 1
+    try:
+        return packer.pack(value)
+    except (OverflowError, ValueError) as exc:
+        raise StateError(f"cannot encode {value!r}: {exc}") from None
+    finally:
+        _depth -= 1
+
+
+def encode_state(state: Record) -> bytes:
+    """`encode(state)`, for the states an engine meets: a successor built by `replace` shares
+    its unchanged field values (the same objects) with its parent, so the encoding of each
+    field value is cached by the value's identity, and only changed fields are packed."""
+    kind = type(state)
+    encoder = _state_encoders.get(kind)
+    if encoder is None:
+        if kind is Map or not isinstance(state, Record):
+            return encode(state)
+        _state_encoders[kind] = encoder = _state_encoder(kind._keys)
+    return encoder(state)
+
+
+def _state_encoder(keys: tuple[str, ...]) -> Any:
+    """The encoder of one shape of states: the map header and each key's encoding are
+    constants, each field's encoding comes from the cache (generated: one call per state)."""
+    heads = [encode(k) for k in keys]
+    if heads:
+        heads[0] = _map_header(len(keys)) + heads[0]
+    parts = "".join(
+        f"_mc_k{i}, _mc_get(id(_mc_v{i} := _mc_s.{k})) or _mc_miss(_mc_v{i}), "
+        for i, k in enumerate(keys)
+    )
+    source = f"def encode_state(_mc_s):\n    return b''.join(({parts}))\n"
+    if not keys:
+        source = "def encode_state(_mc_s):\n    return _mc_empty\n"
+    namespace: dict[str, Any] = {
+        "_mc_get": _field_encodings.get,
+        "_mc_miss": _field_encoding,
+        "_mc_empty": _map_header(0),
+        **{f"_mc_k{i}": head for i, head in enumerate(heads)},
+    }
+    exec(source, namespace)
+    return namespace["encode_state"]
+
+
+def _field_encoding(value: Any) -> bytes:
+    """The encoding of a field value that is not in the cache (and now is)."""
+    kind = type(value)
+    if kind in _PLAIN or (kind is tuple and _PLAIN.issuperset(map(type, value))):
+        data = _plain(value)  # atoms, and tuples of atoms, need no hook
+    else:
+        data = encode(value)
+    _remember(_field_encodings, _fields_kept, value, data)
+    return data
+
+
+_state_encoders: dict[type, Any] = {}
+_field_encodings: dict[int, bytes] = {}  # id of a field value -> its encoding
+_fields_kept: list[Any] = []
+
+
+def _plain(value: Any) -> bytes:
+    """The encoding of an atom or a tuple of atoms (no hook needed: tuples packed as arrays)."""
+    try:
+        return _plain_packer.pack(value)
+    except OverflowError:
+        raise StateError(f"cannot encode {value!r}: integers must fit in 64 bits") from None
+
+
+_plain_packer = msgpack.Packer(use_bin_type=True)
+
+
+def _ext_hook(code: int, data: bytes) -> Any:
+    if code == SET_EXT:
+        return frozenset(decode(data))
+    raise StateError(f"unknown msgpack extension type {code}")
+
+
+def decode(data: bytes) -> Any:
+    """The state value that `encode` turned into `data`."""
+    return msgpack.unpackb(
+        data,
+        use_list=False,
+        object_pairs_hook=from_pairs,
+        ext_hook=_ext_hook,
+        strict_map_key=False,
+        raw=False,
+    )
+
+
+def fingerprint(data: bytes) -> int:
+    """The 64-bit fingerprint (unsigned) of an encoded state."""
+    return xxhash.xxh3_64_intdigest(data)

@@ -1,0 +1,419 @@
+"""The values a state is made of, as spec authors build them.
+
+A state is a `Record`: an immutable mapping from field names to values, with attribute access
+(`s.leader`). Values are None, bool, int, str, bytes, tuples, frozensets and nested Records.
+Lists, sets and dicts given by a spec are frozen into tuples, frozensets and Records; floats
+and arbitrary objects are refused, because model states must compare exactly.
+
+Underneath, a Record is a tuple: its shape (the class of its set of field names) first, then
+the field values in the order of their names. So Python compares and hashes states in C,
+`s.leader` is a C-level field accessor, and `s.replace(...)` builds the successor in one
+call. Equal content means equal tuples: the fields are kept in canonical order, and the shape
+in front keeps `Record(a=1)` apart from `Record(b=1)` and from the plain tuple `(1,)`.
+
+A mapping whose keys are not all field names (ISR members by broker id: `{0: 1, 2: 1}`) is a
+`Map`, also a Record, with the same mapping API but no attribute access. `Record({...})`
+picks the one that fits the keys, so each content has exactly one representation.
+
+Freezing costs only when a mutable value is given: `replace`, `put` and `Record(...)` accept
+the immutable types as they are (a tuple or frozenset built by spec code is taken as it is;
+the engine checks every new state's values before it keeps it: checker.encoding).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, ClassVar
+
+__all__ = [
+    "Map",
+    "Record",
+    "State",
+    "StateError",
+    "canonical_order",
+    "freeze",
+    "put",
+    "without",
+]
+
+try:  # the C-level field accessor of collections.namedtuple (CPython 3.8+)
+    from collections import _tuplegetter  # type: ignore[attr-defined]
+except ImportError:  # another Python: a property does the same, slower
+
+    def _tuplegetter(index: int, doc: str | None) -> Any:
+        return property(lambda self: tuple.__getitem__(self, index), doc=doc)
+
+
+class StateError(TypeError):
+    """A value that cannot be part of a state (a float, an object, an unsortable key...)."""
+
+
+_item = tuple.__getitem__
+_ALL_BUT_SHAPE = slice(1, None)
+_MISSING = object()
+
+
+class _RecordType(type):
+    """`Record(...)` is a factory: it returns a record of the shape of the given keys."""
+
+    def __call__(cls, source: Any = _MISSING, /, **fields: Any) -> Any:
+        if source is _MISSING:
+            make = _makers.get(tuple(fields))
+            return (make or _maker(tuple(fields)))(fields)
+        items = dict(source)
+        items.update(fields)
+        return mapping({freeze(k): v for k, v in items.items()})
+
+
+class _ShapeType(_RecordType):
+    """A shape is called with the whole tuple, its shape first: `S((S, 1, 2))`. Calling a
+    type with tuple's own constructor is the fastest way to build a tuple subclass."""
+
+    __call__ = type.__call__  # type: ignore[assignment]
+
+
+class Record(tuple, metaclass=_RecordType):
+    """An immutable mapping with canonically ordered keys and attribute access.
+
+    `Record(leader=0, isr={0})` freezes its values; `r.replace(leader=1)` returns a copy with
+    some existing fields changed; `put(r, key, value)` and `without(r, key)` add or drop keys.
+    """
+
+    __slots__ = ()
+    _keys: tuple[Any, ...] = ()  # per shape: the field names, in canonical order
+    _index: ClassVar[dict[Any, int]] = {}  # per shape: field name -> position in the tuple
+
+    # -- the mapping API ---------------------------------------------------------------------
+
+    def keys(self) -> tuple[Any, ...]:
+        """The keys, in canonical order."""
+        return self._keys
+
+    def values(self) -> tuple[Any, ...]:
+        """The values, in the order of the keys."""
+        return _item(self, _ALL_BUT_SHAPE)
+
+    def items(self) -> tuple[tuple[Any, Any], ...]:
+        """(key, value) pairs, in the order of the keys."""
+        return tuple(zip(self._keys, _item(self, _ALL_BUT_SHAPE)))
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        index = self._index.get(key)
+        return default if index is None else _item(self, index)
+
+    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+        index = self._index.get(key)
+        if index is None:
+            raise KeyError(key)
+        return _item(self, index)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._index
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def __getattr__(self, name: str) -> Any:  # only reached when `name` is no field
+        raise AttributeError(_unknown_field(self, name))
+
+    def replace(self, **changes: Any) -> Record:
+        """A copy with the named existing fields set to new values."""
+        for name in changes:
+            raise KeyError(_unknown_field(self, name))
+        return self
+
+    def __repr__(self) -> str:
+        inner = ", ".join(
+            f"{k}={v!r}" if _is_field_name(k) else f"{k!r}: {v!r}" for k, v in self.items()
+        )
+        return f"Record({inner})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (self._keys, _item(self, _ALL_BUT_SHAPE)))
+
+    def __copy__(self) -> Record:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> Record:
+        return self
+
+    def _immutable(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("a Record is immutable: build a new one with .replace(...) or put(...)")
+
+    __setitem__ = __delitem__ = _immutable
+    clear = pop = popitem = setdefault = update = _immutable
+
+
+State = Record
+"""A state is a Record of the spec's variables; the alias is for type hints."""
+
+Mapping.register(Record)
+
+
+class Map(Record, metaclass=_ShapeType):
+    """A Record whose keys are not all field names: (Map, keys, values), keys in canonical
+    order. Looked up by `m[key]`, never by attribute."""
+
+    __slots__ = ()
+
+    @property
+    def _keys(self) -> tuple[Any, ...]:  # type: ignore[override]
+        return _item(self, 1)
+
+    @property
+    def _index(self) -> dict[Any, int]:  # type: ignore[override]
+        return {k: i for i, k in enumerate(_item(self, 1))}
+
+    def values(self) -> tuple[Any, ...]:
+        return _item(self, 2)
+
+    def items(self) -> tuple[tuple[Any, Any], ...]:
+        return tuple(zip(_item(self, 1), _item(self, 2)))
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        keys = _item(self, 1)
+        return _item(self, 2)[keys.index(key)] if key in keys else default
+
+    def __getitem__(self, key: Any) -> Any:
+        keys = _item(self, 1)
+        if key not in keys:
+            raise KeyError(key)
+        return _item(self, 2)[keys.index(key)]
+
+    def __contains__(self, key: object) -> bool:
+        return key in _item(self, 1)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(_item(self, 1))
+
+    def __len__(self) -> int:
+        return len(_item(self, 1))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_rebuild, (_item(self, 1), _item(self, 2)))
+
+
+def _rebuild(keys: tuple[Any, ...], values: tuple[Any, ...]) -> Record:
+    """A Record from keys in canonical order and frozen values (unpickling)."""
+    return from_pairs(zip(keys, values))
+
+
+# -- shapes ---------------------------------------------------------------------------------
+
+# A field name may be any identifier that is no method of Record (tuple's `count` and `index`
+# are fine: a field shadows them) and does not start with "_mc_" (generated code's names).
+_RESERVED = frozenset(n for n in dir(Record) if n not in ("count", "index"))
+
+
+def _is_field_name(key: Any) -> bool:
+    return (
+        type(key) is str
+        and key.isidentifier()
+        and key not in _RESERVED
+        and not key.startswith("_mc_")
+    )
+
+
+_shapes: dict[tuple[str, ...], type[Record]] = {}
+
+# Types whose values are immutable state values as they are. Tuples and frozensets are taken
+# as built (their elements are checked when the engine encodes a new state); every Record
+# shape is added when it is made.
+FROZEN: set[type] = {int, str, bool, bytes, type(None), tuple, frozenset, Map}
+# Types that need no look inside at all.
+ATOMS: set[type] = {int, str, bool, bytes, type(None), Map}
+
+
+def shape(keys: tuple[str, ...]) -> type[Record]:
+    """The class of records with these field names (in canonical order)."""
+    found = _shapes.get(keys)
+    if found is None:
+        namespace: dict[str, Any] = {
+            "__slots__": (),
+            "_keys": keys,
+            "_index": {k: i + 1 for i, k in enumerate(keys)},
+        }
+        for i, key in enumerate(keys):
+            namespace[key] = _tuplegetter(i + 1, f"the field {key!r}")
+        found = _ShapeType("Record", (Record,), namespace)
+        found.replace = _replace_of(found, keys)  # type: ignore[method-assign]
+        _shapes[keys] = found
+        FROZEN.add(found)
+        ATOMS.add(found)
+    return found
+
+
+def _replace_of(cls: type[Record], keys: tuple[str, ...]) -> Any:
+    """A `replace` for one shape, generated so that it runs as one Python call: each field is
+    the old value, or the new one (frozen only if it is of a mutable type)."""
+    params = "".join(f"{k}=_mc_NO, " for k in keys)
+    star = "*, " if keys else ""
+    if len(keys) <= 8:  # one tuple display
+        fields = "".join(
+            f"        _mc_self.{k} if {k} is _mc_NO else"
+            f" ({k} if {k}.__class__ in _mc_FROZEN else _mc_freeze({k})),\n"
+            for k in keys
+        )
+        body = f"    return _mc_S((_mc_S,\n{fields}    ))\n"
+    else:  # a list of the old values, the changed ones set: fewer steps for wide states
+        changes = "".join(
+            f"    if {k} is not _mc_NO:\n"
+            f"        _mc_v[{i + 1}] = {k} if {k}.__class__ in _mc_FROZEN else _mc_freeze({k})\n"
+            for i, k in enumerate(keys)
+        )
+        body = f"    _mc_v = list(_mc_item(_mc_self, _mc_ALL))\n{changes}    return _mc_S(_mc_v)\n"
+    source = (
+        f"def replace(_mc_self, /, {star}{params}**_mc_rest):\n"
+        "    if _mc_rest:\n"
+        "        _mc_unknown(_mc_self, _mc_rest)\n"
+        f"{body}"
+    )
+    namespace = {
+        "_mc_NO": _MISSING,
+        "_mc_S": cls,
+        "_mc_item": _item,
+        "_mc_ALL": slice(None),
+        "_mc_FROZEN": FROZEN,
+        "_mc_freeze": freeze,
+        "_mc_unknown": _raise_unknown,
+    }
+    exec(source, namespace)
+    replace = namespace["replace"]
+    replace.__doc__ = Record.replace.__doc__
+    replace.__qualname__ = "Record.replace"
+    return replace
+
+
+def _raise_unknown(record: Record, changes: dict[str, Any]) -> None:
+    raise KeyError(_unknown_field(record, next(iter(changes))))
+
+
+def _unknown_field(record: Record, name: str) -> str:
+    names = [k for k in record if isinstance(k, str)]
+    close = difflib.get_close_matches(name, names, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f"no field {name!r} (fields: {', '.join(names)}){hint}"
+
+
+# Keyword order as written (`Record(type=..., rm=...)`) -> a function building the record
+# from the keyword dict: generated, so that it reads each field and checks its type inline.
+_makers: dict[tuple[str, ...], Any] = {}
+
+
+def _maker(order: tuple[str, ...]) -> Any:
+    for key in order:
+        if not _is_field_name(key):
+            raise StateError(f"{key!r} cannot be a field name: it is a method of Record")
+    keys = tuple(sorted(order))
+    fields = "".join(
+        f"        _mc_f[{k!r}] if _mc_f[{k!r}].__class__ in _mc_ATOMS"
+        f" else _mc_freeze(_mc_f[{k!r}]),\n"
+        for k in keys
+    )
+    source = f"def make(_mc_f):\n    return _mc_S((_mc_S,\n{fields}    ))\n"
+    namespace = {"_mc_S": shape(keys), "_mc_ATOMS": ATOMS, "_mc_freeze": freeze}
+    exec(source, namespace)
+    _makers[order] = make = namespace["make"]
+    return make
+
+
+def mapping(items: dict[Any, Any]) -> Record:
+    """The Record of a dict whose keys are frozen: a shape if every key is a field name,
+    else a Map; values are frozen."""
+    if all(map(_is_field_name, items)):
+        keys = tuple(sorted(items))
+        cls = shape(keys)
+        return cls((cls, *[freeze(items[k]) for k in keys]))
+    keys = tuple(canonical_order(items))
+    return Map((Map, keys, tuple([freeze(items[k]) for k in keys])))
+
+
+def from_pairs(pairs: Iterable[tuple[Any, Any]]) -> Record:
+    """A Record from (key, value) pairs already frozen and in canonical order (decoding)."""
+    keys, values = zip(*pairs) if pairs else ((), ())
+    cls = _shapes.get(keys)
+    if cls is not None:
+        return cls((cls, *values))
+    if all(map(_is_field_name, keys)):
+        cls = shape(keys)
+        return cls((cls, *values))
+    return Map((Map, keys, values))
+
+
+def canonical_order(values: Iterable[Any]) -> list[Any]:
+    """A deterministic order for set elements and map keys, the same in every process:
+    natural order when all are ints or all are strings, else the order of their encodings
+    (frozensets are only partially ordered by `<`, so sorted() would depend on input order).
+    Iterate a set in this order when the order matters: `for m in canonical_order(s.msgs)`."""
+    values = list(values)
+    kinds = set(map(type, values))
+    if kinds <= {int, bool} or kinds == {str}:
+        return sorted(values)
+    from checker.encoding import encode  # the encoding depends on this module
+
+    return sorted(values, key=encode)
+
+
+def freeze(value: Any) -> Any:
+    """Return `value` as an immutable state value, or raise StateError."""
+    kind = type(value)
+    if kind in ATOMS:
+        return value
+    if kind is tuple:
+        for item in value:
+            if type(item) not in ATOMS:
+                return tuple([freeze(x) for x in value])
+        return value
+    if kind is frozenset or kind is set:
+        for item in value:
+            if type(item) not in ATOMS:
+                return frozenset([freeze(x) for x in value])
+        return value if kind is frozenset else frozenset(value)
+    if kind is list or (isinstance(value, tuple) and not isinstance(value, Record)):
+        return tuple([freeze(x) for x in value])  # lists and namedtuples become plain tuples
+    if isinstance(value, Record):  # a Record of a shape made in another way (unpickled)
+        return value
+    if isinstance(value, Mapping):
+        return mapping({freeze(k): v for k, v in value.items()})
+    if isinstance(value, float):
+        raise StateError(f"floats cannot be part of a state (got {value!r}); use ints")
+    raise StateError(f"a {kind.__name__} cannot be part of a state (got {value!r})")
+
+
+def put(container: Any, key: Any, value: Any) -> Any:
+    """`container` with `key` set to `value`: a tuple by index or a Record by key."""
+    if value.__class__ not in FROZEN:
+        value = freeze(value)
+    if container.__class__ is tuple:
+        items = list(container)
+        if key.__class__ is int and key >= 0:
+            try:
+                items[key] = value
+                return tuple(items)
+            except IndexError:
+                pass
+        raise IndexError(f"put(): index {key!r} out of range for a tuple of {len(container)}")
+    if isinstance(container, Map):
+        keys, values = _item(container, 1), _item(container, 2)
+        if key in keys:
+            items = list(values)
+            items[keys.index(key)] = value
+            return Map((Map, keys, tuple(items)))
+        return mapping({**dict(zip(keys, values)), freeze(key): value})
+    if isinstance(container, Record):
+        index = container._index.get(key)
+        if index is not None:
+            items = list(_item(container, slice(None)))
+            items[index] = value
+            return type(container)(items)
+        return mapping({**dict(container.items()), freeze(key): value})
+    raise StateError(f"put() takes a tuple or a Record, not a {type(container).__name__}")
+
+
+def without(record: Record, *keys: Any) -> Record:
+    """`record` without the given keys (missing keys are ignored)."""
+    return mapping({k: v for k, v in record.items() if k not in keys})

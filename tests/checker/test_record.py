@@ -1,0 +1,144 @@
+"""The author's value API: Records (tuple-backed shapes and maps), freezing, put, without."""
+
+import copy
+import pickle
+
+import pytest
+
+from checker.record import Map, Record, StateError, canonical_order, freeze, put, without
+
+
+def test_record_keys_are_canonical_whatever_the_construction_order():
+    a = Record(b=1, a=2, c=(1, 2))
+    b = Record(c=(1, 2), a=2, b=1)
+    assert list(a) == ["a", "b", "c"] == list(a.keys())
+    assert a == b and hash(a) == hash(b) and type(a) is type(b)
+    assert a.values() == (2, 1, (1, 2))
+    assert a.items() == (("a", 2), ("b", 1), ("c", (1, 2)))
+
+
+def test_records_compare_by_field_names_and_values_only():
+    assert Record(a=1) != Record(b=1)  # same values, other names
+    assert hash(Record(a=1)) != hash(Record(b=1)) or Record(a=1) != Record(b=1)
+    assert Record(a=1) != (1,) and Record(a=1) != (1,)  # never equal to a plain tuple
+    assert Record(a=1) != {"a": 1}  # nor to a dict: a Record is its own kind of value
+    assert Record({0: 1}) != Record({1: 0})
+    assert Record({0: 1}) == Record({0: 1}) and Record({"a": 1}) == Record(a=1)
+    assert len({Record(a=1), Record(b=1), Record(a=1)}) == 2
+
+
+def test_a_record_is_a_read_only_mapping():
+    r = Record(leader=0, isr=frozenset({0}))
+    assert r["leader"] == 0 and r.get("leader") == 0 and r.get("nope", 7) == 7
+    assert "leader" in r and "nope" not in r and 0 not in r
+    assert len(r) == 2 and bool(r) and not Record()
+    assert {**r} == {"isr": frozenset({0}), "leader": 0} and dict(r) == {**r}
+    with pytest.raises(KeyError):
+        r["nope"]
+
+
+def test_maps_are_records_looked_up_by_key():
+    m = Record({2: "b", 0: "a"})
+    assert type(m) is Map and isinstance(m, Record)
+    assert list(m) == [0, 2] and m[2] == "b" and 2 in m and 1 not in m
+    assert m.items() == ((0, "a"), (2, "b")) and m.get(5) is None and len(m) == 2
+    assert repr(m) == "Record(0: 'a', 2: 'b')"
+    with pytest.raises(KeyError):
+        m[1]
+    with pytest.raises(AttributeError):
+        _ = m.x
+
+
+def test_freeze_converts_mutable_values_and_refuses_floats_and_objects():
+    assert freeze([1, [2]]) == (1, (2,))
+    assert freeze({1, 2}) == frozenset({1, 2})
+    assert isinstance(freeze({"a": [1]}), Record)
+    assert freeze({"a": [1]}).a == (1,)
+    assert freeze({0: [1]})[0] == (1,)
+    with pytest.raises(StateError, match="floats"):
+        Record(x=0.5)
+    with pytest.raises(StateError, match="object"):
+        Record(x=object())
+    with pytest.raises(StateError, match="floats"):
+        Record(x=(1, float("nan")))
+
+
+def test_records_are_immutable_and_replace_only_known_fields():
+    s = Record(leader=0, isr=frozenset({0}))
+    with pytest.raises(TypeError, match="immutable"):
+        s["leader"] = 1
+    with pytest.raises(TypeError, match="immutable"):
+        s.update(leader=1)
+    with pytest.raises(KeyError, match="did you mean 'leader'"):
+        s.replace(leadr=1)
+    t = s.replace(leader=1, isr={0, 1})
+    assert (s.leader, t.leader, t.isr) == (0, 1, frozenset({0, 1}))
+    assert s.replace() == s
+    with pytest.raises(AttributeError, match="no field 'ldr'"):
+        _ = s.ldr
+
+
+def test_replace_freezes_only_mutable_values():
+    s = Record(log=(), isr=frozenset())
+    t = s.replace(log=[1, [2]], isr={3})
+    assert t.log == (1, (2,)) and type(t.log) is tuple and t.isr == frozenset({3})
+    with pytest.raises(StateError, match="floats"):
+        s.replace(log=0.5)
+
+
+def test_wide_records_replace_as_narrow_ones():
+    fields = {f"f{i}": i for i in range(20)}
+    r = Record(**fields)
+    t = r.replace(f3=30, f17=[1])
+    assert t.f3 == 30 and t.f17 == (1,) and t.f0 == 0 and t.f19 == 19
+    assert t == Record(**{**fields, "f3": 30, "f17": (1,)})
+
+
+def test_reserved_field_names_are_refused():
+    with pytest.raises(StateError, match="'items' cannot be a field name"):
+        Record(items=1)
+    assert Record(index=1, count=2).index == 1  # tuple's own methods may be shadowed
+    assert type(Record({"items": 1})) is Map  # a reserved name is a map key
+
+
+def test_put_and_without():
+    assert put((1, 2, 3), 1, [9]) == (1, (9,), 3)
+    r = Record({1: "a", 3: "c"})
+    assert list(put(r, 2, "b")) == [1, 2, 3]
+    assert put(r, 1, "z")[1] == "z"
+    assert without(r, 1) == Record({3: "c"})
+    assert without(r, 1, 3) == Record() and without(Record(a=1), "a") == Record()
+    assert put(Record(a=1), "b", 2) == Record(a=1, b=2)
+    assert put(Record(a=1), 0, 2) == Record({"a": 1, 0: 2})
+    assert put(Record(a=1), "a", 5) == Record(a=5)
+    with pytest.raises(StateError):
+        put([1, 2], 0, 1)
+
+
+def test_put_refuses_indexes_out_of_range():
+    with pytest.raises(IndexError):
+        put((1, 2, 3), 3, 0)
+    with pytest.raises(IndexError):
+        put((1, 2, 3), -1, 0)
+
+
+def test_mixed_key_types_still_sort_deterministically():
+    r = Record({"a": 1, 2: "b"})
+    assert r == Record({2: "b", "a": 1})
+    assert canonical_order({3, 1, 2}) == [1, 2, 3]
+    records = [Record(a=2), Record(a=1)]
+    assert canonical_order(records) == canonical_order(reversed(records))
+
+
+def test_records_of_the_same_fields_share_a_shape_with_fast_field_access():
+    a, b = Record(x=1, y=2), Record(y=5, x=0)
+    assert type(a) is type(b) and isinstance(a, Record) and type(a).__name__ == "Record"
+    assert (a.x, b.y, a.replace(x=3).x) == (1, 5, 3)
+    with pytest.raises(AttributeError, match="did you mean 'x'"):
+        _ = a.xx
+
+
+def test_records_pickle_and_copy_as_themselves():
+    r = Record(a=1, m=Record({0: frozenset({Record(b=2)})}))
+    assert pickle.loads(pickle.dumps(r)) == r
+    assert copy.copy(r) is r and copy.deepcopy(r) is r

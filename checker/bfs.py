@@ -20,7 +20,6 @@ from it and goes on exactly as the interrupted one would have.
 
 from __future__ import annotations
 
-import collections
 import gc
 import time
 from collections import deque
@@ -42,7 +41,8 @@ from checker.visited import ROOT, Links, Visited
 from checker.workers import Reply, Worker, start
 
 LIVE_BYTES = 1 << 30  # all expanders together, estimated as LIVE_FACTOR x the encoded size
-LIVE_FACTOR = 6  # a live state's memory per byte of its encoding (measured: docs/performance.md)
+LIVE_FACTOR = 3  # a live state's memory per byte of its encoding (measured: docs/performance.md)
+BACK_EDGES = 0.02  # remember states across levels when this share of candidates was older
 IN_FLIGHT = 3  # chunks sent to one expander and not yet answered
 
 
@@ -156,12 +156,17 @@ class _Search:
         self.new = np.zeros(len(model.actions), dtype=np.int64)
         self.workers: list[Worker] = []
         self._chunks = 0  # chunks sent to expanders so far
-        self.stats = collections.Counter()
         # Estimated bytes of live states each expander holds for this level and the next,
         # and how many states it holds for the next.
         self._live_now: dict[int, int] = {}
         self._live_next: dict[int, int] = {}
         self._held: dict[int, int] = {}
+        # Per expander, at the level being expanded: candidates sent, those found at an
+        # earlier level; and the encoded bytes of the states it remembers having met.
+        self._sent: dict[int, int] = {}
+        self._back: dict[int, int] = {}
+        self._met: dict[int, int] = {}
+        self._loops = False  # whether successors were found at earlier levels
 
     def close(self) -> None:
         for worker in self.workers:
@@ -175,6 +180,9 @@ class _Search:
     def run(self) -> None:
         self.workers = list(start(self.model, self.options.workers))
         self._live_next = {w.number: 0 for w in self.workers}
+        self._sent = {w.number: 0 for w in self.workers}
+        self._back = {w.number: 0 for w in self.workers}
+        self._met = {w.number: 0 for w in self.workers}
         resumed = self.checkpoints.resumed if self.checkpoints is not None else None
         if resumed is not None:
             frontier, level = self._restore(resumed)
@@ -315,7 +323,6 @@ class _Search:
                 if worker is None:
                     break
                 self._chunks += 1
-                self.stats["parts live" if live else "parts encoded"] += 1
                 item = _Sent(cursor, self._chunks, parts[cursor])
                 worker.send(self._request(item, level, frontier, live))
                 sent[worker.number].append(item)
@@ -359,12 +366,28 @@ class _Search:
 
     def _start_level(self, level: int) -> None:
         """Tell the expanders that `level` starts (they drop what they kept of earlier ones),
-        and move the live-state budget on: what was found for this level is now expanded."""
+        and move the live-state budget on: what was found for this level is now expanded.
+
+        An expander drops the successors equal to a state it met; by default it remembers
+        the states of the level it expands and the successors it finds there. When many of
+        its candidates were states of earlier levels (the spec goes back to states it saw
+        before: a broker restarts, a request is lost), from then on it remembers across
+        levels, while that memory fits its share of the budget."""
+        share = self.options.live_bytes // len(self.workers)
         for worker in self.workers:
-            worker.send({"op": "level", "level": level})
+            number = worker.number
+            sent = self._sent[number]
+            if sent and self._back[number] >= BACK_EDGES * sent:
+                self._loops = True
+            forget = (sent and not self._loops) or LIVE_FACTOR * self._met[number] > share
+            worker.send({"op": "level", "level": level, "forget": forget})
+            if forget:  # it remembers the level's states it holds
+                self._met[number] = self._live_next[number] // LIVE_FACTOR
         self._live_now = self._live_next
         self._live_next = {w.number: 0 for w in self.workers}
         self._held = {w.number: 0 for w in self.workers}
+        self._back = {w.number: 0 for w in self.workers}
+        self._sent = {w.number: 0 for w in self.workers}
 
     def _expand_level(self, frontier: Frontier, level: int) -> Frontier:
         size = len(frontier)
@@ -396,10 +419,15 @@ class _Search:
         """Admit the new successors of one part, stopping where a one-state-at-a-time search
         would stop: at a violation, at --max-states, at a deadlock or an action that raised."""
         part = item.part
-        self.stats["candidates"] += len(exp.fps)
         used = exp.fps[: exp.candidates]
         unique, first = np.unique(used, return_index=True)
-        fresh = np.sort(first[~self.visited.known(unique)])  # candidates new to the search
+        known = self.visited.known(unique)
+        fresh = np.sort(first[~known])  # candidates new to the search
+        # Candidates found at an earlier level: the expander's memory of the states it met
+        # did not reach back far enough (see _start_level).
+        self._back[worker.number] += int(np.count_nonzero(self.visited.earlier(unique[known])))
+        self._sent[worker.number] += len(used)
+        self._met[worker.number] += len(exp._blob)
         room = self._check_room(len(fresh))
         over = int(exp.positions[fresh[room]]) if room < len(fresh) else None  # refused
         fresh = fresh[:room]

@@ -21,7 +21,7 @@ import xxhash
 
 from checker.record import FROZEN, Map, Record, StateError, from_pairs
 
-__all__ = ["decode", "encode", "encode_state", "fingerprint"]
+__all__ = ["decode", "element_encoding", "encode", "encode_state", "fingerprint"]
 
 SET_EXT = 1  # msgpack extension code of a frozenset: the sorted encodings of its elements
 
@@ -96,6 +96,12 @@ def _element(value: Any) -> bytes:
     data = encode(value)
     _remember(_element_encodings, _elements_kept, value, data)
     return data
+
+
+def element_encoding(value: Any) -> bytes:
+    """`encode(value)` for a value that is (or will be) a set element: cached by identity."""
+    data = _element_encodings.get(id(value))
+    return data if data is not None else _element(value)
 
 
 def _remember(cache: dict[int, Any], kept: list[Any], value: Any, encoding: Any) -> None:

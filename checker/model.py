@@ -33,10 +33,29 @@ ROOT = -1  # the action index of an initial state's link; its binding index is i
 
 
 def _domain_order(values: Iterable[Any]) -> tuple[Any, ...]:
-    """Sets have no stable iteration order across processes: put them in canonical order."""
+    """Sets have no stable iteration order across processes: put them in canonical order.
+    A domain that is a set in the state (the messages in flight) is the same set object in
+    many states, so its order is cached by the set's identity."""
+    if type(values) is frozenset:
+        if not values:
+            return ()
+        order = _orders.get(id(values))
+        if order is None:
+            order = tuple(canonical_order(values))
+            if len(_orders) >= _ORDERS:
+                _orders.clear()
+                _ordered.clear()
+            _orders[id(values)] = order
+            _ordered.append(values)  # held, so that its id is not reused while cached
+        return order
     if isinstance(values, (set, frozenset)):
         return tuple(canonical_order(values))
     return tuple(values)
+
+
+_ORDERS = 1 << 14
+_orders: dict[int, tuple[Any, ...]] = {}
+_ordered: list[frozenset[Any]] = []
 
 
 @dataclass(frozen=True)

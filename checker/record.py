@@ -353,9 +353,9 @@ def canonical_order(values: Iterable[Any]) -> list[Any]:
     kinds = set(map(type, values))
     if kinds <= {int, bool} or kinds == {str}:
         return sorted(values)
-    from checker.encoding import encode  # the encoding depends on this module
+    from checker.encoding import element_encoding  # the encoding depends on this module
 
-    return sorted(values, key=encode)
+    return sorted(values, key=element_encoding)
 
 
 def freeze(value: Any) -> Any:

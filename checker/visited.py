@@ -38,16 +38,20 @@ class Visited:
 
     def known(self, fps: np.ndarray) -> np.ndarray:
         """A boolean mask: which of `fps` (uint64) were found before."""
-        found = np.zeros(len(fps), dtype=bool)
-        if len(self._sorted):
-            at = np.searchsorted(self._sorted, fps)
-            at[at == len(self._sorted)] = 0
-            found = self._sorted[at] == fps
+        found = self.earlier(fps)
         if self._level:
             level = self._level
             rest = np.flatnonzero(~found)
             found[rest] = [fp in level for fp in fps[rest].tolist()]
         return found
+
+    def earlier(self, fps: np.ndarray) -> np.ndarray:
+        """A boolean mask: which of `fps` were found at a finished level."""
+        if not len(self._sorted):
+            return np.zeros(len(fps), dtype=bool)
+        at = np.searchsorted(self._sorted, fps)
+        at[at == len(self._sorted)] = 0
+        return self._sorted[at] == fps
 
     def __contains__(self, fp: int) -> bool:
         return bool(self.known(np.array([fp], dtype=np.uint64))[0])

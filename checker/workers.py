@@ -60,18 +60,20 @@ class Expander:
         if op == "admit":
             self.admit(request)
         elif op == "level":
-            self.start_level(request["level"])
+            self.start_level(request["level"], request["forget"])
         else:
             raise ValueError(f"unknown request {op!r}")
         return None
 
-    def start_level(self, level: int) -> None:
-        """The engine starts expanding `level`: the states met so far are those kept for it;
-        earlier levels and undecided candidates (of a depth-bound probe) are dropped."""
+    def start_level(self, level: int, forget: bool) -> None:
+        """The engine starts expanding `level`: earlier levels and undecided candidates (of a
+        depth-bound probe) are dropped; the states met are those kept for this level, or
+        (`forget` False) all those met so far."""
         for old in [n for n in self.levels if n < level]:
             del self.levels[old]
         self.pending.clear()
-        self.seen = set(self.levels.get(level, ()))
+        if forget:
+            self.seen = set(self.levels.get(level, ()))
 
     def admit(self, request: Request) -> None:
         level, candidates = self.pending.pop(request["chunk"])

@@ -44,6 +44,9 @@ def test_two_workers_and_spilling_change_nothing(path, constants, options):
     one = summary(check(model, Options(**options)))
     assert summary(check(model, Options(workers=2, **options))) == one
     assert summary(check(model, Options(spill_bytes=1, **options))) == one
+    # No state kept live: every part is expanded from its encodings, by any worker.
+    assert summary(check(model, Options(live_bytes=0, **options))) == one
+    assert summary(check(model, Options(workers=2, live_bytes=0, **options))) == one
 
 
 class Walk(Spec):
@@ -87,3 +90,60 @@ def test_sixteen_bytes_per_state_for_the_visited_set_and_links():
     assert result.distinct_states == 1_568
     assert result.visited_bytes == 8 * 1_568
     assert result.link_bytes == 8 * 1_568
+
+
+class Loops(Spec):
+    """Goes round a cycle of 6 states and back to the start: successors of later levels are
+    states of earlier ones, which the expanders must recognise whatever they remember."""
+
+    def init(self):
+        return Record(x=0, log=())
+
+    @action(step=(1, 2))
+    def move(self, s, step):
+        return s.replace(x=(s.x + step) % 6, log=[x for x in s.log[-1:]])
+
+    @invariant
+    def in_range(self, s):
+        return 0 <= s.x < 6
+
+
+def test_states_met_again_at_later_levels_are_not_new():
+    for options in (Options(), Options(workers=2), Options(live_bytes=0)):
+        result = check(Model(Loops()), options)
+        assert (result.verdict, result.distinct_states, result.depth) == ("ok", 6, 4)
+        assert result.states_generated == 1 + 2 * 6
+
+
+class Unhashable(Spec):
+    """An action builds a tuple holding a list: the engine freezes it as `put` would."""
+
+    def init(self):
+        return Record(log=())
+
+    @action
+    def append(self, s):
+        return s.replace(log=(len(s.log), [1])) if len(s.log) < 2 else None
+
+
+def test_a_list_inside_a_built_tuple_is_frozen():
+    result = check(Model(Unhashable()))
+    assert (result.verdict, result.distinct_states) == ("ok", 2)
+    assert result.trace == [] and result.coverage[0].new == 1
+
+
+class Floaty(Spec):
+    def init(self):
+        return Record(log=())
+
+    @action
+    def append(self, s):
+        return s.replace(log=(0.5,)) if not s.log else None
+
+
+def test_a_float_inside_a_built_tuple_is_an_error_of_its_action():
+    for workers in (1, 2):
+        result = check(Model(Floaty()), Options(workers=workers))
+        assert result.verdict == "error" and result.error.name == "append"
+        assert "floats cannot be part of a state" in result.error.message
+        assert [s.action for s in result.trace] == [None]

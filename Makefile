@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: install test-tools check test lint bench clean
 
-$(STAMP): pyproject.toml scripts/ensure-java.sh
+$(STAMP): pyproject.toml setup.py checker/_hot.c scripts/ensure-java.sh
 	bash scripts/ensure-java.sh
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
@@ -22,9 +22,12 @@ test-tools:
 check: install
 	$(BIN)/mc check specs/kip903.py
 
+# The suite runs on the C hot path (checker._hot), then again on the pure-Python fallback
+# (without the Spark tests, whose engine shares the same code).
 test: install test-tools
 	$(BIN)/ruff check .
 	$(BIN)/pytest
+	MC_PURE_PYTHON=1 $(BIN)/pytest -q --ignore=tests/checker/test_spark_engine.py
 
 lint: install
 	$(BIN)/ruff check .

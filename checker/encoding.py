@@ -20,6 +20,7 @@ import msgpack
 import xxhash
 
 from checker.record import FROZEN, Map, Record, StateError, from_pairs
+from checker.speedups import hot
 
 __all__ = ["decode", "element_encoding", "encode", "encode_state", "fingerprint"]
 
@@ -150,7 +151,7 @@ _packers: list[msgpack.Packer] = []
 _depth = 0
 
 
-def encode(value: Any) -> bytes:
+def _encode(value: Any) -> bytes:
     """The canonical msgpack bytes of a frozen state value."""
     global _depth
     if _depth == len(_packers):
@@ -165,7 +166,7 @@ def encode(value: Any) -> bytes:
         _depth -= 1
 
 
-def encode_state(state: Record) -> bytes:
+def _encode_state(state: Record) -> bytes:
     """`encode(state)`, for the states an engine meets: a successor built by `replace` shares
     its unchanged field values (the same objects) with its parent, so the encoding of each
     field value is cached by the value's identity, and only changed fields are packed."""
@@ -173,7 +174,7 @@ def encode_state(state: Record) -> bytes:
     encoder = _state_encoders.get(kind)
     if encoder is None:
         if kind is Map or not isinstance(state, Record):
-            return encode(state)
+            return _encode(state)
         _state_encoders[kind] = encoder = _state_encoder(kind._keys)
     return encoder(state)
 
@@ -181,7 +182,7 @@ def encode_state(state: Record) -> bytes:
 def _state_encoder(keys: tuple[str, ...]) -> Any:
     """The encoder of one shape of states: the map header and each key's encoding are
     constants, each field's encoding comes from the cache (generated: one call per state)."""
-    heads = [encode(k) for k in keys]
+    heads = [_encode(k) for k in keys]
     if heads:
         heads[0] = _map_header(len(keys)) + heads[0]
     parts = "".join(
@@ -207,7 +208,7 @@ def _field_encoding(value: Any) -> bytes:
     if kind in _PLAIN or (kind is tuple and _PLAIN.issuperset(map(type, value))):
         data = _plain(value)  # atoms, and tuples of atoms, need no hook
     else:
-        data = encode(value)
+        data = _encode(value)
     _remember(_field_encodings, _fields_kept, value, data)
     return data
 
@@ -249,3 +250,9 @@ def decode(data: bytes) -> Any:
 def fingerprint(data: bytes) -> int:
     """The 64-bit fingerprint (unsigned) of an encoded state."""
     return xxhash.xxh3_64_intdigest(data)
+
+
+encode = _encode
+encode_state = _encode_state
+if hot is not None:  # the same bytes, in C: fast enough to encode every new state whole
+    encode = encode_state = hot.encode

@@ -25,6 +25,7 @@ from checker.spec import (
     invariants_of,
     on_of,
 )
+from checker.speedups import hot
 from checker.symmetry import Permutation, Symmetry
 
 Binding = tuple[Any, ...]
@@ -200,6 +201,7 @@ class Model:
             self.invariants = tuple(declared.values())
         self.constraints = tuple(Constraint(n, getattr(spec, n)) for n in bounds)
         self.action_constraints = tuple(Constraint(n, getattr(spec, n)) for n in steps)
+        self._constrained = bool(self.action_constraints)
         if spec.view is not None and not callable(spec.view):
             raise SpecError(f"{self.name}.view must be a method view(self, s), not {spec.view!r}")
         self.view: Callable[[Record], Any] | None = spec.view
@@ -433,7 +435,12 @@ class Model:
         that an action constraint discards. Returns whether any action was enabled (the state
         constraints are the caller's to check). This is the hot loop of every engine: one call
         per action and binding, and the common case (an action returning one Record with the
-        state's variables) takes the short path."""
+        state's variables) takes the short path. With the C hot path (checker._hot) the same
+        loop runs in C, unless binding lists are asked for."""
+        if hot is not None and bindings is None:
+            return hot.successors(
+                self._plan, state, states, actions, self._add, self._reraise, self._constrained
+            )
         shape = state.__class__
         add, mark = states.append, actions.append
         enabled = False
@@ -503,6 +510,10 @@ class Model:
             if bindings is not None:
                 bindings.append(binding)
         return bool(many)
+
+    def _reraise(self, ai: int, binding: Binding, state: Record, exc: Exception) -> None:
+        """Raise what an action raised as the EvaluationError that says where (for C)."""
+        raise self._raised_in(ai, binding, state, exc) from exc
 
     def expand(self, data: bytes) -> Successors:
         """The successors of an encoded state, as `successors` gives them, each encoded and

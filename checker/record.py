@@ -26,6 +26,8 @@ import difflib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
+from checker.speedups import hot
+
 __all__ = [
     "Map",
     "Record",
@@ -73,7 +75,11 @@ class _ShapeType(_RecordType):
     __call__ = type.__call__  # type: ignore[assignment]
 
 
-class Record(tuple, metaclass=_RecordType):
+# With the C hot path, a Record derives from its RecordBase (a tuple with `replace` in C).
+_Tuple: type = hot.RecordBase if hot is not None else tuple
+
+
+class Record(_Tuple, metaclass=_RecordType):  # type: ignore[misc,valid-type]
     """An immutable mapping with canonically ordered keys and attribute access.
 
     `Record(leader=0, isr={0})` freezes its values; `r.replace(leader=1)` returns a copy with
@@ -119,12 +125,6 @@ class Record(tuple, metaclass=_RecordType):
 
     def __getattr__(self, name: str) -> Any:  # only reached when `name` is no field
         raise AttributeError(_unknown_field(self, name))
-
-    def replace(self, **changes: Any) -> Record:
-        """A copy with the named existing fields set to new values."""
-        for name in changes:
-            raise KeyError(_unknown_field(self, name))
-        return self
 
     def __repr__(self) -> str:
         inner = ", ".join(
@@ -196,6 +196,12 @@ class Map(Record, metaclass=_ShapeType):
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (_item(self, 1), _item(self, 2)))
 
+    def replace(self, **changes: Any) -> Record:
+        """A map has no fields to replace: use put(m, key, value)."""
+        for name in changes:
+            raise KeyError(_unknown_field(self, name))
+        return self
+
 
 def _rebuild(keys: tuple[Any, ...], values: tuple[Any, ...]) -> Record:
     """A Record from keys in canonical order and frozen values (unpickling)."""
@@ -240,7 +246,8 @@ def shape(keys: tuple[str, ...]) -> type[Record]:
         for i, key in enumerate(keys):
             namespace[key] = _tuplegetter(i + 1, f"the field {key!r}")
         found = _ShapeType("Record", (Record,), namespace)
-        found.replace = _replace_of(found, keys)  # type: ignore[method-assign]
+        if hot is None:  # else RecordBase.replace (in C) serves every shape
+            found.replace = _replace_of(found, keys)  # type: ignore[attr-defined]
         _shapes[keys] = found
         FROZEN.add(found)
         ATOMS.add(found)
@@ -283,7 +290,7 @@ def _replace_of(cls: type[Record], keys: tuple[str, ...]) -> Any:
     }
     exec(source, namespace)
     replace = namespace["replace"]
-    replace.__doc__ = Record.replace.__doc__
+    replace.__doc__ = "A copy with the named existing fields set to new values."
     replace.__qualname__ = "Record.replace"
     return replace
 
@@ -309,13 +316,22 @@ def _maker(order: tuple[str, ...]) -> Any:
         if not _is_field_name(key):
             raise StateError(f"{key!r} cannot be a field name: it is a method of Record")
     keys = tuple(sorted(order))
-    fields = "".join(
-        f"        _mc_f[{k!r}] if _mc_f[{k!r}].__class__ in _mc_ATOMS"
-        f" else _mc_freeze(_mc_f[{k!r}]),\n"
-        for k in keys
-    )
-    source = f"def make(_mc_f):\n    return _mc_S((_mc_S,\n{fields}    ))\n"
-    namespace = {"_mc_S": shape(keys), "_mc_ATOMS": ATOMS, "_mc_freeze": freeze}
+    if hot is not None:  # new() freezes what is not an atom, in C
+        fields = "".join(f"_mc_f[{k!r}], " for k in keys)
+        source = f"def make(_mc_f):\n    return _mc_new(_mc_S, {fields})\n"
+    else:
+        fields = "".join(
+            f"        _mc_f[{k!r}] if _mc_f[{k!r}].__class__ in _mc_ATOMS"
+            f" else _mc_freeze(_mc_f[{k!r}]),\n"
+            for k in keys
+        )
+        source = f"def make(_mc_f):\n    return _mc_S((_mc_S,\n{fields}    ))\n"
+    namespace = {
+        "_mc_S": shape(keys),
+        "_mc_ATOMS": ATOMS,
+        "_mc_freeze": freeze,
+        "_mc_new": hot and hot.new,
+    }
     exec(source, namespace)
     _makers[order] = make = namespace["make"]
     return make
@@ -384,7 +400,7 @@ def freeze(value: Any) -> Any:
     raise StateError(f"a {kind.__name__} cannot be part of a state (got {value!r})")
 
 
-def put(container: Any, key: Any, value: Any) -> Any:
+def _put(container: Any, key: Any, value: Any) -> Any:
     """`container` with `key` set to `value`: a tuple by index or a Record by key."""
     if value.__class__ not in FROZEN:
         value = freeze(value)
@@ -417,3 +433,9 @@ def put(container: Any, key: Any, value: Any) -> Any:
 def without(record: Record, *keys: Any) -> Record:
     """`record` without the given keys (missing keys are ignored)."""
     return mapping({k: v for k, v in record.items() if k not in keys})
+
+
+put = _put
+if hot is not None:  # tuples in C (the common case: `put(s.log, b, ...)`), the rest in _put
+    hot.configure(FROZEN, ATOMS, freeze, _raise_unknown, _put, StateError, Map)
+    put = hot.put

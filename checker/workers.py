@@ -36,6 +36,7 @@ from checker.encoding import decode, encode_state, fingerprint
 from checker.errors import EvaluationError
 from checker.model import Model
 from checker.record import Record, StateError, freeze
+from checker.speedups import hot
 
 Reply = dict[str, Any]
 Request = dict[str, Any]
@@ -98,11 +99,11 @@ class Expander:
             states = self.levels[level][first : first + request["count"]]
         seen = self.seen
         successors: list[Record] = []
-        actions = array("H")
+        actions: list[int] = []
         counts = array("I")
         stuck = bytearray()
         candidates: list[Record] = []
-        positions = array("I")
+        positions: list[int] = []
         fps = array("Q")
         encodings: list[bytes] = []
         error = None
@@ -116,23 +117,14 @@ class Expander:
                 continue
             try:
                 enabled = model.successors(state, successors, actions)
-                for position in range(total, len(successors)):
-                    succ = successors[position]
-                    try:
-                        if succ in seen:
-                            continue
-                    except TypeError:  # a list or set inside a tuple: freeze it as put() would
-                        succ = _refrozen(model, state, actions[position], succ)
-                        if succ in seen:
-                            continue
-                    seen.add(succ)
+                first = len(candidates)
+                _unmet(model, state, successors, actions, total, seen, candidates, positions)
+                for succ, position in zip(candidates[first:], positions[first:]):
                     try:
                         data = encode_state(succ)
                     except StateError as exc:
                         raise _unencodable(model, actions[position], state, exc) from exc
                     fps.append(model.fingerprint_of(succ, data) if reduces else fingerprint(data))
-                    positions.append(position)
-                    candidates.append(succ)
                     encodings.append(data)
             except EvaluationError:  # the engine raises it again, with the state and step
                 error = i
@@ -142,14 +134,15 @@ class Expander:
             stuck.append(not enabled)
             total = len(successors)
         del successors
+        del candidates[len(fps) :]  # those of a state whose expansion raised were not encoded
         broken, raised = self._verdicts(candidates)
         self.pending[request["chunk"]] = (level, candidates)
         sizes = np.fromiter(map(len, encodings), np.uint64, len(encodings))
         return {
-            "actions": actions.tobytes(),
+            "actions": array("H", actions).tobytes(),
             "counts": counts.tobytes(),
             "stuck": bytes(stuck),
-            "positions": positions.tobytes(),
+            "positions": array("I", positions[: len(candidates)]).tobytes(),
             "fps": fps.tobytes(),
             "blob": b"".join(encodings),
             "offsets": np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes)]).tobytes(),
@@ -173,6 +166,39 @@ class Expander:
             if invariant is not None:
                 broken.append([k, invariant.name])
         return broken, raised
+
+
+def _unmet(
+    model: Model,
+    state: Record,
+    successors: list[Record],
+    actions: list[int],
+    start: int,
+    seen: set[Record],
+    found: list[Record],
+    positions: list[int],
+) -> None:
+    """Add the successors from `start` on that are not in `seen` to it and to `found`, their
+    positions to `positions` (in C with checker._hot)."""
+    if hot is not None:
+        while True:
+            stop = hot.candidates(successors, start, seen, found, positions)
+            if stop is None:
+                return
+            # A list or set inside a tuple: freeze it as put() would, then go on from there.
+            successors[stop] = _refrozen(model, state, actions[stop], successors[stop])
+            start = stop
+    for position in range(start, len(successors)):
+        succ = successors[position]
+        try:
+            met = succ in seen
+        except TypeError:
+            succ = successors[position] = _refrozen(model, state, actions[position], succ)
+            met = succ in seen
+        if not met:
+            seen.add(succ)
+            found.append(succ)
+            positions.append(position)
 
 
 def _decoded(blob: bytes, offsets: bytes) -> list[Record]:

@@ -5,7 +5,10 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from checker import encoding, speedups
 from checker.encoding import decode, encode, encode_state, fingerprint
 from checker.record import Map, Record, StateError, put
 
@@ -109,3 +112,54 @@ def test_fingerprint_is_stable_across_processes_with_different_hash_seeds():
         prints.add(int(out))
     assert len(prints) == 1
     assert 0 <= prints.pop() < 2**64
+
+
+# -- the C encoder (checker._hot) gives the pure-Python encoder's bytes ------------------------
+
+atoms = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
+    | st.text(max_size=40)
+    | st.binary(max_size=300)
+)
+
+
+def _values(children: st.SearchStrategy) -> st.SearchStrategy:
+    names = st.sampled_from(["a", "b", "leader", "isr", "x_1"])
+    return (
+        st.lists(children, max_size=5).map(tuple)
+        | st.frozensets(children.filter(_hashable), max_size=6)
+        | st.dictionaries(names, children, max_size=4).map(Record)
+        | st.dictionaries(st.integers(-3, 300), children, min_size=1, max_size=4).map(Record)
+    )
+
+
+def _hashable(value: object) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+values = st.recursive(atoms, _values, max_leaves=30)
+
+
+@pytest.mark.skipif(speedups.hot is None, reason="checker._hot is not built")
+@settings(max_examples=400, deadline=None)
+@given(values)
+def test_the_c_encoder_gives_the_same_bytes(value):
+    data = encoding._encode(value)
+    assert speedups.hot.encode(value) == data
+    assert decode(data) == value
+
+
+@pytest.mark.skipif(speedups.hot is None, reason="checker._hot is not built")
+def test_the_c_encoder_refuses_what_the_python_one_refuses():
+    # What spec code can put in a state that replace() and put() do not look into.
+    for bad in ((1, 0.5), frozenset({0.5}), (object(),), object(), (1, [2]), 2**64, -(2**63) - 1):
+        with pytest.raises(StateError):
+            encoding._encode(bad)
+        with pytest.raises(StateError):
+            speedups.hot.encode(bad)

@@ -1,0 +1,765 @@
+/* checker._hot: the engine's hot path in C, with the same behaviour as the pure-Python code
+ * it replaces (checker.record, checker.encoding, Model.successors, the expanders' dedupe).
+ *
+ * - RecordBase: the tuple type every Record shape derives from, with `replace` in C.
+ * - new(shape, *values), put(container, key, value): building records and tuples.
+ * - successors(...): one state's successors, as Model.successors computes them.
+ * - candidates(...): the successors not met before (the expanders' exact dedupe).
+ * - encode(value): the canonical msgpack encoding, byte for byte that of checker.encoding.
+ *
+ * The Python modules hand over what this module needs (their types, sets and fallbacks) with
+ * configure(...) when they are imported. MC_PURE_PYTHON=1 keeps the module from being used.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* -- what checker.record and checker.encoding hand over ---------------------------------- */
+
+static PyObject *FROZEN;      /* set of types replace() and put() take as they are */
+static PyObject *ATOMS;       /* set of types Record() takes as they are */
+static PyObject *FREEZE;      /* checker.record.freeze */
+static PyObject *UNKNOWN;     /* checker.record._raise_unknown(record, changes): raises */
+static PyObject *PUT_SLOW;    /* checker.record._put (records and maps) */
+static PyObject *STATE_ERROR; /* checker.record.StateError */
+static PyTypeObject *MAP;     /* checker.record.Map */
+static PyObject *STR_INDEX;   /* "_index" */
+static PyObject *STR_KEYS;    /* "_keys" */
+static PyObject *STR_BINDINGS; /* "bindings" */
+
+/* -- RecordBase ----------------------------------------------------------------------------- */
+
+static PyObject *
+frozen(PyObject *value, PyObject *kinds)
+{
+    int ok = PySet_Contains(kinds, (PyObject *)Py_TYPE(value));
+    if (ok < 0)
+        return NULL;
+    if (ok) {
+        Py_INCREF(value);
+        return value;
+    }
+    return PyObject_CallOneArg(FREEZE, value);
+}
+
+/* A new instance of `type` (a tuple subclass) with room for n items, all NULL. */
+static PyObject *
+alloc(PyTypeObject *type, Py_ssize_t n)
+{
+    return type->tp_alloc(type, n);
+}
+
+static PyObject *
+record_replace(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs != 0) {
+        PyErr_SetString(PyExc_TypeError, "replace() takes keyword arguments only");
+        return NULL;
+    }
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject *index = _PyType_Lookup(type, STR_INDEX); /* borrowed */
+    if (index == NULL || !PyDict_CheckExact(index)) {
+        PyErr_Format(PyExc_TypeError, "replace() of a %s", type->tp_name);
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(self);
+    Py_ssize_t changes = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    PyObject *copy = alloc(type, n);
+    if (copy == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(self, i);
+        Py_INCREF(item);
+        PyTuple_SET_ITEM(copy, i, item);
+    }
+    for (Py_ssize_t k = 0; k < changes; k++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+        PyObject *position = PyDict_GetItemWithError(index, name); /* borrowed */
+        if (position == NULL) {
+            if (!PyErr_Occurred()) {
+                PyObject *bad = PyDict_New();
+                if (bad != NULL && PyDict_SetItem(bad, name, args[k]) == 0) {
+                    PyObject *r = PyObject_CallFunctionObjArgs(UNKNOWN, self, bad, NULL);
+                    Py_XDECREF(r);
+                }
+                Py_XDECREF(bad);
+                if (!PyErr_Occurred())
+                    PyErr_SetObject(PyExc_KeyError, name);
+            }
+            Py_DECREF(copy);
+            return NULL;
+        }
+        Py_ssize_t at = PyLong_AsSsize_t(position);
+        if (at < 1 || at >= n) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_RuntimeError, "a Record shape's _index is broken");
+            Py_DECREF(copy);
+            return NULL;
+        }
+        PyObject *value = frozen(args[k], FROZEN);
+        if (value == NULL) {
+            Py_DECREF(copy);
+            return NULL;
+        }
+        PyObject *old = PyTuple_GET_ITEM(copy, at);
+        PyTuple_SET_ITEM(copy, at, value);
+        Py_DECREF(old);
+    }
+    return copy;
+}
+
+static PyMethodDef record_methods[] = {
+    {"replace", (PyCFunction)(void (*)(void))record_replace, METH_FASTCALL | METH_KEYWORDS,
+     "A copy with the named existing fields set to new values."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject RecordBase = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "checker._hot.RecordBase",
+    .tp_itemsize = sizeof(PyObject *),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "A tuple whose first item is its shape (checker.record.Record).",
+    .tp_methods = record_methods,
+};
+
+/* new(shape, *values): the record (shape, *values), each value frozen unless an atom. */
+static PyObject *
+hot_new(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || !PyType_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "new(shape, *values)");
+        return NULL;
+    }
+    PyTypeObject *type = (PyTypeObject *)args[0];
+    PyObject *record = alloc(type, nargs);
+    if (record == NULL)
+        return NULL;
+    Py_INCREF(type);
+    PyTuple_SET_ITEM(record, 0, (PyObject *)type);
+    for (Py_ssize_t i = 1; i < nargs; i++) {
+        PyObject *value = frozen(args[i], ATOMS);
+        if (value == NULL) {
+            Py_DECREF(record);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(record, i, value);
+    }
+    return record;
+}
+
+/* put(container, key, value): a tuple with one item changed, in C; records in Python. */
+static PyObject *
+hot_put(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "put(container, key, value)");
+        return NULL;
+    }
+    PyObject *container = args[0], *key = args[1];
+    if (!PyTuple_CheckExact(container) || !PyLong_CheckExact(key))
+        return PyObject_Vectorcall(PUT_SLOW, args, 3, NULL);
+    Py_ssize_t n = PyTuple_GET_SIZE(container);
+    Py_ssize_t at = PyLong_AsSsize_t(key);
+    if (at == -1 && PyErr_Occurred())
+        PyErr_Clear();
+    if (at < 0 || at >= n) {
+        PyErr_Format(PyExc_IndexError, "put(): index %R out of range for a tuple of %zd", key, n);
+        return NULL;
+    }
+    PyObject *value = frozen(args[2], FROZEN);
+    if (value == NULL)
+        return NULL;
+    PyObject *copy = PyTuple_New(n);
+    if (copy == NULL) {
+        Py_DECREF(value);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = i == at ? value : PyTuple_GET_ITEM(container, i);
+        if (i != at)
+            Py_INCREF(item);
+        PyTuple_SET_ITEM(copy, i, item);
+    }
+    return copy;
+}
+
+/* -- successors -------------------------------------------------------------------------- */
+
+/* The spec raised in an action: let `reraise(ai, binding, state, exc)` (Model) raise the
+ * EvaluationError that names it. Exceptions that are not errors (KeyboardInterrupt) pass. */
+static void
+action_raised(PyObject *reraise, PyObject *ai, PyObject *binding, PyObject *state)
+{
+    if (!PyErr_ExceptionMatches(PyExc_Exception))
+        return;
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    if (traceback != NULL)
+        PyException_SetTraceback(value, traceback);
+    PyObject *r = PyObject_CallFunctionObjArgs(reraise, ai, binding, state, value, NULL);
+    Py_XDECREF(r);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+    if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_RuntimeError, "an action raised and was not reported");
+}
+
+/* What to do with an action's result. Returns 1 (enabled), 0 (None) or -1 (error). */
+static int
+take_result(PyObject *result, PyObject *ai, PyObject *binding, PyObject *state,
+            PyTypeObject *shape, int constrained, PyObject *states, PyObject *actions,
+            PyObject *general)
+{
+    if (result == Py_None)
+        return 0;
+    if (Py_TYPE(result) == shape && !constrained) {
+        if (PyList_Append(states, result) < 0 || PyList_Append(actions, ai) < 0)
+            return -1;
+        return 1;
+    }
+    PyObject *r = PyObject_CallFunctionObjArgs(
+        general, ai, binding, state, result, states, actions, Py_None, NULL);
+    if (r == NULL)
+        return -1;
+    int enabled = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return enabled;
+}
+
+/* successors(plan, state, states, actions, general, reraise, constrained) -> enabled
+ *
+ * As Model.successors (without binding lists): plan is Model._plan, a tuple of (action index,
+ * bound function, arity, static bindings or None, Action); general is Model._add, reraise
+ * Model._reraise; constrained whether there are action constraints. */
+static PyObject *
+hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "successors() takes 7 arguments");
+        return NULL;
+    }
+    PyObject *plan = args[0], *state = args[1], *states = args[2], *actions = args[3];
+    PyObject *general = args[4], *reraise = args[5];
+    int constrained = PyObject_IsTrue(args[6]);
+    if (!PyTuple_CheckExact(plan) || !PyList_CheckExact(states) || !PyList_CheckExact(actions)) {
+        PyErr_SetString(PyExc_TypeError, "successors(): bad arguments");
+        return NULL;
+    }
+    PyTypeObject *shape = Py_TYPE(state);
+    int enabled = 0;
+    Py_ssize_t entries = PyTuple_GET_SIZE(plan);
+    for (Py_ssize_t e = 0; e < entries; e++) {
+        PyObject *entry = PyTuple_GET_ITEM(plan, e);
+        PyObject *ai = PyTuple_GET_ITEM(entry, 0);
+        PyObject *fn = PyTuple_GET_ITEM(entry, 1);
+        long arity = PyLong_AsLong(PyTuple_GET_ITEM(entry, 2));
+        PyObject *fixed = PyTuple_GET_ITEM(entry, 3);
+        PyObject *act = PyTuple_GET_ITEM(entry, 4);
+        /* A bound method: call its function with (spec, state, *binding), no allocation. */
+        PyObject *func = fn, *self = NULL;
+        if (PyMethod_Check(fn)) {
+            func = PyMethod_GET_FUNCTION(fn);
+            self = PyMethod_GET_SELF(fn);
+        }
+        PyObject *bindings; /* new reference */
+        if (fixed != Py_None) {
+            bindings = fixed;
+            Py_INCREF(bindings);
+        } else {
+            PyObject *found = PyObject_CallMethodOneArg(act, STR_BINDINGS, state);
+            if (found == NULL)
+                return NULL;
+            bindings = PySequence_Tuple(found);
+            Py_DECREF(found);
+            if (bindings == NULL)
+                return NULL;
+        }
+        if (arity == 0) {
+            Py_DECREF(bindings);
+            PyObject *argv[3] = {NULL, self, state};
+            PyObject **start = self ? argv + 1 : argv + 2;
+            size_t count = self ? 2 : 1;
+            PyObject *result = PyObject_Vectorcall(
+                func, start, count | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+            PyObject *none = PyTuple_New(0);
+            if (none == NULL) {
+                Py_XDECREF(result);
+                return NULL;
+            }
+            if (result == NULL) {
+                action_raised(reraise, ai, none, state);
+                Py_DECREF(none);
+                return NULL;
+            }
+            int r = take_result(result, ai, none, state, shape, constrained, states, actions,
+                                general);
+            Py_DECREF(result);
+            Py_DECREF(none);
+            if (r < 0)
+                return NULL;
+            enabled |= r;
+            continue;
+        }
+        Py_ssize_t count = PyTuple_GET_SIZE(bindings);
+        for (Py_ssize_t b = 0; b < count; b++) {
+            PyObject *binding = PyTuple_GET_ITEM(bindings, b);
+            PyObject *argv[16];
+            Py_ssize_t argc;
+            PyObject *one = NULL; /* (value,) for a one-parameter action, made when needed */
+            if (arity == 1) {
+                PyObject *value = binding;
+                if (fixed == Py_None)  /* dynamic bindings are tuples: take the value */
+                    value = PyTuple_GET_ITEM(binding, 0);
+                argv[1] = self;
+                argv[2] = state;
+                argv[3] = value;
+                argc = 3;
+                binding = NULL;
+                one = value;
+            } else {
+                Py_ssize_t size = PyTuple_GET_SIZE(binding);
+                if (size > 12) {
+                    PyErr_SetString(PyExc_ValueError, "an action takes at most 12 parameters");
+                    Py_DECREF(bindings);
+                    return NULL;
+                }
+                argv[1] = self;
+                argv[2] = state;
+                for (Py_ssize_t p = 0; p < size; p++)
+                    argv[3 + p] = PyTuple_GET_ITEM(binding, p);
+                argc = 2 + size;
+            }
+            PyObject **start = self ? argv + 1 : argv + 2;
+            size_t given = self ? (size_t)argc : (size_t)argc - 1;
+            PyObject *result = PyObject_Vectorcall(
+                func, start, given | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+            PyObject *made = NULL;
+            if (binding == NULL && (result == NULL || (result != Py_None &&
+                    (Py_TYPE(result) != shape || constrained)))) {
+                made = PyTuple_Pack(1, one);
+                if (made == NULL) {
+                    Py_XDECREF(result);
+                    Py_DECREF(bindings);
+                    return NULL;
+                }
+                binding = made;
+            }
+            if (result == NULL) {
+                action_raised(reraise, ai, binding, state);
+                Py_XDECREF(made);
+                Py_DECREF(bindings);
+                return NULL;
+            }
+            int r = take_result(result, ai, binding, state, shape, constrained, states, actions,
+                                general);
+            Py_DECREF(result);
+            Py_XDECREF(made);
+            if (r < 0) {
+                Py_DECREF(bindings);
+                return NULL;
+            }
+            enabled |= r;
+        }
+        Py_DECREF(bindings);
+    }
+    return PyBool_FromLong(enabled);
+}
+
+/* candidates(successors, start, seen, found, positions) -> None or the position of a
+ * successor that cannot be hashed (the caller freezes it and calls again from there).
+ * The successors from `start` on that are not in `seen` are added to it and to `found`,
+ * their positions to `positions`. */
+static PyObject *
+hot_candidates(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "candidates() takes 5 arguments");
+        return NULL;
+    }
+    PyObject *successors = args[0], *seen = args[2], *found = args[3], *positions = args[4];
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
+    if (start == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(successors);
+    for (Py_ssize_t i = start; i < n; i++) {
+        PyObject *succ = PyList_GET_ITEM(successors, i);
+        int met = PySet_Contains(seen, succ);
+        if (met < 0) {
+            if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+                PyErr_Clear();
+                return PyLong_FromSsize_t(i);
+            }
+            return NULL;
+        }
+        if (met)
+            continue;
+        PyObject *position = PyLong_FromSsize_t(i);
+        if (position == NULL || PySet_Add(seen, succ) < 0 || PyList_Append(found, succ) < 0 ||
+            PyList_Append(positions, position) < 0) {
+            Py_XDECREF(position);
+            return NULL;
+        }
+        Py_DECREF(position);
+    }
+    Py_RETURN_NONE;
+}
+
+/* -- encode ---------------------------------------------------------------------------- */
+
+typedef struct {
+    char *data;
+    Py_ssize_t size, capacity;
+} Buffer;
+
+static int
+grow(Buffer *b, Py_ssize_t more)
+{
+    if (b->size + more <= b->capacity)
+        return 0;
+    Py_ssize_t capacity = b->capacity ? b->capacity : 256;
+    while (capacity < b->size + more)
+        capacity *= 2;
+    char *data = PyMem_Realloc(b->data, capacity);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->data = data;
+    b->capacity = capacity;
+    return 0;
+}
+
+static int
+put_bytes(Buffer *b, const void *bytes, Py_ssize_t n)
+{
+    if (grow(b, n) < 0)
+        return -1;
+    memcpy(b->data + b->size, bytes, n);
+    b->size += n;
+    return 0;
+}
+
+static int
+put_byte(Buffer *b, unsigned char c)
+{
+    return put_bytes(b, &c, 1);
+}
+
+static int
+put_be(Buffer *b, unsigned char head, uint64_t value, int width)
+{
+    unsigned char out[9];
+    out[0] = head;
+    for (int i = 0; i < width; i++)
+        out[1 + i] = (unsigned char)(value >> (8 * (width - 1 - i)));
+    return put_bytes(b, out, 1 + width);
+}
+
+/* A container's header, as msgpack-python writes it. */
+static int
+put_header(Buffer *b, Py_ssize_t n, unsigned char fix, int fixlimit, unsigned char h16,
+           unsigned char h32)
+{
+    if (n < fixlimit)
+        return put_byte(b, (unsigned char)(fix | n));
+    if (n < 65536)
+        return put_be(b, h16, (uint64_t)n, 2);
+    return put_be(b, h32, (uint64_t)n, 4);
+}
+
+static int
+put_int(Buffer *b, PyObject *value)
+{
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow > 0) {
+        unsigned long long u = PyLong_AsUnsignedLongLong(value);
+        if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            PyErr_Format(STATE_ERROR, "cannot encode %R: integers must fit in 64 bits", value);
+            return -1;
+        }
+        return put_be(b, 0xcf, u, 8);
+    }
+    if (overflow < 0) {
+        PyErr_Format(STATE_ERROR, "cannot encode %R: integers must fit in 64 bits", value);
+        return -1;
+    }
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v < -(1LL << 5)) {
+        if (v < -(1LL << 15)) {
+            if (v < -(1LL << 31))
+                return put_be(b, 0xd3, (uint64_t)v, 8);
+            return put_be(b, 0xd2, (uint64_t)v, 4);
+        }
+        if (v < -(1 << 7))
+            return put_be(b, 0xd1, (uint64_t)v, 2);
+        return put_be(b, 0xd0, (uint64_t)v, 1);
+    }
+    if (v < (1 << 7))
+        return put_byte(b, (unsigned char)(signed char)v);
+    if (v < (1 << 8))
+        return put_be(b, 0xcc, (uint64_t)v, 1);
+    if (v < (1 << 16))
+        return put_be(b, 0xcd, (uint64_t)v, 2);
+    if (v < (1LL << 32))
+        return put_be(b, 0xce, (uint64_t)v, 4);
+    return put_be(b, 0xcf, (uint64_t)v, 8);
+}
+
+static int put_value(Buffer *b, PyObject *value, int depth);
+
+typedef struct {
+    Py_ssize_t start, size;
+    const char *base; /* set after the element buffer stops moving */
+} Span;
+
+static int
+compare_spans(const void *x, const void *y)
+{
+    const Span *a = x, *b = y;
+    Py_ssize_t n = a->size < b->size ? a->size : b->size;
+    int c = memcmp(a->base + a->start, b->base + b->start, (size_t)n);
+    if (c != 0)
+        return c;
+    return (a->size > b->size) - (a->size < b->size);
+}
+
+/* A frozenset: extension 1 holding an array of its elements' encodings, sorted. */
+static int
+put_set(Buffer *b, PyObject *set, int depth)
+{
+    Py_ssize_t n = PySet_GET_SIZE(set);
+    Buffer elements = {NULL, 0, 0};
+    Span *spans = PyMem_Malloc(sizeof(Span) * (n ? n : 1));
+    if (spans == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t i = 0;
+    PyObject *item;
+    int status = -1;
+    PyObject *iterator = PyObject_GetIter(set);
+    if (iterator == NULL)
+        goto done;
+    while (i < n && (item = PyIter_Next(iterator)) != NULL) {
+        spans[i].start = elements.size;
+        int failed = put_value(&elements, item, depth + 1) < 0;
+        Py_DECREF(item);
+        if (failed) {
+            Py_DECREF(iterator);
+            goto done;
+        }
+        spans[i].size = elements.size - spans[i].start;
+        i++;
+    }
+    Py_DECREF(iterator);
+    if (PyErr_Occurred())
+        goto done;
+    for (Py_ssize_t k = 0; k < n; k++)
+        spans[k].base = elements.data;
+    qsort(spans, (size_t)n, sizeof(Span), compare_spans);
+    Buffer payload = {NULL, 0, 0};
+    if (put_header(&payload, n, 0x90, 16, 0xdc, 0xdd) < 0)
+        goto payload_done;
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (put_bytes(&payload, elements.data + spans[k].start, spans[k].size) < 0)
+            goto payload_done;
+    Py_ssize_t size = payload.size;
+    int fixed = size == 1 ? 0xd4 : size == 2 ? 0xd5 : size == 4 ? 0xd6 : size == 8 ? 0xd7
+                : size == 16 ? 0xd8 : 0;
+    if (fixed) {
+        if (put_byte(b, (unsigned char)fixed) < 0)
+            goto payload_done;
+    } else if (size < 256) {
+        if (put_be(b, 0xc7, (uint64_t)size, 1) < 0)
+            goto payload_done;
+    } else if (size < 65536) {
+        if (put_be(b, 0xc8, (uint64_t)size, 2) < 0)
+            goto payload_done;
+    } else if (put_be(b, 0xc9, (uint64_t)size, 4) < 0) {
+        goto payload_done;
+    }
+    if (put_byte(b, 1) < 0 || put_bytes(b, payload.data, size) < 0)
+        goto payload_done;
+    status = 0;
+payload_done:
+    PyMem_Free(payload.data);
+done:
+    PyMem_Free(elements.data);
+    PyMem_Free(spans);
+    return status;
+}
+
+static int
+put_map(Buffer *b, PyObject *keys, PyObject *values, Py_ssize_t offset, int depth)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(keys);
+    if (put_header(b, n, 0x80, 16, 0xde, 0xdf) < 0)
+        return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (put_value(b, PyTuple_GET_ITEM(keys, i), depth + 1) < 0 ||
+            put_value(b, PyTuple_GET_ITEM(values, offset + i), depth + 1) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int
+refuse(PyObject *value)
+{
+    if (PyFloat_Check(value))
+        PyErr_Format(STATE_ERROR, "floats cannot be part of a state (got %R); use ints", value);
+    else
+        PyErr_Format(STATE_ERROR, "a %s cannot be part of a state (got %R)",
+                     Py_TYPE(value)->tp_name, value);
+    return -1;
+}
+
+static int
+put_value(Buffer *b, PyObject *value, int depth)
+{
+    if (depth > 500) {
+        PyErr_SetString(STATE_ERROR, "a state value nested deeper than 500 levels");
+        return -1;
+    }
+    PyTypeObject *type = Py_TYPE(value);
+    if (value == Py_None)
+        return put_byte(b, 0xc0);
+    if (value == Py_True)
+        return put_byte(b, 0xc3);
+    if (value == Py_False)
+        return put_byte(b, 0xc2);
+    if (type == &PyLong_Type)
+        return put_int(b, value);
+    if (type == &PyUnicode_Type) {
+        Py_ssize_t n;
+        const char *text = PyUnicode_AsUTF8AndSize(value, &n);
+        if (text == NULL)
+            return -1;
+        int status;
+        if (n < 32)
+            status = put_byte(b, (unsigned char)(0xa0 | n));
+        else if (n < 256)
+            status = put_be(b, 0xd9, (uint64_t)n, 1);
+        else if (n < 65536)
+            status = put_be(b, 0xda, (uint64_t)n, 2);
+        else
+            status = put_be(b, 0xdb, (uint64_t)n, 4);
+        return status < 0 ? -1 : put_bytes(b, text, n);
+    }
+    if (type == &PyTuple_Type) {
+        Py_ssize_t n = PyTuple_GET_SIZE(value);
+        if (put_header(b, n, 0x90, 16, 0xdc, 0xdd) < 0)
+            return -1;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (put_value(b, PyTuple_GET_ITEM(value, i), depth + 1) < 0)
+                return -1;
+        return 0;
+    }
+    if (type == &PyFrozenSet_Type)
+        return put_set(b, value, depth);
+    if (type == &PyBytes_Type) {
+        Py_ssize_t n = PyBytes_GET_SIZE(value);
+        int status;
+        if (n < 256)
+            status = put_be(b, 0xc4, (uint64_t)n, 1);
+        else if (n < 65536)
+            status = put_be(b, 0xc5, (uint64_t)n, 2);
+        else
+            status = put_be(b, 0xc6, (uint64_t)n, 4);
+        return status < 0 ? -1 : put_bytes(b, PyBytes_AS_STRING(value), n);
+    }
+    if (PyType_IsSubtype(type, &RecordBase)) {
+        if (type == MAP)
+            return put_map(b, PyTuple_GET_ITEM(value, 1), PyTuple_GET_ITEM(value, 2), 0, depth);
+        PyObject *keys = _PyType_Lookup(type, STR_KEYS); /* borrowed */
+        if (keys == NULL || !PyTuple_CheckExact(keys) ||
+            PyTuple_GET_SIZE(keys) + 1 != PyTuple_GET_SIZE(value)) {
+            PyErr_Format(STATE_ERROR, "a %s with no field names", type->tp_name);
+            return -1;
+        }
+        return put_map(b, keys, value, 1, depth);
+    }
+    return refuse(value);
+}
+
+static PyObject *
+hot_encode(PyObject *module, PyObject *value)
+{
+    Buffer b = {NULL, 0, 0};
+    if (put_value(&b, value, 0) < 0) {
+        PyMem_Free(b.data);
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(b.data, b.size);
+    PyMem_Free(b.data);
+    return out;
+}
+
+/* -- configure ---------------------------------------------------------------------------- */
+
+static PyObject *
+hot_configure(PyObject *module, PyObject *args)
+{
+    PyObject *frozen_types, *atoms, *freeze, *unknown, *put_slow, *state_error, *map;
+    if (!PyArg_ParseTuple(args, "O!O!OOOOO!", &PySet_Type, &frozen_types, &PySet_Type, &atoms,
+                          &freeze, &unknown, &put_slow, &state_error, &PyType_Type, &map))
+        return NULL;
+    PyObject **slots[] = {&FROZEN, &ATOMS, &FREEZE, &UNKNOWN, &PUT_SLOW, &STATE_ERROR,
+                          (PyObject **)&MAP};
+    PyObject *values[] = {frozen_types, atoms, freeze, unknown, put_slow, state_error, map};
+    for (int i = 0; i < 7; i++) {
+        Py_INCREF(values[i]);
+        Py_XSETREF(*slots[i], values[i]);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef hot_methods[] = {
+    {"configure", hot_configure, METH_VARARGS,
+     "configure(frozen, atoms, freeze, unknown, put_slow, StateError, Map)"},
+    {"new", (PyCFunction)(void (*)(void))hot_new, METH_FASTCALL, "new(shape, *values)"},
+    {"put", (PyCFunction)(void (*)(void))hot_put, METH_FASTCALL,
+     "`container` with `key` set to `value`: a tuple by index or a Record by key."},
+    {"successors", (PyCFunction)(void (*)(void))hot_successors, METH_FASTCALL,
+     "successors(plan, state, states, actions, general, reraise, constrained) -> enabled"},
+    {"candidates", (PyCFunction)(void (*)(void))hot_candidates, METH_FASTCALL,
+     "candidates(successors, start, seen, found, positions) -> None or a position"},
+    {"encode", hot_encode, METH_O, "The canonical msgpack bytes of a frozen state value."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef hot_module = {
+    PyModuleDef_HEAD_INIT, "checker._hot", "The engine's hot path in C.", -1, hot_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__hot(void)
+{
+    RecordBase.tp_base = &PyTuple_Type;
+    RecordBase.tp_basicsize = PyTuple_Type.tp_basicsize;
+    if (PyType_Ready(&RecordBase) < 0)
+        return NULL;
+    STR_INDEX = PyUnicode_InternFromString("_index");
+    STR_KEYS = PyUnicode_InternFromString("_keys");
+    STR_BINDINGS = PyUnicode_InternFromString("bindings");
+    if (STR_INDEX == NULL || STR_KEYS == NULL || STR_BINDINGS == NULL)
+        return NULL;
+    PyObject *module = PyModule_Create(&hot_module);
+    if (module == NULL)
+        return NULL;
+    Py_INCREF(&RecordBase);
+    if (PyModule_AddObject(module, "RecordBase", (PyObject *)&RecordBase) < 0) {
+        Py_DECREF(&RecordBase);
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

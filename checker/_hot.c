@@ -12,6 +12,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -27,6 +28,9 @@ static PyTypeObject *MAP;     /* checker.record.Map */
 static PyObject *STR_INDEX;   /* "_index" */
 static PyObject *STR_KEYS;    /* "_keys" */
 static PyObject *STR_BINDINGS; /* "bindings" */
+static PyObject *RECORD;      /* checker.record.Record: calling it builds a record */
+static PyObject *FACTORY;     /* checker.record._factory: Record(...) in Python */
+static PyObject *MAKERS;      /* keyword order as written -> (shape, where each field is) */
 
 /* -- RecordBase ----------------------------------------------------------------------------- */
 
@@ -124,6 +128,100 @@ static PyTypeObject RecordBase = {
     .tp_doc = "A tuple whose first item is its shape (checker.record.Record).",
     .tp_methods = record_methods,
 };
+
+/* -- RecordType: Record(...) ------------------------------------------------------------ */
+
+/* Record(field=value, ...), called with the keywords of a known order: the record built from
+ * the arguments directly; anything else goes to the Python factory. */
+static PyObject *
+record_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs == 0 && kwnames != NULL && MAKERS != NULL) {
+        PyObject *entry = PyDict_GetItemWithError(MAKERS, kwnames); /* borrowed */
+        if (entry == NULL && PyErr_Occurred())
+            return NULL;
+        if (entry != NULL) {
+            PyTypeObject *shape = (PyTypeObject *)PyTuple_GET_ITEM(entry, 0);
+            PyObject *where = PyTuple_GET_ITEM(entry, 1);
+            Py_ssize_t n = PyTuple_GET_SIZE(where);
+            PyObject *record = alloc(shape, n + 1);
+            if (record == NULL)
+                return NULL;
+            Py_INCREF(shape);
+            PyTuple_SET_ITEM(record, 0, (PyObject *)shape);
+            for (Py_ssize_t i = 0; i < n; i++) {
+                Py_ssize_t from = PyLong_AsSsize_t(PyTuple_GET_ITEM(where, i));
+                PyObject *value = frozen(args[from], ATOMS);
+                if (value == NULL) {
+                    Py_DECREF(record);
+                    return NULL;
+                }
+                PyTuple_SET_ITEM(record, i + 1, value);
+            }
+            return record;
+        }
+    }
+    return PyObject_Vectorcall(FACTORY, args, nargsf, kwnames);
+}
+
+/* Calling a class of this metaclass: Record itself builds records (above); a shape is called
+ * as any tuple type, with its whole tuple. */
+static PyObject *
+record_type_call(PyObject *cls, PyObject *args, PyObject *kwargs)
+{
+    if (cls == RECORD && RECORD != NULL)
+        return PyObject_Call(FACTORY, args, kwargs);
+    return PyType_Type.tp_call(cls, args, kwargs);
+}
+
+static PyTypeObject RecordType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "checker._hot.RecordType",
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "The metaclass of Record: Record(...) builds a record of the right shape.",
+    .tp_call = record_type_call,
+    .tp_vectorcall_offset = offsetof(PyTypeObject, tp_vectorcall),
+};
+
+/* factory(Record, factory): Record(...) calls go through record_vectorcall. */
+static PyObject *
+hot_factory(PyObject *module, PyObject *args)
+{
+    PyObject *record, *factory;
+    if (!PyArg_ParseTuple(args, "O!O", &RecordType, &record, &factory))
+        return NULL;
+    Py_INCREF(record);
+    Py_XSETREF(RECORD, record);
+    Py_INCREF(factory);
+    Py_XSETREF(FACTORY, factory);
+    if (MAKERS == NULL && (MAKERS = PyDict_New()) == NULL)
+        return NULL;
+    ((PyTypeObject *)record)->tp_vectorcall = record_vectorcall;
+    Py_RETURN_NONE;
+}
+
+/* maker(order, shape, where): Record(**fields) with the keywords in `order` is the record of
+ * `shape` whose i-th field is the keyword at position where[i]. */
+static PyObject *
+hot_maker(PyObject *module, PyObject *args)
+{
+    PyObject *order, *shape, *where;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyTuple_Type, &order, &PyType_Type, &shape,
+                          &PyTuple_Type, &where))
+        return NULL;
+    if (MAKERS == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "maker() before factory()");
+        return NULL;
+    }
+    PyObject *entry = PyTuple_Pack(2, shape, where);
+    if (entry == NULL || PyDict_SetItem(MAKERS, order, entry) < 0) {
+        Py_XDECREF(entry);
+        return NULL;
+    }
+    Py_DECREF(entry);
+    Py_RETURN_NONE;
+}
 
 /* new(shape, *values): the record (shape, *values), each value frozen unless an atom. */
 static PyObject *
@@ -726,6 +824,8 @@ static PyMethodDef hot_methods[] = {
     {"configure", hot_configure, METH_VARARGS,
      "configure(frozen, atoms, freeze, unknown, put_slow, StateError, Map)"},
     {"new", (PyCFunction)(void (*)(void))hot_new, METH_FASTCALL, "new(shape, *values)"},
+    {"factory", hot_factory, METH_VARARGS, "factory(Record, factory)"},
+    {"maker", hot_maker, METH_VARARGS, "maker(order, shape, where)"},
     {"put", (PyCFunction)(void (*)(void))hot_put, METH_FASTCALL,
      "`container` with `key` set to `value`: a tuple by index or a Record by key."},
     {"successors", (PyCFunction)(void (*)(void))hot_successors, METH_FASTCALL,
@@ -747,6 +847,9 @@ PyInit__hot(void)
     RecordBase.tp_basicsize = PyTuple_Type.tp_basicsize;
     if (PyType_Ready(&RecordBase) < 0)
         return NULL;
+    RecordType.tp_base = &PyType_Type;
+    if (PyType_Ready(&RecordType) < 0)
+        return NULL;
     STR_INDEX = PyUnicode_InternFromString("_index");
     STR_KEYS = PyUnicode_InternFromString("_keys");
     STR_BINDINGS = PyUnicode_InternFromString("bindings");
@@ -758,6 +861,12 @@ PyInit__hot(void)
     Py_INCREF(&RecordBase);
     if (PyModule_AddObject(module, "RecordBase", (PyObject *)&RecordBase) < 0) {
         Py_DECREF(&RecordBase);
+        Py_DECREF(module);
+        return NULL;
+    }
+    Py_INCREF(&RecordType);
+    if (PyModule_AddObject(module, "RecordType", (PyObject *)&RecordType) < 0) {
+        Py_DECREF(&RecordType);
         Py_DECREF(module);
         return NULL;
     }

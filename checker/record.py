@@ -56,27 +56,35 @@ _ALL_BUT_SHAPE = slice(1, None)
 _MISSING = object()
 
 
-class _RecordType(type):
+def _factory(source: Any = _MISSING, /, **fields: Any) -> Record:
+    """`Record(...)`: a record of the shape of the given keys."""
+    if source is _MISSING:
+        make = _makers.get(tuple(fields))
+        return (make or _maker(tuple(fields)))(fields)
+    items = dict(source)
+    items.update(fields)
+    return mapping({freeze(k): v for k, v in items.items()})
+
+
+class _PyRecordType(type):
     """`Record(...)` is a factory: it returns a record of the shape of the given keys."""
 
-    def __call__(cls, source: Any = _MISSING, /, **fields: Any) -> Any:
-        if source is _MISSING:
-            make = _makers.get(tuple(fields))
-            return (make or _maker(tuple(fields)))(fields)
-        items = dict(source)
-        items.update(fields)
-        return mapping({freeze(k): v for k, v in items.items()})
+    def __call__(cls, *args: Any, **fields: Any) -> Any:
+        return _factory(*args, **fields)
 
 
-class _ShapeType(_RecordType):
+class _PyShapeType(_PyRecordType):
     """A shape is called with the whole tuple, its shape first: `S((S, 1, 2))`. Calling a
     type with tuple's own constructor is the fastest way to build a tuple subclass."""
 
     __call__ = type.__call__  # type: ignore[assignment]
 
 
-# With the C hot path, a Record derives from its RecordBase (a tuple with `replace` in C).
+# With the C hot path, a Record derives from RecordBase (a tuple with `replace` in C) and
+# RecordType (in C) builds it from the keywords of the call.
 _Tuple: type = hot.RecordBase if hot is not None else tuple
+_RecordType: type = hot.RecordType if hot is not None else _PyRecordType
+_ShapeType: type = hot.RecordType if hot is not None else _PyShapeType
 
 
 class Record(_Tuple, metaclass=_RecordType):  # type: ignore[misc,valid-type]
@@ -154,7 +162,7 @@ State = Record
 Mapping.register(Record)
 
 
-class Map(Record, metaclass=_ShapeType):
+class Map(Record, metaclass=_ShapeType):  # type: ignore[misc]
     """A Record whose keys are not all field names: (Map, keys, values), keys in canonical
     order. Looked up by `m[key]`, never by attribute."""
 
@@ -316,7 +324,8 @@ def _maker(order: tuple[str, ...]) -> Any:
         if not _is_field_name(key):
             raise StateError(f"{key!r} cannot be a field name: it is a method of Record")
     keys = tuple(sorted(order))
-    if hot is not None:  # new() freezes what is not an atom, in C
+    if hot is not None:  # new() freezes what is not an atom, in C; Record(...) calls too
+        hot.maker(order, shape(keys), tuple(order.index(k) for k in keys))
         fields = "".join(f"_mc_f[{k!r}], " for k in keys)
         source = f"def make(_mc_f):\n    return _mc_new(_mc_S, {fields})\n"
     else:
@@ -438,4 +447,5 @@ def without(record: Record, *keys: Any) -> Record:
 put = _put
 if hot is not None:  # tuples in C (the common case: `put(s.log, b, ...)`), the rest in _put
     hot.configure(FROZEN, ATOMS, freeze, _raise_unknown, _put, StateError, Map)
+    hot.factory(Record, _factory)
     put = hot.put

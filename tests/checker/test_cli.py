@@ -254,7 +254,9 @@ def test_a_signal_stops_the_run_with_partial_counts(sig, workers):
             "-m",
             "checker",
             "check",
-            str(SPECS / "kip996_read.py"),
+            str(SPECS / "examples" / "two_phase.py"),
+            "-D",
+            "rm=12",
             "--progress",
             "0",
             "--workers",
@@ -265,7 +267,7 @@ def test_a_signal_stops_the_run_with_partial_counts(sig, workers):
         text=True,
         cwd=ROOT,
     )
-    time.sleep(3)  # let it start exploring (a full run takes ~20 s)
+    time.sleep(3)  # let it start exploring (a full run would take hours)
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 152, err

@@ -163,3 +163,12 @@ def test_the_c_encoder_refuses_what_the_python_one_refuses():
             encoding._encode(bad)
         with pytest.raises(StateError):
             speedups.hot.encode(bad)
+
+
+def test_the_c_hot_path_is_built():
+    """`pip install` builds checker._hot (setup.py); a failed build is silent by design (the
+    pure-Python code takes over), so the suite says it here."""
+    if os.environ.get("MC_PURE_PYTHON", "") not in ("", "0"):
+        pytest.skip("MC_PURE_PYTHON is set")
+    assert speedups.hot is not None, "checker._hot did not build: run `pip install -v -e .`"
+    assert speedups.hot.RecordBase in type(Record(a=1)).__mro__

@@ -320,17 +320,11 @@ class Model:
         renaming per permutation: the result is remembered for the state, and (without a
         view) for its renamings, which are the same state to the search. Most states
         generated were generated before, or are renamings of one that was."""
-        best = data if self.view is None else self._encoded_view(state)
-        renamed = []
-        for p in self.symmetry.others if self.symmetry is not None else ():
-            image = self._permuted(state, p)
-            if self.view is None:
-                other = _encoded(image, "permute", "permute", state=state, params={})
-                renamed.append(other)
-            else:
-                other = self._encoded_view(image)
-            if other < best:
-                best = other
+        if self.symmetry is None:
+            best = self._encoded_view(state)
+            renamed: list[bytes] = []
+        else:
+            best, renamed = self._representative(state, data)
         fp = fingerprint(best)
         cache = self._reduced_fps
         if len(cache) + len(renamed) >= _REDUCED_CACHE:
@@ -339,6 +333,24 @@ class Model:
         for other in renamed:
             cache[fingerprint(other)] = fp
         return fp
+
+    def _representative(self, state: Record, data: bytes) -> tuple[bytes, list[bytes]]:
+        """The smallest encoding (of the view, if any) of the candidate images of `state`
+        (checker.symmetry), and the encodings of those images (without a view)."""
+        assert self.symmetry is not None
+        best = None
+        renamed = []
+        for p in self.symmetry.candidates(state):
+            image = self._permuted(state, p)
+            if self.view is None:
+                other = _encoded(image, "permute", "permute", state=state, params={})
+                renamed.append(other)
+            else:
+                other = self._encoded_view(image)
+            if best is None or other < best:
+                best = other
+        assert best is not None
+        return best, renamed
 
     def _encoded_view(self, state: Record) -> bytes:
         assert self.view is not None

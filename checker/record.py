@@ -224,12 +224,17 @@ _RESERVED = frozenset(n for n in dir(Record) if n not in ("count", "index"))
 
 
 def _is_field_name(key: Any) -> bool:
-    return (
-        type(key) is str
-        and key.isidentifier()
-        and key not in _RESERVED
-        and not key.startswith("_mc_")
-    )
+    if type(key) is not str:
+        return False
+    valid = _field_names.get(key)
+    if valid is None:
+        valid = _field_names[key] = (
+            key.isidentifier() and key not in _RESERVED and not key.startswith("_mc_")
+        )
+    return valid
+
+
+_field_names: dict[str, bool] = {}  # every string key met, and whether it may be a field
 
 
 _shapes: dict[tuple[str, ...], type[Record]] = {}
@@ -441,7 +446,27 @@ def _put(container: Any, key: Any, value: Any) -> Any:
 
 def without(record: Record, *keys: Any) -> Record:
     """`record` without the given keys (missing keys are ignored)."""
+    if type(record) is not Map:  # a shape: the smaller shape, found once per key set
+        drop = _droppers.get((type(record), keys))
+        if drop is None:
+            drop = _dropper(type(record), keys)
+        return drop(record)
     return mapping({k: v for k, v in record.items() if k not in keys})
+
+
+# (shape, keys dropped) -> a function from a record of that shape to the smaller record.
+_droppers: dict[tuple[type, tuple[Any, ...]], Any] = {}
+
+
+def _dropper(cls: type[Record], dropped: tuple[Any, ...]) -> Any:
+    kept = tuple(k for k in cls._keys if k not in dropped)
+    smaller = shape(kept)
+    fields = "".join(f"_mc_r.{k}, " for k in kept)
+    source = f"def drop(_mc_r):\n    return _mc_S((_mc_S, {fields}))\n"
+    namespace: dict[str, Any] = {"_mc_S": smaller}
+    exec(source, namespace)  # noqa: S102 (the source is built from identifiers only)
+    _droppers[(cls, dropped)] = drop = namespace["drop"]
+    return drop
 
 
 put = _put

@@ -31,9 +31,10 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from checker.encoding import encode
 from checker.errors import ConfigError, SpecError
 from checker.record import Record, StateError, freeze
 
@@ -95,8 +96,34 @@ class Permutation:
         return f"Permutation({moved})"
 
 
+class _Recording(Permutation):
+    """The identity, noting which tuples `permute` reorders with nothing else to rename."""
+
+    __slots__ = ("plain",)
+
+    def __init__(self, values: Iterable[Any]) -> None:
+        super().__init__({v: v for v in values})
+        self.plain: list[tuple[Any, ...]] = []
+
+    def indexed(self, values: tuple[Any, ...], each: Callable[[Any], Any] | None = None) -> tuple:
+        if each is None:
+            self.plain.append(values)
+        return super().indexed(values, each)
+
+
 class Symmetry:
-    """A spec's symmetric sets and every renaming of them (the identity first)."""
+    """A spec's symmetric sets and every renaming of them (the identity first).
+
+    A state's representative is its smallest image (its encoding, or its view's) over the
+    renamings. Trying all n! of them per state is what made symmetry slow, so, when there is
+    one symmetric set of positions 0..n-1, the search tries only the renamings that sort the
+    values by a signature: each value v's own entries in the variables `permute` reorders
+    with `p.indexed(t)` alone (its epoch, role, log...: they move with v, so the signatures
+    of a state's renamings are the same multiset). Values with equal signatures are tried in
+    every order. Every state of an orbit then has the same candidates' images, so the same
+    representative; and a representative is always the image of a state of the orbit, so
+    two orbits never share one.
+    """
 
     def __init__(self, sets: dict[str, tuple[Any, ...]], permute: Callable[..., Record]) -> None:
         self.sets = sets  # name -> its values
@@ -105,6 +132,64 @@ class Symmetry:
             [dict(zip(v, image)) for image in itertools.permutations(v)] for v in sets.values()
         ]
         self.permutations = tuple(Permutation(_merged(m)) for m in itertools.product(*per_set))
+        # The variables whose entries make a value's signature (None: not learnt yet; ():
+        # no signature, every renaming is tried).
+        self._fields: tuple[str, ...] | None = None
+        self._by_order: dict[tuple[Any, ...], Permutation] = {}
+
+    def candidates(self, state: Record) -> Sequence[Permutation]:
+        """The renamings whose images may be the representative of `state`'s orbit."""
+        if self._fields is None:
+            self._fields = self._learn(state)
+        if not self._fields:
+            return self.permutations
+        (values,) = self.sets.values()
+        signature = [
+            encode(tuple([state[f][v] for f in self._fields])) for v in range(len(values))
+        ]
+        order = sorted(range(len(values)), key=signature.__getitem__)
+        # Runs of equal signatures: every arrangement of each run is a candidate.
+        runs: list[list[int]] = []
+        for v in order:
+            if runs and signature[runs[-1][0]] == signature[v]:
+                runs[-1].append(v)
+            else:
+                runs.append([v])
+        if all(len(run) == 1 for run in runs):
+            return [self._sorting(tuple(order))]
+        arrangements = itertools.product(*(itertools.permutations(run) for run in runs))
+        return [self._sorting(tuple(itertools.chain(*a))) for a in arrangements]
+
+    def _sorting(self, order: tuple[int, ...]) -> Permutation:
+        """The renaming that sends order[i] to position i."""
+        p = self._by_order.get(order)
+        if p is None:
+            p = self._by_order[order] = Permutation({v: i for i, v in enumerate(order)})
+        return p
+
+    def _learn(self, state: Record) -> tuple[str, ...]:
+        """The variables `permute` reorders with `p.indexed(t)` and nothing else (a tuple
+        holding one entry per value), when there is one symmetric set, 0..n-1."""
+        if len(self.sets) != 1:
+            return ()
+        (values,) = self.sets.values()
+        if tuple(values) != tuple(range(len(values))):
+            return ()
+        recording = _Recording(values)
+        try:
+            self.permute(state, recording)
+        except Exception:  # the search renames the state again and reports what it raises
+            return ()
+        plain = {id(t) for t in recording.plain}
+        owners: dict[int, list[str]] = {}
+        for name, value in state.items():
+            owners.setdefault(id(value), []).append(name)
+        return tuple(
+            names[0]
+            for key, names in owners.items()
+            if key in plain and len(names) == 1
+            and type(state[names[0]]) is tuple and len(state[names[0]]) == len(values)
+        )
 
     @property
     def others(self) -> tuple[Permutation, ...]:

@@ -10,6 +10,7 @@ import pytest
 
 from checker import Record, Spec, action, constant, invariant, put
 from checker.bfs import Options, check
+from checker.encoding import encode
 from checker.loader import load_model
 from checker.model import Model
 from checker.testing import assert_symmetric
@@ -327,3 +328,71 @@ def test_a_permute_that_fails_is_an_evaluation_error(mc, write_spec, permute, me
     run = mc("check", toggles(write_spec, permute=permute))
     assert run.code == 75
     assert message in run.out
+
+
+class Ring(Spec):
+    """Processes passing tokens: each holds a count and points to another process (an id
+    inside the state, which a renaming must rename too), so signatures tie and break."""
+
+    n = constant(4, "processes")
+    symmetry = ("ids",)
+
+    @property
+    def ids(self) -> range:
+        return range(self.n)
+
+    def init(self):
+        return Record(tokens=(1,) + (0,) * (self.n - 1), next=tuple(range(self.n)))
+
+    @action(i="ids", j="ids")
+    def pass_token(self, s, i, j):
+        if s.tokens[i] == 0 or i == j or s.tokens[j] >= 2:
+            return None
+        tokens = put(put(s.tokens, i, s.tokens[i] - 1), j, s.tokens[j] + 1)
+        return s.replace(tokens=tokens, next=put(s.next, i, j))
+
+    def permute(self, s, p):
+        return s.replace(tokens=p.indexed(s.tokens), next=p.indexed(s.next, p))
+
+
+def test_representatives_are_found_from_signatures_without_trying_every_renaming():
+    # `tokens` is renamed by p.indexed alone: a process's count is its signature; `next`
+    # holds ids, so it is not part of it. The reduction is the same as with every renaming.
+    model = Model(Ring())
+    state = model.initial_states()[0]
+    assert model.symmetry.candidates(state) and model.symmetry._fields == ("tokens",)
+    assert len(model.symmetry.candidates(state)) == 6  # three processes tie at 0 tokens
+    everything = Model(Ring())
+    everything.symmetry._fields = ()  # no signature: all 24 renamings of every state
+    assert counts(check(model)) == counts(check(everything))
+    assert counts(check(model))[1] < check(Model(Ring(), symmetry=False)).distinct_states
+
+
+def test_every_state_of_an_orbit_has_the_same_representative():
+    model = Model(Ring())
+    for state in _some_states(model, 40):
+        images = {
+            model.fingerprint_of(model.symmetry.permute(state, p))
+            for p in model.symmetry.permutations
+        }
+        assert len(images) == 1
+
+
+def _some_states(model, count):
+    """The first `count` states a breadth-first walk meets (concrete, unreduced)."""
+    states, queue = [], [model.initial_states()[0]]
+    while queue and len(states) < count:
+        state = queue.pop(0)
+        if state not in states:
+            states.append(state)
+            queue += [t.state for t in model.expand(encode(state))]
+    return states
+
+
+def test_signatures_reduce_a_bundled_spec_as_every_renaming_does():
+    model = load_model(str(ROOT / "specs/kip996.py"), {})
+    assert model.symmetry._fields is None or model.symmetry._fields
+    everything = load_model(str(ROOT / "specs/kip996.py"), {})
+    everything.symmetry._fields = ()
+    assert counts(check(model)) == counts(check(everything))
+    assert model.symmetry._fields == ("epoch", "heard", "isolated_epoch", "log", "role")

@@ -128,6 +128,16 @@ def cli(ctx: click.Context, debug: bool) -> None:
     show_default=True,
     help="Local engine: processes expanding states (same result for any number).",
 )
+@click.option(
+    "--memory",
+    type=click.IntRange(min=0),
+    default=bfs.LIVE_BYTES >> 20,
+    show_default=True,
+    metavar="MIB",
+    help="Local engine: memory for states kept as Python objects (the level being expanded,"
+    " the next, and the states each process remembers meeting); beyond it states are kept"
+    " encoded. Only speed depends on it.",
+)
 @json_option
 @progress_option
 @click.option(
@@ -192,6 +202,7 @@ def check(
     max_states: int | None,
     timeout: float | None,
     workers: int,
+    memory: int,
     json_path: str | None,
     progress_interval: float,
     engine: str,
@@ -216,7 +227,11 @@ def check(
     wanted = outputs.Outputs(json_path=json_path, **report_paths)
     wanted.validate()
     options = bfs.Options(
-        deadlock=deadlock, max_depth=max_depth, max_states=max_states, workers=workers
+        deadlock=deadlock,
+        max_depth=max_depth,
+        max_states=max_states,
+        workers=workers,
+        live_bytes=memory << 20,
     )
     chosen = None if no_liveness else tuple(properties)
     run = _Run(options, progress_interval, timeout, symmetry, chosen)
@@ -233,6 +248,7 @@ def check(
             resume_dir,
         )
         options, engine = _options_of(saving.settings), saving.settings.engine
+        options = dataclasses.replace(options, live_bytes=memory << 20)
         run = dataclasses.replace(run, options=options)
     elif not specs:
         raise click.UsageError("Missing argument 'SPEC...'.")

@@ -464,7 +464,7 @@ def _dropper(cls: type[Record], dropped: tuple[Any, ...]) -> Any:
     fields = "".join(f"_mc_r.{k}, " for k in kept)
     source = f"def drop(_mc_r):\n    return _mc_S((_mc_S, {fields}))\n"
     namespace: dict[str, Any] = {"_mc_S": smaller}
-    exec(source, namespace)  # noqa: S102 (the source is built from identifiers only)
+    exec(source, namespace)  # the source is built from identifiers only
     _droppers[(cls, dropped)] = drop = namespace["drop"]
     return drop
 

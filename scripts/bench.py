@@ -2,32 +2,38 @@
 
 1. Every spec with the local engine, `--workers 1` and `--workers 2`: verdict, distinct states,
    states generated, depth, wall seconds, distinct states per second, peak RSS (the engine
-   process plus its largest worker), and bytes per distinct state: of the fingerprint set, of
-   the parent links, and of the whole process's growth (peak RSS minus RSS after loading).
-2. TwoPhase against minicheck 0.4.0 (the fastest Python peer, installed into
-   build/bench-venv, not a project dependency) on the same model: the speed ratio measured in
-   this run. TLC is not installed on this machine kind; its figure is quoted from issue 7.
-3. The local engine against the Spark engine (local[2]) on TwoPhase of growing size.
+   process plus its largest worker), bytes per distinct state of the fingerprint set and of
+   the parent links. With `--baseline REV`, the same specs at that revision of mc (checked out
+   into build/baseline, run with one worker) and the speed-up in distinct states per second.
+2. TwoPhase against its peers on the same model, in this run: minicheck 0.4.0 (the fastest
+   Python checker, installed into build/bench-venv, not a project dependency) and, with
+   `--tlc JAR`, TLC (`-workers 2`, on TwoPhase.tla from `--tlc-model DIR`, by default the
+   jar's folder). Times, peak RSS and the ratios the hot-path issue sets targets for.
+3. With `--deep`: kip996_read with 5 voters, searched to its shortest stale read.
+4. The local engine against the Spark engine (local[2]) on TwoPhase of growing size.
 
 Tables are written to build/bench.md. Figures are from this run on this machine: compare
-ratios, not absolutes. `--quick` skips TwoPhase RM=8 (~1.7M states), `--no-spark` the third
-table, `--large` adds RM=8 to the third.
+ratios, not absolutes, and run nothing else meanwhile. `--quick` skips TwoPhase RM=8 (~1.7M
+states), `--no-spark` the last table, `--large` adds RM=8 to it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PEER_VENV = ROOT / "build" / "bench-venv"
+BASELINE = ROOT / "build" / "baseline"
 PEER = "minicheck==0.4.0"
-TLC_RM8_SECONDS = 30.0  # TLC 2 workers, TwoPhase RM=8, this machine kind (issue 7); not run here
 
 # (spec file, constants); every run is made with 1 and 2 workers
 RUNS: list[tuple[str, dict[str, str]]] = [
@@ -44,14 +50,15 @@ RUNS: list[tuple[str, dict[str, str]]] = [
     ("specs/kip1023.py", {}),
 ]
 LARGE = {"rm": "8"}
+DEEP = ("specs/kip996_read.py", {"voters": "5"}, ["reads_are_linearizable"])
 
 CHILD = """
 import json, resource, sys, time
 from checker.bfs import Options, check
 from checker.loader import load_model
 spec, constants, workers = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
-model = load_model(spec, constants)
-loaded_kib = int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize() // 1024
+invariants = json.loads(sys.argv[4]) if len(sys.argv) > 4 else None
+model = load_model(spec, constants, invariants) if invariants else load_model(spec, constants)
 start = time.perf_counter()
 result = check(model, Options(workers=workers))
 seconds = time.perf_counter() - start
@@ -60,10 +67,203 @@ print(json.dumps({
     "generated": result.states_generated, "depth": result.depth, "seconds": seconds,
     "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
     "children_rss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
-    "loaded_kib": loaded_kib,
     "visited_bytes": result.visited_bytes, "link_bytes": result.link_bytes,
 }))
 """
+
+# The baseline revision's engine (before the hot-path work, `check` took no invariants).
+CHILD_BASELINE = """
+import json, sys, time
+from checker.bfs import Options, check
+from checker.loader import load_model
+model = load_model(sys.argv[1], json.loads(sys.argv[2]))
+start = time.perf_counter()
+result = check(model, Options(workers=int(sys.argv[3])))
+seconds = time.perf_counter() - start
+print(json.dumps({"verdict": result.verdict, "distinct": result.distinct_states,
+                  "seconds": seconds, "checker": __import__("checker").__file__}))
+"""
+
+# A peer run in its own process, so that its peak RSS is its own.
+CHILD_TIMED = """
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+out = subprocess.run(sys.argv[2:], cwd=sys.argv[1], capture_output=True, text=True)
+seconds = time.perf_counter() - start
+print(json.dumps({"code": out.returncode, "seconds": seconds, "out": out.stdout[-4000:],
+                  "rss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}))
+"""
+
+
+def measure(spec: str, constants: dict[str, str], child: str = CHILD, *args: str, env=None) -> dict:
+    """Run `child` on a spec in a process of its own (with `env`: in the baseline's tree)."""
+    out = subprocess.run(
+        [sys.executable, "-c", child, spec, json.dumps(constants), *args],
+        cwd=ROOT if env is None else BASELINE,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    if out.returncode:
+        raise SystemExit(f"{spec} {constants} failed:\n{out.stderr}")
+    return json.loads(out.stdout)
+
+
+def consts_text(constants: dict[str, str]) -> str:
+    return " ".join(f"{k}={v}" for k, v in constants.items()) or "defaults"
+
+
+def peak_mib(r: dict) -> float:
+    return (r["rss_kib"] + r["children_rss_kib"]) / 1024
+
+
+def baseline_env(rev: str) -> dict[str, str]:
+    """The environment that runs mc at revision `rev` (a worktree in build/baseline)."""
+    if BASELINE.exists():
+        subprocess.run(["git", "worktree", "remove", "--force", str(BASELINE)], cwd=ROOT)
+    subprocess.run(
+        ["git", "worktree", "add", "--detach", str(BASELINE), rev],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    return {**os.environ, "PYTHONPATH": str(BASELINE), "MC_PURE_PYTHON": "1"}
+
+
+def engine_table(
+    runs: list[tuple[str, dict[str, str]]], baseline: str | None
+) -> tuple[list[str], dict]:
+    """Table 1; also returns the TwoPhase runs by (rm, workers) for table 2."""
+    env = baseline_env(baseline) if baseline else None
+    header = (
+        "| spec | constants | workers | verdict | distinct | generated | depth | s "
+        "| distinct/s | peak RSS MiB | visited B/state | links B/state |"
+    )
+    columns = 12
+    if env is not None:
+        header += f" {baseline} distinct/s | speed-up |"
+        columns += 2
+    lines = [header, "|" + "---|" * columns]
+    two_phase: dict[tuple[str, int], dict] = {}
+    for spec, constants in runs:
+        counts = None
+        before = None
+        if env is not None and (BASELINE / spec).exists():
+            before = measure(spec, constants, CHILD_BASELINE, "1", env=env)
+            if not before["checker"].startswith(str(BASELINE)):
+                raise SystemExit(f"the baseline run imported {before['checker']}")
+        for workers in (1, 2):
+            r = measure(spec, constants, CHILD, str(workers))
+            seen = (r["verdict"], r["distinct"], r["generated"], r["depth"])
+            if counts is not None and seen != counts:
+                raise SystemExit(f"{spec} {constants}: workers 2 gave {seen}, workers 1 {counts}")
+            counts = seen
+            n = max(r["distinct"], 1)
+            rate = r["distinct"] / r["seconds"]
+            line = (
+                f"| {spec} | {consts_text(constants)} | {workers} | {r['verdict']} "
+                f"| {r['distinct']:,} | {r['generated']:,} | {r['depth']} | {r['seconds']:.2f} "
+                f"| {rate:,.0f} | {peak_mib(r):.0f} "
+                f"| {r['visited_bytes'] / n:.1f} | {r['link_bytes'] / n:.1f} |"
+            )
+            if env is not None:
+                if before is None:
+                    line += " - | - |"
+                else:
+                    old = before["distinct"] / before["seconds"]
+                    line += f" {old:,.0f} | {rate / old:.1f} |"
+            lines.append(line)
+            print(line, flush=True)
+            if spec.endswith("two_phase.py"):
+                two_phase[(constants["rm"], workers)] = r
+    return lines, two_phase
+
+
+def peer_python() -> Path:
+    """The benchmark's own environment with minicheck (made on first use)."""
+    python = PEER_VENV / "bin" / "python"
+    if not python.exists():
+        venv.create(PEER_VENV, with_pip=True)
+    if subprocess.run([python, "-c", "import minicheck"], capture_output=True).returncode:
+        subprocess.run([python, "-m", "pip", "install", "--quiet", PEER], check=True)
+    return python
+
+
+def run_tlc(jar: Path, model_dir: Path, rm: str) -> dict:
+    """TLC with 2 workers on TwoPhase with `rm` resource managers: seconds, peak RSS."""
+    with tempfile.TemporaryDirectory(prefix="mc-bench-tlc-") as work:
+        shutil.copy(model_dir / "TwoPhase.tla", work)
+        names = ", ".join(f"r{i}" for i in range(1, int(rm) + 1))
+        Path(work, "bench.cfg").write_text(
+            f"CONSTANT RM = {{{names}}}\nSPECIFICATION TPSpec\nINVARIANT TPTypeOK TCConsistent\n"
+        )
+        command = [
+            "java", "-XX:+UseParallelGC", "-cp", str(jar.resolve()), "tlc2.TLC", "-workers", "2",
+            "-config", "bench.cfg", "-metadir", str(Path(work, "states")), "TwoPhase",
+        ]  # fmt: skip
+        out = subprocess.run(
+            [sys.executable, "-c", CHILD_TIMED, work, *command], capture_output=True, text=True
+        )
+    r = json.loads(out.stdout)
+    found = [line for line in r["out"].splitlines() if "distinct states found" in line]
+    if r["code"] != 0 or not found:
+        raise SystemExit(f"TLC failed on RM={rm}:\n{r['out']}")
+    r["distinct"] = int(found[-1].split(" states generated, ")[1].split()[0].replace(",", ""))
+    return r
+
+
+def peer_table(two_phase: dict, tlc: Path | None, tlc_model: Path | None) -> list[str]:
+    """Table 2: the same TwoPhase model in minicheck and TLC, ratios measured in this run."""
+    python = peer_python()
+    header = (
+        "| TwoPhase RM | distinct | minicheck s | TLC s (2 workers) | mc w1 s | mc w2 s "
+        "| mc w1 time / minicheck | mc w2 speed / minicheck | mc w2 speed / TLC "
+        "| minicheck RSS MiB | TLC RSS MiB | mc w1 RSS MiB | mc w2 RSS MiB |"
+    )
+    lines = [header, "|" + "---|" * 13]
+    for rm in sorted({rm for rm, _ in two_phase}, key=int):
+        out = subprocess.run(
+            [python, str(ROOT / "scripts" / "minicheck_two_phase.py"), rm],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        peer = json.loads(out)
+        one, two = two_phase[(rm, 1)], two_phase[(rm, 2)]
+        if peer["distinct"] != one["distinct"]:
+            raise SystemExit(f"RM={rm}: minicheck {peer['distinct']} states, mc {one['distinct']}")
+        tlc_s = tlc_ratio = tlc_rss = "no --tlc JAR"
+        if tlc is not None:
+            assert tlc_model is not None
+            t = run_tlc(tlc, tlc_model, rm)
+            if t["distinct"] != one["distinct"]:
+                raise SystemExit(f"RM={rm}: TLC {t['distinct']} states, mc {one['distinct']}")
+            tlc_s, tlc_rss = f"{t['seconds']:.2f}", f"{t['rss_kib'] / 1024:.0f}"
+            tlc_ratio = f"{t['seconds'] / two['seconds']:.2f}"
+        lines.append(
+            f"| {rm} | {one['distinct']:,} | {peer['seconds']:.2f} | {tlc_s} "
+            f"| {one['seconds']:.2f} | {two['seconds']:.2f} "
+            f"| {one['seconds'] / peer['seconds']:.2f} | {peer['seconds'] / two['seconds']:.2f} "
+            f"| {tlc_ratio} | {peer['rss_kib'] / 1024:.0f} | {tlc_rss} "
+            f"| {peak_mib(one):.0f} | {peak_mib(two):.0f} |"
+        )
+        print(lines[-1], flush=True)
+    return lines
+
+
+def deep_table() -> list[str]:
+    """Table 3: kip996_read with 5 voters, to its shortest stale read, with 2 workers."""
+    spec, constants, invariants = DEEP
+    r = measure(spec, constants, CHILD, "2", json.dumps(invariants))
+    lines = [
+        "| spec | constants | invariants | workers | verdict | distinct | depth | s "
+        "| peak RSS MiB |",
+        "|" + "---|" * 9,
+        f"| {spec} | {consts_text(constants)} | {', '.join(invariants)} | 2 | {r['verdict']} "
+        f"| {r['distinct']:,} | {r['depth']} | {r['seconds']:.1f} | {peak_mib(r):.0f} |",
+    ]
+    print(lines[-1], flush=True)
+    return lines
 
 
 # Local vs Spark: (spec file, constants), smallest first.
@@ -97,97 +297,6 @@ print(json.dumps({
     "startup": startup, "levels": levels,
 }))
 """
-
-
-def measure(spec: str, constants: dict[str, str], child: str = CHILD, *args: str) -> dict:
-    out = subprocess.run(
-        [sys.executable, "-c", child, spec, json.dumps(constants), *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return json.loads(out)
-
-
-def consts_text(constants: dict[str, str]) -> str:
-    return " ".join(f"{k}={v}" for k, v in constants.items()) or "defaults"
-
-
-def engine_table(runs: list[tuple[str, dict[str, str]]]) -> tuple[list[str], dict]:
-    """Table 1; also returns the TwoPhase seconds by (rm, workers) for table 2."""
-    header = (
-        "| spec | constants | workers | verdict | distinct | generated | depth | s "
-        "| distinct/s | peak RSS MiB | visited B/state | links B/state | RSS growth B/state |"
-    )
-    lines = [header, "|" + "---|" * 13]
-    two_phase: dict[tuple[str, int], dict] = {}
-    for spec, constants in runs:
-        counts = None
-        for workers in (1, 2):
-            r = measure(spec, constants, CHILD, str(workers))
-            seen = (r["verdict"], r["distinct"], r["generated"], r["depth"])
-            if counts is not None and seen != counts:
-                raise SystemExit(f"{spec} {constants}: workers 2 gave {seen}, workers 1 {counts}")
-            counts = seen
-            n = max(r["distinct"], 1)
-            peak = r["rss_kib"] + r["children_rss_kib"]
-            growth = (r["rss_kib"] - r["loaded_kib"]) * 1024 / n
-            lines.append(
-                f"| {spec} | {consts_text(constants)} | {workers} | {r['verdict']} "
-                f"| {r['distinct']:,} | {r['generated']:,} | {r['depth']} | {r['seconds']:.2f} "
-                f"| {r['distinct'] / r['seconds']:,.0f} | {peak / 1024:.0f} "
-                f"| {r['visited_bytes'] / n:.1f} | {r['link_bytes'] / n:.1f} | {growth:,.0f} |"
-            )
-            print(lines[-1], flush=True)
-            if spec.endswith("two_phase.py"):
-                two_phase[(constants["rm"], workers)] = r
-    return lines, two_phase
-
-
-def peer_python() -> Path:
-    """The benchmark's own environment with minicheck (made on first use)."""
-    python = PEER_VENV / "bin" / "python"
-    if not python.exists():
-        venv.create(PEER_VENV, with_pip=True)
-    if subprocess.run([python, "-c", "import minicheck"], capture_output=True).returncode:
-        subprocess.run([python, "-m", "pip", "install", "--quiet", PEER], check=True)
-    return python
-
-
-def peer_table(two_phase: dict) -> list[str]:
-    """Table 2: the same TwoPhase model in minicheck, ratios measured in this run."""
-    python = peer_python()
-    header = (
-        "| TwoPhase RM | distinct | minicheck s | minicheck peak RSS MiB | mc w1 s | mc w2 s "
-        "| mc w1 speed / minicheck | mc w2 speed / minicheck | mc w2 peak RSS MiB |"
-    )
-    lines = [header, "|" + "---|" * 9]
-    for rm in sorted({rm for rm, _ in two_phase}, key=int):
-        out = subprocess.run(
-            [python, str(ROOT / "scripts" / "minicheck_two_phase.py"), rm],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        peer = json.loads(out)
-        one, two = two_phase[(rm, 1)], two_phase[(rm, 2)]
-        if peer["distinct"] != one["distinct"]:
-            raise SystemExit(f"RM={rm}: minicheck {peer['distinct']} states, mc {one['distinct']}")
-        lines.append(
-            f"| {rm} | {one['distinct']:,} | {peer['seconds']:.2f} | {peer['rss_kib'] / 1024:.0f} "
-            f"| {one['seconds']:.2f} | {two['seconds']:.2f} "
-            f"| {peer['seconds'] / one['seconds']:.2f} | {peer['seconds'] / two['seconds']:.2f} "
-            f"| {(two['rss_kib'] + two['children_rss_kib']) / 1024:.0f} |"
-        )
-        print(lines[-1], flush=True)
-        if rm == LARGE["rm"]:
-            ratio = TLC_RM8_SECONDS / two["seconds"]
-            lines.append(
-                f"\nTLC (2 workers, RM=8; quoted from issue 7, not run here):"
-                f" ~{TLC_RM8_SECONDS:.0f} s; mc w2 speed / TLC: {ratio:.2f}."
-            )
-    return lines
 
 
 def spark_table(runs: list[tuple[str, dict[str, str]]]) -> list[str]:
@@ -225,13 +334,27 @@ def main() -> None:
     parser.add_argument("--large", action="store_true", help="add RM=8 to local vs Spark")
     parser.add_argument("--quick", action="store_true", help="skip TwoPhase RM=8 (~1.7M)")
     parser.add_argument("--spark-only", action="store_true", help="only local vs Spark")
+    parser.add_argument("--deep", action="store_true", help="kip996_read, 5 voters (minutes)")
+    parser.add_argument("--tlc", type=Path, metavar="JAR", help="TLC's tla2tools.jar")
+    parser.add_argument(
+        "--tlc-model", type=Path, metavar="DIR", help="the folder of TwoPhase.tla (the jar's)"
+    )
+    parser.add_argument(
+        "--baseline", metavar="REV", help="also run the specs at this git revision of mc"
+    )
     args = parser.parse_args()
+    tlc_model = args.tlc_model or (args.tlc.parent if args.tlc else None)
+    if tlc_model is not None and not (tlc_model / "TwoPhase.tla").exists():
+        parser.error(f"no TwoPhase.tla in {tlc_model} (give --tlc-model DIR)")
     lines: list[str] = []
     if not args.spark_only:
         runs = [r for r in RUNS if not (args.quick and r[1] == LARGE)]
-        engine, two_phase = engine_table(runs)
+        engine, two_phase = engine_table(runs, args.baseline)
         print(flush=True)
-        lines += [*engine, "", *peer_table(two_phase)]
+        lines += [*engine, "", *peer_table(two_phase, args.tlc, tlc_model)]
+        if args.deep:
+            print(flush=True)
+            lines += ["", *deep_table()]
     if not args.no_spark:
         print(flush=True)
         lines += ["", *spark_table(SPARK_RUNS + (SPARK_LARGE if args.large else []))]

@@ -311,7 +311,7 @@ class _Search:
         """Each part of `frontier` in order with its expansion. Parts are sent in order, each
         to the expander that holds its states live while it has fewer than IN_FLIGHT parts
         in hand, else, encoded, to an idle one; so every expander gets its parts in order."""
-        per_part = min(1024, max(16, len(frontier) // (8 * len(self.workers))))
+        per_part = min(4096, max(16, len(frontier) // (8 * len(self.workers))))
         parts = frontier.plan(per_part)
         busy = {w.number: 0 for w in self.workers}
         sent: dict[int, deque[_Sent]] = {w.number: deque() for w in self.workers}

@@ -24,6 +24,7 @@ static PyObject *FREEZE;      /* checker.record.freeze */
 static PyObject *UNKNOWN;     /* checker.record._raise_unknown(record, changes): raises */
 static PyObject *PUT_SLOW;    /* checker.record._put (records and maps) */
 static PyObject *STATE_ERROR; /* checker.record.StateError */
+static PyObject *NO_FIELD;    /* checker.record._no_field(record, name): raises AttributeError */
 static PyTypeObject *MAP;     /* checker.record.Map */
 static PyObject *STR_INDEX;   /* "_index" */
 static PyObject *STR_KEYS;    /* "_keys" */
@@ -114,6 +115,18 @@ record_replace(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObjec
     return copy;
 }
 
+/* Attribute access as for any object, except the message when there is no such field (a
+ * Python __getattr__ would slow every access down: Python looks it up each time). */
+static PyObject *
+record_getattro(PyObject *self, PyObject *name)
+{
+    PyObject *found = PyObject_GenericGetAttr(self, name);
+    if (found != NULL || NO_FIELD == NULL || !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return found;
+    PyErr_Clear();
+    return PyObject_CallFunctionObjArgs(NO_FIELD, self, name, NULL);
+}
+
 static PyMethodDef record_methods[] = {
     {"replace", (PyCFunction)(void (*)(void))record_replace, METH_FASTCALL | METH_KEYWORDS,
      "A copy with the named existing fields set to new values."},
@@ -127,6 +140,7 @@ static PyTypeObject RecordBase = {
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "A tuple whose first item is its shape (checker.record.Record).",
     .tp_methods = record_methods,
+    .tp_getattro = record_getattro,
 };
 
 /* -- RecordType: Record(...) ------------------------------------------------------------ */
@@ -468,20 +482,23 @@ hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return PyBool_FromLong(enabled);
 }
 
-/* candidates(successors, start, seen, found, positions) -> None or the position of a
+/* candidates(successors, start, seen, found, positions, offset) -> None or the index of a
  * successor that cannot be hashed (the caller freezes it and calls again from there).
  * The successors from `start` on that are not in `seen` are added to it and to `found`,
- * their positions to `positions`. */
+ * their indices plus `offset` to `positions`. */
 static PyObject *
 hot_candidates(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "candidates() takes 5 arguments");
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "candidates() takes 6 arguments");
         return NULL;
     }
     PyObject *successors = args[0], *seen = args[2], *found = args[3], *positions = args[4];
     Py_ssize_t start = PyLong_AsSsize_t(args[1]);
     if (start == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t offset = PyLong_AsSsize_t(args[5]);
+    if (offset == -1 && PyErr_Occurred())
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(successors);
     for (Py_ssize_t i = start; i < n; i++) {
@@ -496,7 +513,7 @@ hot_candidates(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         if (met)
             continue;
-        PyObject *position = PyLong_FromSsize_t(i);
+        PyObject *position = PyLong_FromSsize_t(offset + i);
         if (position == NULL || PySet_Add(seen, succ) < 0 || PyList_Append(found, succ) < 0 ||
             PyList_Append(positions, position) < 0) {
             Py_XDECREF(position);
@@ -612,6 +629,7 @@ put_int(Buffer *b, PyObject *value)
 }
 
 static int put_value(Buffer *b, PyObject *value, int depth);
+static PyObject *hot_encode(PyObject *module, PyObject *value);
 
 typedef struct {
     Py_ssize_t start, size;
@@ -788,6 +806,80 @@ put_value(Buffer *b, PyObject *value, int depth)
     return refuse(value);
 }
 
+/* encode_state(state): encode(state), for the states an engine meets. A successor shares
+ * its unchanged field values (the same objects) with its parent, so the encoding of each
+ * field value that is a container is cached by the value's identity (the cache holds the
+ * value, so that its id is not reused while the entry exists). */
+static PyObject *FIELDS;          /* id -> (value, its encoding) */
+#define FIELDS_SIZE (1 << 16)
+
+static int
+put_field(Buffer *b, PyObject *value)
+{
+    PyTypeObject *type = Py_TYPE(value);
+    if (type != &PyTuple_Type && type != &PyFrozenSet_Type && !PyType_IsSubtype(type, &RecordBase))
+        return put_value(b, value, 1);
+    PyObject *key = PyLong_FromVoidPtr(value);
+    if (key == NULL)
+        return -1;
+    PyObject *entry = PyDict_GetItemWithError(FIELDS, key); /* borrowed */
+    if (entry != NULL && PyTuple_GET_ITEM(entry, 0) == value) {
+        PyObject *data = PyTuple_GET_ITEM(entry, 1);
+        Py_DECREF(key);
+        return put_bytes(b, PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data));
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(key);
+        return -1;
+    }
+    Py_ssize_t start = b->size;
+    if (put_value(b, value, 1) < 0) {
+        Py_DECREF(key);
+        return -1;
+    }
+    PyObject *data = PyBytes_FromStringAndSize(b->data + start, b->size - start);
+    entry = data == NULL ? NULL : PyTuple_Pack(2, value, data);
+    Py_XDECREF(data);
+    if (entry == NULL || (PyDict_GET_SIZE(FIELDS) >= FIELDS_SIZE && (PyDict_Clear(FIELDS), 0)) ||
+        PyDict_SetItem(FIELDS, key, entry) < 0) {
+        Py_XDECREF(entry);
+        Py_DECREF(key);
+        return -1;
+    }
+    Py_DECREF(entry);
+    Py_DECREF(key);
+    return 0;
+}
+
+static PyObject *
+hot_encode_state(PyObject *module, PyObject *state)
+{
+    PyTypeObject *type = Py_TYPE(state);
+    PyObject *keys = NULL;
+    if (PyType_IsSubtype(type, &RecordBase) && type != MAP)
+        keys = _PyType_Lookup(type, STR_KEYS); /* borrowed */
+    if (keys == NULL || !PyTuple_CheckExact(keys) ||
+        PyTuple_GET_SIZE(keys) + 1 != PyTuple_GET_SIZE(state))
+        return hot_encode(module, state);
+    if (FIELDS == NULL && (FIELDS = PyDict_New()) == NULL)
+        return NULL;
+    Buffer b = {NULL, 0, 0};
+    Py_ssize_t n = PyTuple_GET_SIZE(keys);
+    if (put_header(&b, n, 0x80, 16, 0xde, 0xdf) < 0)
+        goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (put_value(&b, PyTuple_GET_ITEM(keys, i), 1) < 0 ||
+            put_field(&b, PyTuple_GET_ITEM(state, i + 1)) < 0)
+            goto fail;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(b.data, b.size);
+    PyMem_Free(b.data);
+    return out;
+fail:
+    PyMem_Free(b.data);
+    return NULL;
+}
+
 static PyObject *
 hot_encode(PyObject *module, PyObject *value)
 {
@@ -806,14 +898,16 @@ hot_encode(PyObject *module, PyObject *value)
 static PyObject *
 hot_configure(PyObject *module, PyObject *args)
 {
-    PyObject *frozen_types, *atoms, *freeze, *unknown, *put_slow, *state_error, *map;
-    if (!PyArg_ParseTuple(args, "O!O!OOOOO!", &PySet_Type, &frozen_types, &PySet_Type, &atoms,
-                          &freeze, &unknown, &put_slow, &state_error, &PyType_Type, &map))
+    PyObject *frozen_types, *atoms, *freeze, *unknown, *put_slow, *state_error, *map, *no_field;
+    if (!PyArg_ParseTuple(args, "O!O!OOOOO!O", &PySet_Type, &frozen_types, &PySet_Type, &atoms,
+                          &freeze, &unknown, &put_slow, &state_error, &PyType_Type, &map,
+                          &no_field))
         return NULL;
     PyObject **slots[] = {&FROZEN, &ATOMS, &FREEZE, &UNKNOWN, &PUT_SLOW, &STATE_ERROR,
-                          (PyObject **)&MAP};
-    PyObject *values[] = {frozen_types, atoms, freeze, unknown, put_slow, state_error, map};
-    for (int i = 0; i < 7; i++) {
+                          (PyObject **)&MAP, &NO_FIELD};
+    PyObject *values[] = {frozen_types, atoms, freeze, unknown, put_slow, state_error, map,
+                          no_field};
+    for (int i = 0; i < 8; i++) {
         Py_INCREF(values[i]);
         Py_XSETREF(*slots[i], values[i]);
     }
@@ -822,7 +916,7 @@ hot_configure(PyObject *module, PyObject *args)
 
 static PyMethodDef hot_methods[] = {
     {"configure", hot_configure, METH_VARARGS,
-     "configure(frozen, atoms, freeze, unknown, put_slow, StateError, Map)"},
+     "configure(frozen, atoms, freeze, unknown, put_slow, StateError, Map, no_field)"},
     {"new", (PyCFunction)(void (*)(void))hot_new, METH_FASTCALL, "new(shape, *values)"},
     {"factory", hot_factory, METH_VARARGS, "factory(Record, factory)"},
     {"maker", hot_maker, METH_VARARGS, "maker(order, shape, where)"},
@@ -831,8 +925,10 @@ static PyMethodDef hot_methods[] = {
     {"successors", (PyCFunction)(void (*)(void))hot_successors, METH_FASTCALL,
      "successors(plan, state, states, actions, general, reraise, constrained) -> enabled"},
     {"candidates", (PyCFunction)(void (*)(void))hot_candidates, METH_FASTCALL,
-     "candidates(successors, start, seen, found, positions) -> None or a position"},
+     "candidates(successors, start, seen, found, positions, offset) -> None or an index"},
     {"encode", hot_encode, METH_O, "The canonical msgpack bytes of a frozen state value."},
+    {"encode_state", hot_encode_state, METH_O,
+     "encode(state), its container fields' encodings cached by identity."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -255,4 +255,4 @@ def fingerprint(data: bytes) -> int:
 encode = _encode
 encode_state = _encode_state
 if hot is not None:  # the same bytes, in C: fast enough to encode every new state whole
-    encode = encode_state = hot.encode
+    encode, encode_state = hot.encode, hot.encode_state

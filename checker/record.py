@@ -131,8 +131,10 @@ class Record(_Tuple, metaclass=_RecordType):  # type: ignore[misc,valid-type]
     def __len__(self) -> int:
         return len(self._keys)
 
-    def __getattr__(self, name: str) -> Any:  # only reached when `name` is no field
-        raise AttributeError(_unknown_field(self, name))
+    if hot is None:  # RecordBase (C) gives the same message without slowing access down
+
+        def __getattr__(self, name: str) -> Any:  # only reached when `name` is no field
+            return _no_field(self, name)
 
     def __repr__(self) -> str:
         inner = ", ".join(
@@ -308,6 +310,10 @@ def _replace_of(cls: type[Record], keys: tuple[str, ...]) -> Any:
     return replace
 
 
+def _no_field(record: Record, name: str) -> Any:
+    raise AttributeError(_unknown_field(record, name))
+
+
 def _raise_unknown(record: Record, changes: dict[str, Any]) -> None:
     raise KeyError(_unknown_field(record, next(iter(changes))))
 
@@ -471,6 +477,6 @@ def _dropper(cls: type[Record], dropped: tuple[Any, ...]) -> Any:
 
 put = _put
 if hot is not None:  # tuples in C (the common case: `put(s.log, b, ...)`), the rest in _put
-    hot.configure(FROZEN, ATOMS, freeze, _raise_unknown, _put, StateError, Map)
+    hot.configure(FROZEN, ATOMS, freeze, _raise_unknown, _put, StateError, Map, _no_field)
     hot.factory(Record, _factory)
     put = hot.put

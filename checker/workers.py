@@ -109,7 +109,7 @@ class Expander:
         error = None
         constraints = model.constraints
         reduces = model.reduces
-        total = 0
+        total = 0  # successors of the chunk so far
         for i, state in enumerate(states):
             if constraints and not model.within_constraints(state):
                 counts.append(0)
@@ -130,10 +130,10 @@ class Expander:
                 error = i
                 del actions[total:]
                 break
-            counts.append(len(successors) - total)
+            counts.append(len(successors))
             stuck.append(not enabled)
-            total = len(successors)
-        del successors
+            total += len(successors)
+            successors.clear()  # freed now, while they are still in the cache
         del candidates[len(fps) :]  # those of a state whose expansion raised were not encoded
         broken, raised = self._verdicts(candidates)
         self.pending[request["chunk"]] = (level, candidates)
@@ -173,32 +173,34 @@ def _unmet(
     state: Record,
     successors: list[Record],
     actions: list[int],
-    start: int,
+    offset: int,
     seen: set[Record],
     found: list[Record],
     positions: list[int],
 ) -> None:
-    """Add the successors from `start` on that are not in `seen` to it and to `found`, their
-    positions to `positions` (in C with checker._hot)."""
+    """Add `state`'s successors that are not in `seen` to it and to `found`, their positions
+    in the chunk (`offset` + their index) to `positions` (in C with checker._hot). The
+    successors' actions are `actions[offset:]`."""
+    start = 0
     if hot is not None:
         while True:
-            stop = hot.candidates(successors, start, seen, found, positions)
+            stop = hot.candidates(successors, start, seen, found, positions, offset)
             if stop is None:
                 return
             # A list or set inside a tuple: freeze it as put() would, then go on from there.
-            successors[stop] = _refrozen(model, state, actions[stop], successors[stop])
+            ai = actions[offset + stop]
+            successors[stop] = _refrozen(model, state, ai, successors[stop])
             start = stop
-    for position in range(start, len(successors)):
-        succ = successors[position]
+    for index, succ in enumerate(successors):
         try:
             met = succ in seen
         except TypeError:
-            succ = successors[position] = _refrozen(model, state, actions[position], succ)
+            succ = successors[index] = _refrozen(model, state, actions[offset + index], succ)
             met = succ in seen
         if not met:
             seen.add(succ)
             found.append(succ)
-            positions.append(position)
+            positions.append(offset + index)
 
 
 def _decoded(blob: bytes, offsets: bytes) -> list[Record]:

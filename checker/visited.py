@@ -1,10 +1,12 @@
 """What the local engine remembers about every state it found: 16 bytes.
 
 `Visited` is the set of fingerprints (8 bytes each: a sorted numpy array of the earlier
-levels, plus a Python set for the level being built, merged into the array when the level
-ends). `Links` gives each state, numbered in order of discovery, its parent's number and its
-position in the parent's `Model.expand` list (4 + 4 bytes); a trace is rebuilt from them by
-expanding along the chain (checker.trace).
+levels, plus sorted runs for the level being built, merged as they pile up like a binary
+counter's digits, and into the array when the level ends: every look-up and insertion is a
+numpy operation over a chunk's fingerprints, never a Python loop). `Links` gives each state,
+numbered in order of discovery, its parent's number and its position in the parent's
+`Model.expand` list (4 + 4 bytes); a trace is rebuilt from them by expanding along the chain
+(checker.trace).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ ROOT = -1  # the parent number of an initial state (its position is its index in
 class Visited:
     def __init__(self) -> None:
         self._sorted = np.empty(0, dtype=np.uint64)
-        self._level: set[int] = set()
+        self._level: list[np.ndarray] = []  # sorted runs, each at most half the one before
 
     @classmethod
     def of(cls, fps: np.ndarray) -> Visited:
@@ -29,7 +31,7 @@ class Visited:
         return visited
 
     def __len__(self) -> int:
-        return len(self._sorted) + len(self._level)
+        return len(self._sorted) + sum(map(len, self._level))
 
     @property
     def finished(self) -> np.ndarray:
@@ -39,44 +41,58 @@ class Visited:
     def known(self, fps: np.ndarray) -> np.ndarray:
         """A boolean mask: which of `fps` (uint64) were found before."""
         found = self.earlier(fps)
-        if self._level:
-            level = self._level
-            rest = np.flatnonzero(~found)
-            found[rest] = [fp in level for fp in fps[rest].tolist()]
+        for run in self._level:
+            found |= _within(run, fps)
         return found
 
     def earlier(self, fps: np.ndarray) -> np.ndarray:
         """A boolean mask: which of `fps` were found at a finished level."""
-        if not len(self._sorted):
-            return np.zeros(len(fps), dtype=bool)
-        at = np.searchsorted(self._sorted, fps)
-        at[at == len(self._sorted)] = 0
-        return self._sorted[at] == fps
+        return _within(self._sorted, fps)
 
     def __contains__(self, fp: int) -> bool:
         return bool(self.known(np.array([fp], dtype=np.uint64))[0])
 
     def add(self, fps: np.ndarray) -> None:
-        self._level.update(fps.tolist())
+        """Add fingerprints not found before (distinct)."""
+        if not len(fps):
+            return
+        runs = self._level
+        runs.append(np.sort(fps))
+        while len(runs) > 1 and 2 * len(runs[-1]) > len(runs[-2]):
+            last = runs.pop()
+            runs[-1] = _merged(runs[-1], last)
 
     def end_level(self) -> None:
         """Merge this level's fingerprints into the sorted array."""
-        if self._level:
-            new = np.fromiter(self._level, dtype=np.uint64, count=len(self._level))
-            merged = np.concatenate([self._sorted, np.sort(new)])
-            merged.sort(kind="stable")  # two sorted runs: a linear merge
-            self._sorted = merged
-            self._level = set()
+        for run in self._level:
+            self._sorted = _merged(self._sorted, run)
+        self._level = []
 
     @property
     def nbytes(self) -> int:
-        return self._sorted.nbytes + 8 * len(self._level)
+        return self._sorted.nbytes + sum(run.nbytes for run in self._level)
 
     def closest(self) -> int | None:
         """The smallest difference between two fingerprints of the earlier levels."""
         if len(self._sorted) < 2:
             return None
         return int(np.diff(self._sorted).min())
+
+
+def _within(run: np.ndarray, fps: np.ndarray) -> np.ndarray:
+    """A boolean mask: which of `fps` are in the sorted array `run`."""
+    if not len(run):
+        return np.zeros(len(fps), dtype=bool)
+    at = np.searchsorted(run, fps)
+    at[at == len(run)] = 0
+    return run[at] == fps
+
+
+def _merged(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Two sorted arrays as one (two sorted runs: the stable sort merges them linearly)."""
+    merged = np.concatenate([a, b])
+    merged.sort(kind="stable")
+    return merged
 
 
 class Links:

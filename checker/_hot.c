@@ -893,6 +893,256 @@ hot_encode(PyObject *module, PyObject *value)
     return out;
 }
 
+/* -- decode ----------------------------------------------------------------------------- */
+
+static PyObject *SHAPES;     /* checker.record._shapes: field names -> shape */
+static PyObject *FROM_PAIRS; /* checker.record.from_pairs: any other map */
+
+typedef struct {
+    const unsigned char *data;
+    Py_ssize_t size, at;
+} Reader;
+
+static int
+need(Reader *r, Py_ssize_t n)
+{
+    if (r->at + n > r->size) {
+        PyErr_SetString(PyExc_ValueError, "truncated state encoding");
+        return -1;
+    }
+    return 0;
+}
+
+static uint64_t
+read_be(Reader *r, int width)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < width; i++)
+        v = (v << 8) | r->data[r->at + i];
+    r->at += width;
+    return v;
+}
+
+static PyObject *read_value(Reader *r, int depth);
+
+static PyObject *
+read_tuple(Reader *r, Py_ssize_t n, int depth)
+{
+    if (n > r->size - r->at) { /* every item takes at least a byte */
+        PyErr_SetString(PyExc_ValueError, "truncated state encoding");
+        return NULL;
+    }
+    PyObject *t = PyTuple_New(n);
+    if (t == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = read_value(r, depth + 1);
+        if (item == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, item);
+    }
+    return t;
+}
+
+static PyObject *
+read_map(Reader *r, Py_ssize_t n, int depth)
+{
+    if (2 * n > r->size - r->at) {
+        PyErr_SetString(PyExc_ValueError, "truncated state encoding");
+        return NULL;
+    }
+    PyObject *keys = PyTuple_New(n), *values = PyTuple_New(n), *out = NULL;
+    if (keys == NULL || values == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *key = read_value(r, depth + 1);
+        if (key == NULL)
+            goto done;
+        PyTuple_SET_ITEM(keys, i, key);
+        PyObject *value = read_value(r, depth + 1);
+        if (value == NULL)
+            goto done;
+        PyTuple_SET_ITEM(values, i, value);
+    }
+    PyObject *shape = PyDict_GetItemWithError(SHAPES, keys); /* borrowed */
+    if (shape != NULL) {
+        PyTypeObject *type = (PyTypeObject *)shape;
+        out = alloc(type, n + 1);
+        if (out == NULL)
+            goto done;
+        Py_INCREF(shape);
+        PyTuple_SET_ITEM(out, 0, shape);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *value = PyTuple_GET_ITEM(values, i);
+            Py_INCREF(value);
+            PyTuple_SET_ITEM(out, i + 1, value);
+        }
+    } else if (!PyErr_Occurred()) {
+        PyObject *pairs = PyList_New(n);
+        if (pairs == NULL)
+            goto done;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *pair = PyTuple_Pack(2, PyTuple_GET_ITEM(keys, i), PyTuple_GET_ITEM(values, i));
+            if (pair == NULL) {
+                Py_DECREF(pairs);
+                goto done;
+            }
+            PyList_SET_ITEM(pairs, i, pair);
+        }
+        out = PyObject_CallOneArg(FROM_PAIRS, pairs);
+        Py_DECREF(pairs);
+    }
+done:
+    Py_XDECREF(keys);
+    Py_XDECREF(values);
+    return out;
+}
+
+static PyObject *
+read_ext(Reader *r, Py_ssize_t n, int depth)
+{
+    if (need(r, 1 + n) < 0)
+        return NULL;
+    int code = (signed char)r->data[r->at++];
+    if (code != 1) {
+        PyErr_Format(STATE_ERROR, "unknown msgpack extension type %d", code);
+        return NULL;
+    }
+    Reader inner = {r->data + r->at, n, 0};
+    r->at += n;
+    PyObject *items = read_value(&inner, depth + 1);
+    if (items == NULL)
+        return NULL;
+    if (!PyTuple_CheckExact(items) || inner.at != inner.size) {
+        Py_DECREF(items);
+        PyErr_SetString(PyExc_ValueError, "a set's encoding is not one array");
+        return NULL;
+    }
+    PyObject *set = PyFrozenSet_New(items);
+    Py_DECREF(items);
+    return set;
+}
+
+static PyObject *
+read_value(Reader *r, int depth)
+{
+    if (depth > 500) {
+        PyErr_SetString(PyExc_ValueError, "a state encoding nested deeper than 500 levels");
+        return NULL;
+    }
+    if (need(r, 1) < 0)
+        return NULL;
+    unsigned char c = r->data[r->at++];
+    if (c <= 0x7f)
+        return PyLong_FromLong(c);
+    if (c >= 0xe0)
+        return PyLong_FromLong((signed char)c);
+    if ((c & 0xe0) == 0xa0 || c == 0xd9 || c == 0xda || c == 0xdb) {
+        Py_ssize_t n;
+        if ((c & 0xe0) == 0xa0)
+            n = c & 0x1f;
+        else {
+            int width = c == 0xd9 ? 1 : c == 0xda ? 2 : 4;
+            if (need(r, width) < 0)
+                return NULL;
+            n = (Py_ssize_t)read_be(r, width);
+        }
+        if (need(r, n) < 0)
+            return NULL;
+        PyObject *s = PyUnicode_DecodeUTF8((const char *)r->data + r->at, n, NULL);
+        r->at += n;
+        return s;
+    }
+    if ((c & 0xf0) == 0x90)
+        return read_tuple(r, c & 0x0f, depth);
+    if ((c & 0xf0) == 0x80)
+        return read_map(r, c & 0x0f, depth);
+    switch (c) {
+    case 0xc0:
+        Py_RETURN_NONE;
+    case 0xc2:
+        Py_RETURN_FALSE;
+    case 0xc3:
+        Py_RETURN_TRUE;
+    case 0xc4: case 0xc5: case 0xc6: {
+        int width = c == 0xc4 ? 1 : c == 0xc5 ? 2 : 4;
+        if (need(r, width) < 0)
+            return NULL;
+        Py_ssize_t n = (Py_ssize_t)read_be(r, width);
+        if (need(r, n) < 0)
+            return NULL;
+        PyObject *b = PyBytes_FromStringAndSize((const char *)r->data + r->at, n);
+        r->at += n;
+        return b;
+    }
+    case 0xcc: case 0xcd: case 0xce: case 0xcf: {
+        int width = c == 0xcc ? 1 : c == 0xcd ? 2 : c == 0xce ? 4 : 8;
+        if (need(r, width) < 0)
+            return NULL;
+        return PyLong_FromUnsignedLongLong(read_be(r, width));
+    }
+    case 0xd0: case 0xd1: case 0xd2: case 0xd3: {
+        int width = c == 0xd0 ? 1 : c == 0xd1 ? 2 : c == 0xd2 ? 4 : 8;
+        if (need(r, width) < 0)
+            return NULL;
+        uint64_t u = read_be(r, width);
+        int64_t v = width == 1 ? (int8_t)u : width == 2 ? (int16_t)u : width == 4 ? (int32_t)u
+                                                                            : (int64_t)u;
+        return PyLong_FromLongLong(v);
+    }
+    case 0xdc: case 0xdd: case 0xde: case 0xdf: {
+        int width = (c == 0xdc || c == 0xde) ? 2 : 4;
+        if (need(r, width) < 0)
+            return NULL;
+        Py_ssize_t n = (Py_ssize_t)read_be(r, width);
+        return c <= 0xdd ? read_tuple(r, n, depth) : read_map(r, n, depth);
+    }
+    case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8:
+        return read_ext(r, (Py_ssize_t)1 << (c - 0xd4), depth);
+    case 0xc7: case 0xc8: case 0xc9: {
+        int width = c == 0xc7 ? 1 : c == 0xc8 ? 2 : 4;
+        if (need(r, width) < 0)
+            return NULL;
+        return read_ext(r, (Py_ssize_t)read_be(r, width), depth);
+    }
+    }
+    PyErr_Format(PyExc_ValueError, "not a state encoding (byte 0x%02x)", c);
+    return NULL;
+}
+
+static PyObject *
+hot_decode(PyObject *module, PyObject *data)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    Reader r = {view.buf, view.len, 0};
+    PyObject *value = read_value(&r, 0);
+    if (value != NULL && r.at != r.size) {
+        Py_DECREF(value);
+        value = NULL;
+        PyErr_SetString(PyExc_ValueError, "extra bytes after a state encoding");
+    }
+    PyBuffer_Release(&view);
+    return value;
+}
+
+/* decoding(shapes, from_pairs): what decode() needs of checker.record. */
+static PyObject *
+hot_decoding(PyObject *module, PyObject *args)
+{
+    PyObject *shapes, *from_pairs;
+    if (!PyArg_ParseTuple(args, "O!O", &PyDict_Type, &shapes, &from_pairs))
+        return NULL;
+    Py_INCREF(shapes);
+    Py_XSETREF(SHAPES, shapes);
+    Py_INCREF(from_pairs);
+    Py_XSETREF(FROM_PAIRS, from_pairs);
+    Py_RETURN_NONE;
+}
+
 /* -- configure ---------------------------------------------------------------------------- */
 
 static PyObject *
@@ -927,6 +1177,8 @@ static PyMethodDef hot_methods[] = {
     {"candidates", (PyCFunction)(void (*)(void))hot_candidates, METH_FASTCALL,
      "candidates(successors, start, seen, found, positions, offset) -> None or an index"},
     {"encode", hot_encode, METH_O, "The canonical msgpack bytes of a frozen state value."},
+    {"decode", hot_decode, METH_O, "The state value that encode() turned into `data`."},
+    {"decoding", hot_decoding, METH_VARARGS, "decoding(shapes, from_pairs)"},
     {"encode_state", hot_encode_state, METH_O,
      "encode(state), its container fields' encodings cached by identity."},
     {NULL, NULL, 0, NULL},

@@ -231,11 +231,11 @@ _plain_packer = msgpack.Packer(use_bin_type=True)
 
 def _ext_hook(code: int, data: bytes) -> Any:
     if code == SET_EXT:
-        return frozenset(decode(data))
+        return frozenset(_decode(data))
     raise StateError(f"unknown msgpack extension type {code}")
 
 
-def decode(data: bytes) -> Any:
+def _decode(data: bytes) -> Any:
     """The state value that `encode` turned into `data`."""
     return msgpack.unpackb(
         data,
@@ -254,5 +254,6 @@ def fingerprint(data: bytes) -> int:
 
 encode = _encode
 encode_state = _encode_state
+decode = _decode
 if hot is not None:  # the same bytes, in C: fast enough to encode every new state whole
-    encode, encode_state = hot.encode, hot.encode_state
+    encode, encode_state, decode = hot.encode, hot.encode_state, hot.decode

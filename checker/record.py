@@ -479,4 +479,5 @@ put = _put
 if hot is not None:  # tuples in C (the common case: `put(s.log, b, ...)`), the rest in _put
     hot.configure(FROZEN, ATOMS, freeze, _raise_unknown, _put, StateError, Map, _no_field)
     hot.factory(Record, _factory)
+    hot.decoding(_shapes, from_pairs)
     put = hot.put

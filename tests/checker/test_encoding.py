@@ -149,10 +149,19 @@ values = st.recursive(atoms, _values, max_leaves=30)
 @pytest.mark.skipif(speedups.hot is None, reason="checker._hot is not built")
 @settings(max_examples=400, deadline=None)
 @given(values)
-def test_the_c_encoder_gives_the_same_bytes(value):
+def test_the_c_encoder_and_decoder_agree_with_the_python_ones(value):
     data = encoding._encode(value)
     assert speedups.hot.encode(value) == data
-    assert decode(data) == value
+    assert decode(data) == value == encoding._decode(data)
+    assert encoding._encode(speedups.hot.decode(data)) == data  # the same types, too
+
+
+@pytest.mark.skipif(speedups.hot is None, reason="checker._hot is not built")
+def test_the_c_decoder_refuses_broken_bytes():
+    good = encode(Record(a=(1, 2), s=frozenset({3})))
+    for bad in (good[:-1], good + b"\x00", b"\xc1", b"\xd4\x05\x90"):
+        with pytest.raises((ValueError, StateError)):
+            speedups.hot.decode(bad)
 
 
 @pytest.mark.skipif(speedups.hot is None, reason="checker._hot is not built")

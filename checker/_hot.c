@@ -325,17 +325,19 @@ action_raised(PyObject *reraise, PyObject *ai, PyObject *binding, PyObject *stat
 static int
 take_result(PyObject *result, PyObject *ai, PyObject *binding, PyObject *state,
             PyTypeObject *shape, int constrained, PyObject *states, PyObject *actions,
-            PyObject *general)
+            PyObject *bindings, PyObject *general)
 {
     if (result == Py_None)
         return 0;
     if (Py_TYPE(result) == shape && !constrained) {
         if (PyList_Append(states, result) < 0 || PyList_Append(actions, ai) < 0)
             return -1;
+        if (bindings != Py_None && PyList_Append(bindings, binding) < 0)
+            return -1;
         return 1;
     }
     PyObject *r = PyObject_CallFunctionObjArgs(
-        general, ai, binding, state, result, states, actions, Py_None, NULL);
+        general, ai, binding, state, result, states, actions, bindings, NULL);
     if (r == NULL)
         return -1;
     int enabled = PyObject_IsTrue(r);
@@ -343,21 +345,22 @@ take_result(PyObject *result, PyObject *ai, PyObject *binding, PyObject *state,
     return enabled;
 }
 
-/* successors(plan, state, states, actions, general, reraise, constrained) -> enabled
+/* successors(plan, state, states, actions, bindings, general, reraise, constrained) -> enabled
  *
- * As Model.successors (without binding lists): plan is Model._plan, a tuple of (action index,
- * bound function, arity, static bindings or None, Action); general is Model._add, reraise
+ * As Model.successors: plan is Model._plan, a tuple of (action index, bound function, arity,
+ * static bindings or None, Action); bindings a list or None; general is Model._add, reraise
  * Model._reraise; constrained whether there are action constraints. */
 static PyObject *
 hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "successors() takes 7 arguments");
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "successors() takes 8 arguments");
         return NULL;
     }
     PyObject *plan = args[0], *state = args[1], *states = args[2], *actions = args[3];
-    PyObject *general = args[4], *reraise = args[5];
-    int constrained = PyObject_IsTrue(args[6]);
+    PyObject *bindings_out = args[4], *general = args[5], *reraise = args[6];
+    int constrained = PyObject_IsTrue(args[7]);
+    int recording = bindings_out != Py_None;
     if (!PyTuple_CheckExact(plan) || !PyList_CheckExact(states) || !PyList_CheckExact(actions)) {
         PyErr_SetString(PyExc_TypeError, "successors(): bad arguments");
         return NULL;
@@ -409,7 +412,7 @@ hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 return NULL;
             }
             int r = take_result(result, ai, none, state, shape, constrained, states, actions,
-                                general);
+                                bindings_out, general);
             Py_DECREF(result);
             Py_DECREF(none);
             if (r < 0)
@@ -452,7 +455,7 @@ hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 func, start, given | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
             PyObject *made = NULL;
             if (binding == NULL && (result == NULL || (result != Py_None &&
-                    (Py_TYPE(result) != shape || constrained)))) {
+                    (recording || Py_TYPE(result) != shape || constrained)))) {
                 made = PyTuple_Pack(1, one);
                 if (made == NULL) {
                     Py_XDECREF(result);
@@ -468,7 +471,7 @@ hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 return NULL;
             }
             int r = take_result(result, ai, binding, state, shape, constrained, states, actions,
-                                general);
+                                bindings_out, general);
             Py_DECREF(result);
             Py_XDECREF(made);
             if (r < 0) {
@@ -1173,7 +1176,7 @@ static PyMethodDef hot_methods[] = {
     {"put", (PyCFunction)(void (*)(void))hot_put, METH_FASTCALL,
      "`container` with `key` set to `value`: a tuple by index or a Record by key."},
     {"successors", (PyCFunction)(void (*)(void))hot_successors, METH_FASTCALL,
-     "successors(plan, state, states, actions, general, reraise, constrained) -> enabled"},
+     "successors(plan, state, states, actions, bindings, general, reraise, constrained)"},
     {"candidates", (PyCFunction)(void (*)(void))hot_candidates, METH_FASTCALL,
      "candidates(successors, start, seen, found, positions, offset) -> None or an index"},
     {"encode", hot_encode, METH_O, "The canonical msgpack bytes of a frozen state value."},

@@ -448,10 +448,17 @@ class Model:
         constraints are the caller's to check). This is the hot loop of every engine: one call
         per action and binding, and the common case (an action returning one Record with the
         state's variables) takes the short path. With the C hot path (checker._hot) the same
-        loop runs in C, unless binding lists are asked for."""
-        if hot is not None and bindings is None:
+        loop runs in C (`states` and `actions` must then be lists)."""
+        if hot is not None:
             return hot.successors(
-                self._plan, state, states, actions, self._add, self._reraise, self._constrained
+                self._plan,
+                state,
+                states,
+                actions,
+                bindings,
+                self._add,
+                self._reraise,
+                self._constrained,
             )
         shape = state.__class__
         add, mark = states.append, actions.append

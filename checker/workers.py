@@ -61,7 +61,7 @@ class Expander:
         if op == "admit":
             self.admit(request)
         elif op == "level":
-            self.start_level(request["level"], request["forget"])
+            self.start_level(request["level"], request.get("forget", True))
         else:
             raise ValueError(f"unknown request {op!r}")
         return None

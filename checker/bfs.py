@@ -4,13 +4,15 @@ Order is fixed (initial states as `init` lists them; successors as `Model.expand
 them), and a state's parent is the first state that reached it, so the counterexample is a
 shortest one and is the same on every run and for any number of workers.
 
-A level is cut into chunks, expanded by expanders (this process, or `workers` forked
-processes: checker.workers). For each chunk, in order, this process picks the successors that
-are new (numpy over their fingerprints: checker.visited), the expander checks invariants on
-exactly those and returns their encodings, which become the next level (checker.frontier).
-So the verdict, counts and trace are those of a one-state-at-a-time search, whatever the
-chunking; where that search would have stopped mid-chunk (a violation, a deadlock, an error,
---max-states), the counts are cut at the same point.
+A level is cut into parts, expanded by expanders (this process, or `workers` forked
+processes: checker.workers), each part by the expander that holds its states live when it
+can. An expander returns its candidates (the successors it had not met) with their
+fingerprints, encodings and invariant verdicts; for each part, in order, this process admits
+those that are new (numpy over their fingerprints: checker.visited), which become the next
+level (checker.frontier), and tells the expander which to keep. So the verdict, counts and
+trace are those of a one-state-at-a-time search, whatever the parts and the workers; where
+that search would have stopped mid-part (a violation, a deadlock, an error, --max-states),
+the counts are cut at the same point. docs/performance.md says why each piece is there.
 
 With checkpoints (checker.checkpoint), the search as it stands at the start of each level is
 kept until the level ends: it is what a checkpoint holds, written at the first level start

@@ -396,14 +396,20 @@ class _Search:
         base = len(self.links) - size  # the number of the level's first state
         found = _Level(Frontier(self.options.spill_bytes), level + 1)
         self._start_level(level)
-        for worker, item, reply in self._replies(frontier, level):
-            exp = _Expansion(reply, self.options.deadlock)
-            self._take(worker, item, exp, base, size, found, frontier)
-            done = item.part.first + item.part.count
-            self.queue = size - done + found.states
-            if self.progress is not None and self.progress.due():
-                snapshot = Snapshot(level, len(self.links), self.generated, self.queue, done, size)
-                self.progress.report(snapshot)
+        try:
+            for worker, item, reply in self._replies(frontier, level):
+                exp = _Expansion(reply, self.options.deadlock)
+                self._take(worker, item, exp, base, size, found, frontier)
+                done = item.part.first + item.part.count
+                self.queue = size - done + found.states
+                if self.progress is not None and self.progress.due():
+                    snapshot = Snapshot(
+                        level, len(self.links), self.generated, self.queue, done, size
+                    )
+                    self.progress.report(snapshot)
+        except BaseException:  # the search stops inside the level: drop what it found
+            found.frontier.close()
+            raise
         self.visited.end_level()
         self.queue = found.states
         return found.frontier  # `frontier` is closed when the next level starts

@@ -29,6 +29,7 @@ static PyTypeObject *MAP;     /* checker.record.Map */
 static PyObject *STR_INDEX;   /* "_index" */
 static PyObject *STR_KEYS;    /* "_keys" */
 static PyObject *STR_BINDINGS; /* "bindings" */
+static PyObject *STR_VALUES;   /* "values" */
 static PyObject *RECORD;      /* checker.record.Record: calling it builds a record */
 static PyObject *FACTORY;     /* checker.record._factory: Record(...) in Python */
 static PyObject *MAKERS;      /* keyword order as written -> (shape, where each field is) */
@@ -127,9 +128,169 @@ record_getattro(PyObject *self, PyObject *name)
     return PyObject_CallFunctionObjArgs(NO_FIELD, self, name, NULL);
 }
 
+/* -- the mapping API, for shapes (keys: the type's _keys, positions: its _index) and for Map
+ * (the tuple (Map, keys, values)). */
+
+static int
+is_map(PyObject *self)
+{
+    return Py_TYPE(self) == MAP;
+}
+
+/* The keys, borrowed. */
+static PyObject *
+record_keys_of(PyObject *self)
+{
+    if (is_map(self))
+        return PyTuple_GET_ITEM(self, 1);
+    PyObject *keys = _PyType_Lookup(Py_TYPE(self), STR_KEYS);
+    if (keys == NULL || !PyTuple_Check(keys)) {
+        PyErr_Format(PyExc_TypeError, "a %s has no keys", Py_TYPE(self)->tp_name);
+        return NULL;
+    }
+    return keys;
+}
+
+/* The value of `key` (new reference); NULL without an exception if there is none. */
+static PyObject *
+record_lookup(PyObject *self, PyObject *key)
+{
+    if (is_map(self)) {
+        PyObject *keys = PyTuple_GET_ITEM(self, 1), *values = PyTuple_GET_ITEM(self, 2);
+        Py_ssize_t n = PyTuple_GET_SIZE(keys);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int same = PyObject_RichCompareBool(PyTuple_GET_ITEM(keys, i), key, Py_EQ);
+            if (same < 0)
+                return NULL;
+            if (same) {
+                PyObject *value = PyTuple_GET_ITEM(values, i);
+                Py_INCREF(value);
+                return value;
+            }
+        }
+        return NULL;
+    }
+    PyObject *index = _PyType_Lookup(Py_TYPE(self), STR_INDEX);
+    if (index == NULL || !PyDict_Check(index))
+        return NULL;
+    PyObject *position = PyDict_GetItemWithError(index, key);
+    if (position == NULL)
+        return NULL;
+    PyObject *value = PyTuple_GET_ITEM(self, PyLong_AsSsize_t(position));
+    Py_INCREF(value);
+    return value;
+}
+
+static PyObject *
+record_subscript(PyObject *self, PyObject *key)
+{
+    PyObject *value = record_lookup(self, key);
+    if (value == NULL && !PyErr_Occurred())
+        PyErr_SetObject(PyExc_KeyError, key);
+    return value;
+}
+
+static Py_ssize_t
+record_length(PyObject *self)
+{
+    PyObject *keys = record_keys_of(self);
+    return keys == NULL ? -1 : PyTuple_GET_SIZE(keys);
+}
+
+static int
+record_contains(PyObject *self, PyObject *key)
+{
+    if (is_map(self))
+        return PySequence_Contains(PyTuple_GET_ITEM(self, 1), key);
+    PyObject *value = record_lookup(self, key);
+    if (value == NULL)
+        return PyErr_Occurred() ? -1 : 0;
+    Py_DECREF(value);
+    return 1;
+}
+
+static PyObject *
+record_iter(PyObject *self)
+{
+    PyObject *keys = record_keys_of(self);
+    return keys == NULL ? NULL : PyObject_GetIter(keys);
+}
+
+static PyObject *
+record_keys(PyObject *self, PyObject *unused)
+{
+    PyObject *keys = record_keys_of(self);
+    Py_XINCREF(keys);
+    return keys;
+}
+
+static PyObject *
+record_values(PyObject *self, PyObject *unused)
+{
+    if (is_map(self)) {
+        PyObject *values = PyTuple_GET_ITEM(self, 2);
+        Py_INCREF(values);
+        return values;
+    }
+    return PyTuple_GetSlice(self, 1, PyTuple_GET_SIZE(self));
+}
+
+static PyObject *
+record_items(PyObject *self, PyObject *unused)
+{
+    PyObject *keys = record_keys_of(self);
+    if (keys == NULL)
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(keys);
+    PyObject *items = PyTuple_New(n);
+    if (items == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *value = is_map(self) ? PyTuple_GET_ITEM(PyTuple_GET_ITEM(self, 2), i)
+                                       : PyTuple_GET_ITEM(self, i + 1);
+        PyObject *pair = PyTuple_Pack(2, PyTuple_GET_ITEM(keys, i), value);
+        if (pair == NULL) {
+            Py_DECREF(items);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(items, i, pair);
+    }
+    return items;
+}
+
+static PyObject *
+record_get(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "get(key, default=None)");
+        return NULL;
+    }
+    PyObject *value = record_lookup(self, args[0]);
+    if (value != NULL || PyErr_Occurred())
+        return value;
+    PyObject *fallback = nargs == 2 ? args[1] : Py_None;
+    Py_INCREF(fallback);
+    return fallback;
+}
+
+static PyMappingMethods record_as_mapping = {
+    .mp_length = record_length,
+    .mp_subscript = record_subscript,
+};
+
+static PySequenceMethods record_as_sequence = {
+    .sq_length = record_length,
+    .sq_contains = record_contains,
+};
+
 static PyMethodDef record_methods[] = {
     {"replace", (PyCFunction)(void (*)(void))record_replace, METH_FASTCALL | METH_KEYWORDS,
      "A copy with the named existing fields set to new values."},
+    {"keys", record_keys, METH_NOARGS, "The keys, in canonical order."},
+    {"values", record_values, METH_NOARGS, "The values, in the order of the keys."},
+    {"items", record_items, METH_NOARGS, "(key, value) pairs, in the order of the keys."},
+    {"get", (PyCFunction)(void (*)(void))record_get, METH_FASTCALL,
+     "The value of key, or default."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -141,6 +302,9 @@ static PyTypeObject RecordBase = {
     .tp_doc = "A tuple whose first item is its shape (checker.record.Record).",
     .tp_methods = record_methods,
     .tp_getattro = record_getattro,
+    .tp_as_mapping = &record_as_mapping,
+    .tp_as_sequence = &record_as_sequence,
+    .tp_iter = record_iter,
 };
 
 /* -- RecordType: Record(...) ------------------------------------------------------------ */
@@ -385,8 +549,9 @@ hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (fixed != Py_None) {
             bindings = fixed;
             Py_INCREF(bindings);
-        } else {
-            PyObject *found = PyObject_CallMethodOneArg(act, STR_BINDINGS, state);
+        } else {  /* a one-parameter action's values, else the bindings, in this state */
+            PyObject *name = arity == 1 ? STR_VALUES : STR_BINDINGS;
+            PyObject *found = PyObject_CallMethodOneArg(act, name, state);
             if (found == NULL)
                 return NULL;
             bindings = PySequence_Tuple(found);
@@ -428,8 +593,6 @@ hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             PyObject *one = NULL; /* (value,) for a one-parameter action, made when needed */
             if (arity == 1) {
                 PyObject *value = binding;
-                if (fixed == Py_None)  /* dynamic bindings are tuples: take the value */
-                    value = PyTuple_GET_ITEM(binding, 0);
                 argv[1] = self;
                 argv[2] = state;
                 argv[3] = value;
@@ -1204,7 +1367,8 @@ PyInit__hot(void)
     STR_INDEX = PyUnicode_InternFromString("_index");
     STR_KEYS = PyUnicode_InternFromString("_keys");
     STR_BINDINGS = PyUnicode_InternFromString("bindings");
-    if (STR_INDEX == NULL || STR_KEYS == NULL || STR_BINDINGS == NULL)
+    STR_VALUES = PyUnicode_InternFromString("values");
+    if (STR_INDEX == NULL || STR_KEYS == NULL || STR_BINDINGS == NULL || STR_VALUES == NULL)
         return NULL;
     PyObject *module = PyModule_Create(&hot_module);
     if (module == NULL)

@@ -94,21 +94,26 @@ class Action:
     def bindings(self, state: Record) -> Sequence[Binding]:
         if self.static_bindings is not None:
             return self.static_bindings
-        domains = []
-        for param, domain in zip(self.params, self.domains):
-            if callable(domain):
-                try:
-                    domain = _domain_order(domain(state))
-                except Exception as exc:
-                    raise EvaluationError(
-                        "action",
-                        self.name,
-                        f"the domain of parameter {param!r} raised {type(exc).__name__}: {exc}",
-                        state=state,
-                        cause=exc,
-                    ) from exc
-            domains.append(domain)
+        domains = [self._domain(p, d, state) for p, d in zip(self.params, self.domains)]
         return tuple(itertools.product(*domains))
+
+    def values(self, state: Record) -> Sequence[Any]:
+        """The values of a one-parameter action's parameter in `state` (bindings unpacked)."""
+        return self._domain(self.params[0], self.domains[0], state)
+
+    def _domain(self, param: str, domain: Any, state: Record) -> Sequence[Any]:
+        if not callable(domain):
+            return domain
+        try:
+            return _domain_order(domain(state))
+        except Exception as exc:
+            raise EvaluationError(
+                "action",
+                self.name,
+                f"the domain of parameter {param!r} raised {type(exc).__name__}: {exc}",
+                state=state,
+                cause=exc,
+            ) from exc
 
     def describe(self, binding: Binding) -> dict[str, Any]:
         return dict(zip(self.params, binding))
@@ -480,7 +485,7 @@ class Model:
                 elif self._add(ai, (), state, result, states, actions, bindings):
                     enabled = True
             elif arity == 1:
-                values = static if static is not None else [b for b, in act.bindings(state)]
+                values = static if static is not None else act.values(state)
                 for value in values:
                     try:
                         result = fn(state, value)

@@ -98,41 +98,42 @@ class Record(_Tuple, metaclass=_RecordType):  # type: ignore[misc,valid-type]
     _keys: tuple[Any, ...] = ()  # per shape: the field names, in canonical order
     _index: ClassVar[dict[Any, int]] = {}  # per shape: field name -> position in the tuple
 
-    # -- the mapping API ---------------------------------------------------------------------
+    # -- the mapping API (in C with checker._hot) ---------------------------------------------
 
-    def keys(self) -> tuple[Any, ...]:
-        """The keys, in canonical order."""
-        return self._keys
+    if hot is None:
 
-    def values(self) -> tuple[Any, ...]:
-        """The values, in the order of the keys."""
-        return _item(self, _ALL_BUT_SHAPE)
+        def keys(self) -> tuple[Any, ...]:
+            """The keys, in canonical order."""
+            return self._keys
 
-    def items(self) -> tuple[tuple[Any, Any], ...]:
-        """(key, value) pairs, in the order of the keys."""
-        return tuple(zip(self._keys, _item(self, _ALL_BUT_SHAPE)))
+        def values(self) -> tuple[Any, ...]:
+            """The values, in the order of the keys."""
+            return _item(self, _ALL_BUT_SHAPE)
 
-    def get(self, key: Any, default: Any = None) -> Any:
-        index = self._index.get(key)
-        return default if index is None else _item(self, index)
+        def items(self) -> tuple[tuple[Any, Any], ...]:
+            """(key, value) pairs, in the order of the keys."""
+            return tuple(zip(self._keys, _item(self, _ALL_BUT_SHAPE)))
 
-    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
-        index = self._index.get(key)
-        if index is None:
-            raise KeyError(key)
-        return _item(self, index)
+        def get(self, key: Any, default: Any = None) -> Any:
+            index = self._index.get(key)
+            return default if index is None else _item(self, index)
 
-    def __contains__(self, key: object) -> bool:
-        return key in self._index
+        def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+            index = self._index.get(key)
+            if index is None:
+                raise KeyError(key)
+            return _item(self, index)
 
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._keys)
+        def __contains__(self, key: object) -> bool:
+            return key in self._index
 
-    def __len__(self) -> int:
-        return len(self._keys)
+        def __iter__(self) -> Iterator[Any]:
+            return iter(self._keys)
 
-    if hot is None:  # RecordBase (C) gives the same message without slowing access down
+        def __len__(self) -> int:
+            return len(self._keys)
 
+        # RecordBase (C) gives the same message without slowing attribute access down
         def __getattr__(self, name: str) -> Any:  # only reached when `name` is no field
             return _no_field(self, name)
 
@@ -178,30 +179,32 @@ class Map(Record, metaclass=_ShapeType):  # type: ignore[misc]
     def _index(self) -> dict[Any, int]:  # type: ignore[override]
         return {k: i for i, k in enumerate(_item(self, 1))}
 
-    def values(self) -> tuple[Any, ...]:
-        return _item(self, 2)
+    if hot is None:  # else RecordBase (C) serves maps too
 
-    def items(self) -> tuple[tuple[Any, Any], ...]:
-        return tuple(zip(_item(self, 1), _item(self, 2)))
+        def values(self) -> tuple[Any, ...]:
+            return _item(self, 2)
 
-    def get(self, key: Any, default: Any = None) -> Any:
-        keys = _item(self, 1)
-        return _item(self, 2)[keys.index(key)] if key in keys else default
+        def items(self) -> tuple[tuple[Any, Any], ...]:
+            return tuple(zip(_item(self, 1), _item(self, 2)))
 
-    def __getitem__(self, key: Any) -> Any:
-        keys = _item(self, 1)
-        if key not in keys:
-            raise KeyError(key)
-        return _item(self, 2)[keys.index(key)]
+        def get(self, key: Any, default: Any = None) -> Any:
+            keys = _item(self, 1)
+            return _item(self, 2)[keys.index(key)] if key in keys else default
 
-    def __contains__(self, key: object) -> bool:
-        return key in _item(self, 1)
+        def __getitem__(self, key: Any) -> Any:
+            keys = _item(self, 1)
+            if key not in keys:
+                raise KeyError(key)
+            return _item(self, 2)[keys.index(key)]
 
-    def __iter__(self) -> Iterator[Any]:
-        return iter(_item(self, 1))
+        def __contains__(self, key: object) -> bool:
+            return key in _item(self, 1)
 
-    def __len__(self) -> int:
-        return len(_item(self, 1))
+        def __iter__(self) -> Iterator[Any]:
+            return iter(_item(self, 1))
+
+        def __len__(self) -> int:
+            return len(_item(self, 1))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (_rebuild, (_item(self, 1), _item(self, 2)))

@@ -9,12 +9,15 @@ from checker.spec import (
     action,
     action_constraint,
     always_eventually,
+    assume,
     constant,
     constraint,
     eventually,
     invariant,
     leads_to,
     on,
+    reachable,
+    terminal,
 )
 
 __version__ = "0.1.0"
@@ -26,6 +29,7 @@ __all__ = [
     "action",
     "action_constraint",
     "always_eventually",
+    "assume",
     "canonical_order",
     "constant",
     "constraint",
@@ -34,5 +38,7 @@ __all__ = [
     "leads_to",
     "on",
     "put",
+    "reachable",
+    "terminal",
     "without",
 ]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from checker.result import CheckResult, NotChecked
+from checker.values import count
 
 SEVERITY = [0, 152, 11, 13, 12, 75, 151, 150]  # best to worst
 
@@ -83,5 +84,5 @@ def summary(results: Sequence[CheckResult | NotChecked]) -> str:
         key = "not checked" if isinstance(r, NotChecked) else r.verdict
         counts[key] = counts.get(key, 0) + 1
     tally = ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
-    head = f"Checked {len(results)} specs: {tally}. Exit code {code} (the worst)."
+    head = f"Checked {count(len(results), 'spec')}: {tally}. Exit code {code} (the worst)."
     return "\n".join([head, *lines]) + "\n"

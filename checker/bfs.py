@@ -48,7 +48,7 @@ IN_FLIGHT = 3  # chunks sent to one expander and not yet answered
 
 @dataclass(frozen=True)
 class Options:
-    deadlock: bool = False  # report states with no enabled action (TLC's -deadlock)
+    deadlock: bool = True  # report states with no enabled action (`--no-deadlock`: not)
     max_depth: int | None = None  # explore states up to this depth (initial states: 1)
     max_states: int | None = None  # stop after this many distinct states
     workers: int = 1  # expanding processes (1: this process)

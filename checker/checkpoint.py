@@ -568,7 +568,7 @@ def refuse_other_options(saved: Saved, given: Mapping[str, Any]) -> None:
     the checkpoint's."""
     s = saved.settings
     recorded = {
-        "--deadlock": s.deadlock,
+        "--no-deadlock": not s.deadlock,
         "--max-depth": s.max_depth,
         "--max-states": s.max_states,
         "--engine": s.engine,

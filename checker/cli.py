@@ -66,7 +66,10 @@ invariant_option = click.option(
     help="Check only this invariant (repeatable). Default: all the spec declares.",
 )
 deadlock_option = click.option(
-    "--deadlock", is_flag=True, help="Report states with no enabled action (exit 11)."
+    "--no-deadlock",
+    is_flag=True,
+    help="Do not report states with no enabled action (deadlocks, exit 11), as TLC's"
+    " -deadlock. A spec marks its intended final states with @terminal instead.",
 )
 json_option = click.option(
     "--json", "json_path", metavar="PATH", help="Also write the result as JSON."
@@ -197,7 +200,7 @@ def check(
     invariants: Sequence[str],
     properties: Sequence[str],
     no_liveness: bool,
-    deadlock: bool,
+    no_deadlock: bool,
     max_depth: int | None,
     max_states: int | None,
     timeout: float | None,
@@ -227,7 +230,7 @@ def check(
     wanted = outputs.Outputs(json_path=json_path, **report_paths)
     wanted.validate()
     options = bfs.Options(
-        deadlock=deadlock,
+        deadlock=not no_deadlock,
         max_depth=max_depth,
         max_states=max_states,
         workers=workers,
@@ -313,7 +316,7 @@ def _checkpoints(
 
 
 _SEARCH_FLAGS = {
-    "deadlock": "--deadlock",
+    "no_deadlock": "--no-deadlock",
     "max_depth": "--max-depth",
     "max_states": "--max-states",
     "engine": "--engine",
@@ -373,7 +376,7 @@ def _resumed(
         saved, specs[0] if specs else None, _parse_defines(defines), invariants
     )
     asked = {
-        "--deadlock": options.deadlock,
+        "--no-deadlock": not options.deadlock,
         "--max-depth": options.max_depth,
         "--max-states": options.max_states,
         "--engine": engine,
@@ -634,7 +637,7 @@ def simulate(
     traces: int,
     depth: int,
     invariants: Sequence[str],
-    deadlock: bool,
+    no_deadlock: bool,
     json_path: str | None,
     progress_interval: float,
     **report_paths: str | None,
@@ -649,8 +652,11 @@ def simulate(
     wanted.validate()
     model = load_model(spec, _parse_defines(defines), invariants or None)
     seed = simulation.new_seed() if seed is None else seed
-    click.echo(f"seed {seed}")  # first, so that even an interrupted run can be repeated
-    options = simulation.Options(seed=seed, traces=traces, max_depth=depth, deadlock=deadlock)
+    # On stderr at once, so that even a killed run can be repeated; the report has it too.
+    click.echo(f"mc: seed {seed}", err=True)
+    options = simulation.Options(
+        seed=seed, traces=traces, max_depth=depth, deadlock=not no_deadlock
+    )
     result = simulation.simulate(model, options, _progress(progress_interval))
     return _report(result, model, wanted)
 

@@ -24,6 +24,8 @@ from checker.spec import (
     constraints_of,
     invariants_of,
     on_of,
+    reachables_of,
+    terminals_of,
 )
 from checker.speedups import hot
 from checker.symmetry import Permutation, Symmetry
@@ -167,6 +169,7 @@ class Model:
         try:  # an action or predicate overridden without its decorator is a TypeError
             found, predicates = actions_of(cls), invariants_of(cls)
             bounds, steps = constraints_of(cls), action_constraints_of(cls)
+            wanted, finals = reachables_of(cls), terminals_of(cls)
         except TypeError as exc:
             raise SpecError(f"{path}: {exc}" if path else str(exc)) from None
         self.actions = tuple(self._compile_action(n, f, d) for n, (f, d) in found.items())
@@ -199,6 +202,10 @@ class Model:
             self.invariants = tuple(declared[n] for n in invariants)
         else:
             self.invariants = tuple(declared.values())
+        # Reachability properties: each must hold in some reachable state.
+        self.reachables = tuple(Invariant(n, getattr(spec, n)) for n in wanted)
+        # The spec's intended final states: no successor there is no deadlock.
+        self.terminals = tuple(Invariant(n, getattr(spec, n)) for n in finals)
         self.constraints = tuple(Constraint(n, getattr(spec, n)) for n in bounds)
         self.action_constraints = tuple(Constraint(n, getattr(spec, n)) for n in steps)
         self._constrained = bool(self.action_constraints)
@@ -373,10 +380,15 @@ class Model:
                 "permute", "permute", f"{_raised(exc)} (renaming {p})", state=state, cause=exc
             ) from exc
         if not isinstance(image, Record) or image.keys() != state.keys():
+            what = (
+                f"a state {_variables_differ(image, state)}"
+                if isinstance(image, Record)
+                else repr(image)
+            )
             raise EvaluationError(
                 "permute",
                 "permute",
-                f"returned {image!r}; it must return the state with the same variables",
+                f"returned {what}; it must return the state with the same variables",
                 state=state,
             )
         return image
@@ -538,7 +550,8 @@ class Model:
         states: list[Record] = []
         actions: list[int] = []
         bindings: list[Binding] = []
-        out.deadlocked = not self.successors(state, states, actions, bindings)
+        enabled = self.successors(state, states, actions, bindings)
+        out.deadlocked = not enabled and not self.final(state)
         domains: dict[int, Sequence[Binding]] = {}
         for succ, ai, binding in zip(states, actions, bindings):
             act = self.actions[ai]
@@ -578,6 +591,17 @@ class Model:
             if not _holds("invariant", inv.name, inv.fn, state):
                 return inv
         return None
+
+    def final(self, state: Record) -> bool:
+        """Whether `state` is one of the spec's intended final states (a @terminal holds),
+        where having no successor is no deadlock."""
+        return any(_holds("terminal", t.name, t.fn, state) for t in self.terminals)
+
+    def reached(self, state: Record, wanted: Sequence[int]) -> list[int]:
+        """Of the reachability properties `wanted` (indexes into `reachables`, in order),
+        those that hold in `state`."""
+        props = self.reachables
+        return [i for i in wanted if _holds("reachable", props[i].name, props[i].fn, state)]
 
 
 def _holds(

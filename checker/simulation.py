@@ -36,7 +36,7 @@ class Options:
     seed: int
     traces: int  # walks to take
     max_depth: int  # states per walk at most, the initial one included (as bfs.Options counts)
-    deadlock: bool = False  # report states with no enabled action (TLC's -deadlock)
+    deadlock: bool = True  # report states with no enabled action (`--no-deadlock`: not)
 
 
 def new_seed() -> int:

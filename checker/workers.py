@@ -117,6 +117,8 @@ class Expander:
                 continue
             try:
                 enabled = model.successors(state, successors, actions)
+                if not enabled and model.terminals and model.final(state):
+                    enabled = True  # an intended final state: no deadlock
                 first = len(candidates)
                 _unmet(model, state, successors, actions, total, seen, candidates, positions)
                 for succ, position in zip(candidates[first:], positions[first:]):

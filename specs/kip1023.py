@@ -40,7 +40,7 @@ follower's log end at once.
 
 from __future__ import annotations
 
-from checker import Record, Spec, State, action, constant, invariant, on
+from checker import Record, Spec, State, action, constant, invariant, on, terminal
 from invariants import tiered
 
 LEADER, FOLLOWER = 0, 1
@@ -372,6 +372,12 @@ class Kip1023(Spec):
 
     def count_fault(self, s: State, fault: str) -> State:
         return s.replace(faults=Record({**s.faults, fault: s.faults[fault] + 1}))
+
+    @terminal
+    def all_replicated(self, s: State) -> bool:
+        """The intended end: every record is appended, and the follower holds them all in
+        the ISR (with nothing left to upload or delete, no step remains)."""
+        return s.log_end == self.max_records and s.follower_log_end == s.log_end
 
     # -- invariants -------------------------------------------------------------------------
 

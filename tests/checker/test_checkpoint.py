@@ -257,8 +257,8 @@ def test_other_constants_options_or_invariants_are_refused(mc, walk, saved):
     where = f"mc: error: checkpoint {saved / 'checkpoint.mc'}:"
     err = refused(mc, "--resume", saved, "-D", "top=5")
     assert f"{where} constants differ: top=5 vs 4 in the checkpoint" in err
-    err = refused(mc, "--resume", saved, "--max-depth", "3", "--deadlock")
-    assert f"{where} options differ: --deadlock true vs false, --max-depth 3 vs none" in err
+    err = refused(mc, "--resume", saved, "--max-depth", "3", "--no-deadlock")
+    assert f"{where} options differ: --no-deadlock true vs false, --max-depth 3 vs none" in err
     err = refused(mc, "--resume", saved, "--invariant", "not_planted", "--invariant", "x")
     assert f"{where} invariants differ: not_planted, x vs not_planted in the checkpoint" in err
     # Given and equal is fine:

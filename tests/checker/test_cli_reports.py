@@ -13,7 +13,7 @@ from checker import batch
 from tests.conftest import SPECS
 
 PASSING = """
-    from checker import Record, Spec, action, constant, invariant
+    from checker import Record, Spec, action, constant, invariant, terminal
 
     class Passing(Spec):
         top = constant(2, "largest value")
@@ -28,6 +28,10 @@ PASSING = """
         @invariant
         def bounded(self, s):
             return s.x <= self.top
+
+        @terminal
+        def at_top(self, s):
+            return s.x == self.top
 """
 
 FAILING = """

@@ -18,7 +18,7 @@ from tests.conftest import ROOT
 PYTHON_TRACEBACK = "Traceback (most recent call last)"
 
 COUNTER = """\
-from checker import Record, Spec, action, constant, invariant
+from checker import Record, Spec, action, constant, invariant, terminal
 
 class Counter(Spec):
     top = constant(3, "the largest value")
@@ -35,14 +35,22 @@ class Counter(Spec):
     @invariant
     def small(self, s):
         return {holds}
-"""
+
+    @terminal
+    def at_top(self, s):
+        return s.x == self.top
+{extra}"""
 
 
 def counter(
-    init: str = "Record(x=0)", effect: str = "s.replace(x=s.x + step)", holds: str = "s.x < 10"
+    init: str = "Record(x=0)",
+    effect: str = "s.replace(x=s.x + step)",
+    holds: str = "s.x < 10",
+    extra: str = "",
 ) -> str:
-    """The Counter spec with one part replaced (lines: init 7, add 9-13, small 15-17)."""
-    return COUNTER.format(init=init, effect=effect, holds=holds)
+    """The Counter spec with one part replaced (lines: init 7, add 9-13, small 15-17, at_top
+    19-21; `extra` goes on from line 22)."""
+    return COUNTER.format(init=init, effect=effect, holds=holds, extra=extra)
 
 
 TWO_ACTIONS = """\
@@ -176,7 +184,41 @@ CASES = [
         ("{spec}:9: action add: parameter 'step' has no domain in @action(...)",),
         counter().replace("@action(step=(1, 2))", "@action"),
     ),
+    Case(
+        "invariant-without-state",
+        150,
+        (
+            "{spec}:15: @invariant small takes (self): its state parameter is missing; write"
+            " (self, s)",
+        ),
+        counter().replace("def small(self, s):", "def small(self):"),
+    ),
     # -- the command line: 151, before any state is explored
+    Case(
+        "constant-out-of-range",
+        151,
+        ("-D top=-1: it must be at least 1 (the largest value)",),
+        counter().replace(
+            'constant(3, "the largest value")', 'constant(3, "the largest value", min=1)'
+        ),
+        args=("-D", "top=-1"),
+    ),
+    Case(
+        "assumption-fails",
+        151,
+        ("assumption top_is_small does not hold with top=12: the counter stays below 10",),
+        counter(
+            extra="\n    @assume\n    def top_is_small(self):\n"
+            '        """the counter stays below 10"""\n        return self.top < 10\n'
+        ).replace("invariant, terminal", "invariant, terminal, assume"),
+        args=("-D", "top=12"),
+    ),
+    Case(
+        "misspelt-constant",
+        151,
+        ("-D tpo: Counter has no constant 'tpo' (constants: top); did you mean top?",),
+        args=("-D", "tpo=5"),
+    ),
     Case(
         "unknown-constant",
         151,

@@ -249,7 +249,7 @@ def test_junit_passing_spec_and_control_characters(tmp_path, write_spec):
 
             @action
             def ring(self, s):
-                return None
+                return s
 
             @invariant
             def fine(self, s):
@@ -630,7 +630,7 @@ def test_html_for_a_passing_spec_states_the_verdict(write_spec):
 
             @action
             def noop(self, s):
-                return None
+                return s
 
             @invariant
             def fine(self, s):
@@ -638,7 +638,7 @@ def test_html_for_a_passing_spec_states_the_verdict(write_spec):
         """
     )
     page = Page(html.render(check(spec)))
-    assert "All invariants hold over 1 distinct states." in page.text["report"]
+    assert "All invariants hold over 1 distinct state." in page.text["report"]
     assert page.scripts == 0
 
 

@@ -4,14 +4,17 @@ constraints, and the two functions every engine uses: `expand`, a state's succes
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import itertools
 import re
 import string
+import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from checker import kinds
 from checker.encoding import decode, encode, encode_state, fingerprint
 from checker.errors import ConfigError, EvaluationError, SpecError
 from checker.record import Map, Record, StateError, canonical_order, freeze
@@ -29,6 +32,9 @@ from checker.spec import (
 )
 from checker.speedups import hot
 from checker.symmetry import Permutation, Symmetry
+from checker.values import show
+
+_conforms = kinds.conforms if hot is None else hot.conforms
 
 Binding = tuple[Any, ...]
 _REDUCED_CACHE = 1 << 18  # entries (about 25 MB) of Model.fingerprint_of's cache, per process
@@ -218,10 +224,52 @@ class Model:
         # Whether states are identified by more than their encoding.
         self.reduces = self.view is not None or self.symmetry is not None
         self._reduced_fps: dict[int, int] = {}  # concrete fingerprint -> fingerprint_of
+        # The states' kind (checker.kinds), from the initial states and the declared types:
+        # known once the initial states are.
+        self._declared = self._declared_types(spec)
+        self._kinds: kinds.Kind | None = None
+        self._initial: list[Record] | None = None
+
+    def _declared_types(self, spec: Spec) -> dict[str, kinds.Kind]:
+        """The state variables' types the spec declares: its bare annotations (`leader: int |
+        None`, no value), in its class and its bases."""
+        out: dict[str, kinds.Kind] = {}
+        for klass in reversed(type(spec).__mro__):
+            if not issubclass(klass, Spec) or klass is Spec:
+                continue
+            bare = [n for n in vars(klass).get("__annotations__", {}) if n not in vars(klass)]
+            if not bare:
+                continue
+            try:
+                hints = typing.get_type_hints(klass)
+            except Exception as exc:
+                raise SpecError(
+                    f"{self.path or self.name}: the annotations of {klass.__name__} cannot be"
+                    f" evaluated: {type(exc).__name__}: {exc}"
+                ) from None
+            for name in bare:
+                try:
+                    out[name] = kinds.declared(hints[name])
+                except kinds.TypeDeclarationError as exc:
+                    raise SpecError(
+                        f"{self.path or self.name}: {klass.__name__}.{name}: {exc}"
+                    ) from None
+        return out
+
+    @property
+    def kinds(self) -> kinds.Kind:
+        """The kind of the states (a RECORD kind: each variable's kind), from the initial
+        states and the spec's `types`."""
+        if self._kinds is None:
+            self.initial_states()
+        assert self._kinds is not None
+        return self._kinds
 
     def __getstate__(self) -> dict[str, Any]:
         """A copy sent to Spark executors travels without the driver's fingerprint cache."""
-        return {**self.__dict__, "_reduced_fps": {}}
+        # Nor with the states' kind, which names the shapes (classes) of this process: an
+        # executor infers it again, from its own initial states.
+        return {**self.__dict__, "_reduced_fps": {}, "_kinds": None, "_initial": None}
 
     def _compile_action(self, name: str, fn: Callable[..., Any], domains: dict[str, Any]) -> Action:
         code = fn.__code__
@@ -278,6 +326,8 @@ class Model:
     # -- states ----------------------------------------------------------------------------
 
     def initial_states(self) -> list[Record]:
+        if self._initial is not None:
+            return list(self._initial)
         try:
             result = self.spec.init()
         except NotImplementedError:
@@ -300,7 +350,21 @@ class Model:
                 differ = _variables_differ(other, states[0])
                 message = f"returned initial states with different variables: one {differ}"
                 raise EvaluationError("init", "init", message)
-        return states
+        unknown = [n for n in self._declared if n not in states[0]]
+        if unknown:
+            names = [str(k) for k in states[0]]
+            close = difflib.get_close_matches(unknown[0], names, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise SpecError(
+                f"{self.path or self.name}: {self.name} declares the type of {unknown[0]!r},"
+                f" which is not a variable of its states (variables: {', '.join(names)}){hint}"
+            )
+        kind, why = kinds.state_kind(states, self._declared)
+        if kind is None:
+            raise EvaluationError("init", "init", f"returned states that mc cannot type: {why}")
+        self._kinds = kind
+        self._initial = states
+        return list(states)
 
     def initial(self) -> list[Successor]:
         """The initial states, encoded and fingerprinted (action ROOT, binding = init index)."""
@@ -439,6 +503,8 @@ class Model:
             elif succ.keys() != state.keys():
                 message = f"returned a state {_variables_differ(succ, state)}"
             else:
+                if not _conforms(succ, state, self.kinds):
+                    self._kind_error(ai, binding, state, succ)
                 continue
             act = self.actions[ai]
             raise EvaluationError(
@@ -461,12 +527,22 @@ class Model:
         per action and binding, and the common case (an action returning one Record with the
         state's variables) takes the short path. With the C hot path (checker._hot) the same
         loop runs in C, unless binding lists are asked for."""
+        state_kind = self._kinds if self._kinds is not None else self.kinds
         if hot is not None and bindings is None:
             return hot.successors(
-                self._plan, state, states, actions, self._add, self._reraise, self._constrained
+                self._plan,
+                state,
+                states,
+                actions,
+                self._add,
+                self._reraise,
+                self._constrained,
+                state_kind,
+                self._kind_error,
             )
         shape = state.__class__
         add, mark = states.append, actions.append
+        conforms = kinds.successor_conforms
         enabled = False
         for ai, fn, arity, static, act in self._plan:
             if arity == 0:
@@ -477,6 +553,8 @@ class Model:
                 if result is None:
                     continue
                 if result.__class__ is shape and not self.action_constraints:
+                    if not conforms(result, state, state_kind):
+                        self._kind_error(ai, (), state, result)
                     add(result)
                     mark(ai)
                     if bindings is not None:
@@ -494,6 +572,8 @@ class Model:
                     if result is None:
                         continue
                     if result.__class__ is shape and not self.action_constraints:
+                        if not conforms(result, state, state_kind):
+                            self._kind_error(ai, (value,), state, result)
                         add(result)
                         mark(ai)
                         if bindings is not None:
@@ -534,6 +614,37 @@ class Model:
             if bindings is not None:
                 bindings.append(binding)
         return bool(many)
+
+    def _kind_error(self, ai: int, binding: Binding, state: Record, succ: Record) -> None:
+        """A successor whose variables are not all of their kinds: raise the error that says
+        which variable, both kinds and the action; unless it was only a list or set inside a
+        tuple, which the engine freezes (as put() would) before it encodes the state."""
+        act = self.actions[ai]
+        params = act.describe(binding)
+        try:
+            frozen = type(succ)((type(succ), *[freeze(v) for v in succ.values()]))
+        except StateError as exc:
+            raise _unencodable(exc, "action", act.name, state, params) from exc
+        state_kind = self.kinds
+        if _conforms(frozen, state, state_kind):
+            return
+        for index, (name, value) in enumerate(frozen.items(), start=1):
+            found = kinds.mismatch(value, state_kind.b[index], str(name))
+            if found is None:
+                continue
+            path, expected, part, optional = found
+            origin = "as declared" if name in self._declared else "in the initial states"
+            message = (
+                f"changed the kind of {path}: {kinds.describe(expected)} {origin},"
+                f" {kinds.found_kind(part)} in the state it built ({path} = {show(part)})"
+            )
+            if part is None:
+                message += (
+                    f"; if {name} may hold None there, declare it in the spec class:"
+                    f" {name}: {kinds.python_type(optional)}"
+                )
+            raise EvaluationError("action", act.name, message, state=state, params=params)
+        raise AssertionError("a successor failed its kind check, and no variable does")
 
     def _reraise(self, ai: int, binding: Binding, state: Record, exc: Exception) -> None:
         """Raise what an action raised as the EvaluationError that says where (for C)."""

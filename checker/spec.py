@@ -478,6 +478,10 @@ class Spec(metaclass=_SpecMeta):
         """The initial state, or several."""
         raise NotImplementedError
 
+    # A state variable's type, where the initial states do not show it (TLA+'s TypeOK), is a
+    # bare annotation in the class body: `leader: int | None` (see checker.kinds). Every
+    # other variable's kind is taken from the initial states.
+
     # Optional, like TLC's VIEW: `def view(self, s)` returns the part of state `s` that
     # identifies it (e.g. without a history variable); states with equal views are one state.
     view: Callable[[Record], Any] | None = None

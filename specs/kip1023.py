@@ -60,6 +60,9 @@ class Kip1023(Spec):
 
     FAULTS = ("unclean_shutdowns", "disk_replacements")
 
+    # What the initial state does not show: a new leader has not learnt the offset yet.
+    last_tiered_offset: int | None
+
     @property
     def handles_unknown_epuo(self) -> bool:
         """hook: confirm that nothing was uploaded before using -1 (else retry later)."""

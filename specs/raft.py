@@ -40,6 +40,10 @@ class Raft(Spec):
     max_records = constant(1, "records a log may hold")
     max_isolations = constant(1, "fault bound: voters cut off from the quorum")
 
+    # What the initial state does not show: no known leader, no vote.
+    leader_id: tuple[int | None, ...]
+    voted_for: tuple[int | None, ...]
+
     # Voters are interchangeable: every action takes any voter, none prefers an id (voter 0
     # starting as the leader is fine: only the behaviour must be symmetric, not the start).
     symmetry = ("voter_ids",)

@@ -46,6 +46,10 @@ class Replication(Spec):
         0, "search bound: expand no state past this partition epoch (0: no bound)"
     )
 
+    # Variables that may also hold None, which the initial states do not show.
+    leader: int | None
+    local_epoch: tuple[int | None, ...]
+
     # Each fault's count in the state; its bound is the constant `max_<name>`.
     FAULTS = (
         "controlled_shutdowns",

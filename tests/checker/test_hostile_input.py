@@ -297,6 +297,38 @@ CASES = [
         report=True,
     ),
     Case(
+        "bool-where-int",
+        75,
+        (
+            "Error: action add(step=1) changed the kind of x: int in the initial states, bool in"
+            " the state it built (x = True)\n  in state {x: 0}",
+            "The behavior up to the state where it failed, 1 state:",
+        ),
+        counter(effect="s.replace(x=True)"),
+        report=True,
+    ),
+    Case(
+        "tuple-where-set",
+        75,
+        (
+            "Error: action add(step=1) changed the kind of isr: frozenset of int in the initial"
+            " states, tuple of int in the state it built (isr = (0,))",
+        ),
+        counter(init="Record(x=0, isr={0})", effect="s.replace(x=s.x + step, isr=sorted(s.isr))"),
+        report=True,
+    ),
+    Case(
+        "none-where-int",
+        75,
+        (
+            "Error: action add(step=1) changed the kind of x: int in the initial states, None in"
+            " the state it built (x = None); if x may hold None there, declare it in the spec"
+            " class: x: int | None",
+        ),
+        counter(effect="s.replace(x=None)"),
+        report=True,
+    ),
+    Case(
         "set-of-unhashables",
         75,
         (

@@ -14,7 +14,16 @@ from pathlib import Path
 
 import click
 
-from checker import __version__, batch, bfs, checkpoint, liveness, simulation, spark_engine
+from checker import (
+    __version__,
+    batch,
+    bfs,
+    checkpoint,
+    liveness,
+    simulation,
+    spark_engine,
+    vacuity,
+)
 from checker.deadline import Deadline
 from checker.errors import (
     ConfigError,
@@ -113,6 +122,12 @@ def cli(ctx: click.Context, debug: bool) -> None:
     help="Check no temporal property (only the invariants).",
 )
 @deadlock_option
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Fail (exit 15) when the vacuity check warns: an action never enabled, a parameter"
+    " domain that is empty, a method that looks like an action but is not declared.",
+)
 @click.option("--max-depth", type=click.IntRange(min=1), help="Explore states up to this depth.")
 @click.option(
     "--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states."
@@ -201,6 +216,7 @@ def check(
     properties: Sequence[str],
     no_liveness: bool,
     no_deadlock: bool,
+    strict: bool,
     max_depth: int | None,
     max_states: int | None,
     timeout: float | None,
@@ -237,7 +253,7 @@ def check(
         live_bytes=memory << 20,
     )
     chosen = None if no_liveness else tuple(properties)
-    run = _Run(options, progress_interval, timeout, symmetry, chosen)
+    run = _Run(options, progress_interval, timeout, symmetry, chosen, strict)
     saving = None
     if checkpoint_dir is not None or resume_dir is not None or checkpoint_every is not None:
         model, saving = _checkpoints(
@@ -456,6 +472,7 @@ class _Run:
     timeout: float | None
     symmetry: bool | None = None  # None: the spec's, unless temporal properties are checked
     properties: Sequence[str] | None = ()  # those to check (empty: all declared; None: none)
+    strict: bool = False  # the vacuity check's warnings fail the run (exit 15)
 
 
 def _load(
@@ -526,6 +543,8 @@ def _explore(
         else:
             result = bfs.check(model, run.options, progress, checkpoints)
         result = liveness.check(model, result, properties, _progress(run.progress_interval))
+    vacuity.review(model, result)
+    result.strict = run.strict
     if deadline.fired and result.verdict == "incomplete":
         result.bound = deadline.bound
         click.echo(f"mc: {deadline.note}", err=True)

@@ -35,6 +35,11 @@ from typing import Any, NamedTuple
 from checker.record import Map, Record, shape
 
 ANY, INT, BOOL, STR, BYTES, NONE, OPTIONAL, TUPLE, FIXED, SET, RECORD, MAP, ANYRECORD = range(13)
+# While kinds are inferred only: nothing known yet (an empty tuple's elements), which a join
+# with any kind replaces, where ANY (elements of several kinds) absorbs it. `simplified` turns
+# it into ANY: the checks never see it. Likewise EMPTY, an empty record: a map with nothing
+# known yet, or a record of some shape (ANYRECORD once simplified).
+NOTHING, EMPTY = 13, 14
 MISSING: Any = object()  # no old value to compare with
 _EMPTY = shape(())  # the empty record (an empty Map is one too)
 _item = tuple.__getitem__
@@ -50,6 +55,8 @@ class Kind(NamedTuple):
 
 
 K_ANY = Kind(ANY)
+K_NOTHING = Kind(NOTHING)
+K_EMPTY = Kind(EMPTY)
 # An atomic kind carries its type, for the checks of checker.kinds (C switches on the tag).
 K_INT, K_BOOL, K_STR, K_BYTES = Kind(INT, int), Kind(BOOL, bool), Kind(STR, str), Kind(BYTES, bytes)
 K_NONE = Kind(NONE)
@@ -75,7 +82,7 @@ def infer(value: Any) -> Kind:
     if kind is not None:
         return kind
     if value is None:
-        return Kind(OPTIONAL, K_ANY)
+        return Kind(OPTIONAL, K_NOTHING)
     cls = value.__class__
     if cls is tuple:
         kinds = [infer(x) for x in value]
@@ -92,14 +99,14 @@ def infer(value: Any) -> Kind:
         return Kind(MAP, _lenient(map(infer, keys)), _lenient(map(infer, values)))
     if isinstance(value, Record):
         if cls is _EMPTY:
-            return K_ANYRECORD
+            return K_EMPTY
         return Kind(RECORD, cls, (K_ANY, *map(infer, _item(value, _FIELDS))))
     return K_ANY  # not a frozen value (a list in a built tuple): frozen later, then checked
 
 
 def _lenient(kinds: Iterable[Kind]) -> Kind:
-    """The join of the kinds of a collection's elements, ANY if they have none (a set of
-    several kinds), a Clash for bool with int."""
+    """The join of the kinds of a collection's elements (NOTHING if it is empty), ANY if
+    they have none (a set of several kinds), a Clash for bool with int."""
     try:
         return join_all(kinds)
     except Clash as clash:
@@ -109,7 +116,7 @@ def _lenient(kinds: Iterable[Kind]) -> Kind:
 
 
 def join_all(kinds: Iterable[Kind]) -> Kind:
-    result = K_ANY
+    result = K_NOTHING
     for kind in kinds:
         result = join(result, kind)
     return result
@@ -120,13 +127,15 @@ def join(a: Kind, b: Kind) -> Kind:
     if a == b:
         return a
     ta, tb = a.tag, b.tag
-    if ta == ANY:
+    if ta == NOTHING:
         return b
-    if tb == ANY:
+    if tb == NOTHING:
         return a
+    if ta == ANY or tb == ANY:
+        return K_ANY
     if ta in (OPTIONAL, NONE) or tb in (OPTIONAL, NONE):
-        inner_a = a.a if ta == OPTIONAL else K_ANY if ta == NONE else a
-        inner_b = b.a if tb == OPTIONAL else K_ANY if tb == NONE else b
+        inner_a = a.a if ta == OPTIONAL else K_NOTHING if ta == NONE else a
+        inner_b = b.a if tb == OPTIONAL else K_NOTHING if tb == NONE else b
         return Kind(OPTIONAL, join(inner_a, inner_b))
     if ta == tb == TUPLE or ta == tb == SET:
         return Kind(ta, join(a.a, b.a))
@@ -139,9 +148,9 @@ def join(a: Kind, b: Kind) -> Kind:
         return Kind(MAP, join(a.a, b.a), join(a.b, b.b))
     if ta == tb == RECORD and a.a is b.a:
         return Kind(RECORD, a.a, tuple(join(x, y) for x, y in zip(a.b, b.b)))
-    if {ta, tb} == {ANYRECORD, MAP}:
+    if {ta, tb} == {EMPTY, MAP}:  # a map accepts the empty record
         return a if ta == MAP else b
-    if {ta, tb} <= {RECORD, MAP, ANYRECORD}:
+    if {ta, tb} <= {RECORD, MAP, ANYRECORD, EMPTY}:
         return K_ANYRECORD
     raise Clash(a, b)
 
@@ -181,8 +190,13 @@ def state_kind(
 
 
 def simplified(kind: Kind) -> Kind:
-    """The same kind, checked faster: None-or-anything is anything (an initial None)."""
+    """The kind to check: NOTHING (nothing was known) is anything, and so is None-or-
+    anything (an initial None)."""
     tag = kind.tag
+    if tag == NOTHING:
+        return K_ANY
+    if tag == EMPTY:
+        return K_ANYRECORD
     if tag == OPTIONAL:
         inner = simplified(kind.a)
         return K_ANY if inner.tag == ANY else Kind(OPTIONAL, inner)
@@ -257,7 +271,8 @@ def declared(hint: Any) -> Kind:
 def python_type(kind: Kind) -> str:
     """The type to declare for a kind (a record's is Record: its fields are not named)."""
     tag = kind.tag
-    simple = {ANY: "object", INT: "int", BOOL: "bool", STR: "str", BYTES: "bytes", NONE: "None"}
+    simple = {ANY: "object", NOTHING: "object", INT: "int", BOOL: "bool", STR: "str"}
+    simple.update({BYTES: "bytes", NONE: "None", EMPTY: "Record"})
     if tag in simple:
         return simple[tag]
     if tag == OPTIONAL:
@@ -276,16 +291,17 @@ def python_type(kind: Kind) -> str:
 def describe(kind: Kind) -> str:
     """A kind in words: "int", "frozenset of int", "record {a: int, b: str}"."""
     tag = kind.tag
-    simple = {ANY: "anything", INT: "int", BOOL: "bool", STR: "str", BYTES: "bytes"}
+    simple = {ANY: "anything", NOTHING: "anything", INT: "int", BOOL: "bool", STR: "str"}
+    simple.update({BYTES: "bytes", EMPTY: "record"})
     if tag in simple:
         return simple[tag]
     if tag == NONE:
         return "None"
     if tag == OPTIONAL:
-        return "None" if kind.a.tag == ANY else f"{describe(kind.a)} or None"
+        return "None" if kind.a.tag in (ANY, NOTHING) else f"{describe(kind.a)} or None"
     if tag in (TUPLE, SET):
         name = "tuple" if tag == TUPLE else "frozenset"
-        return name if kind.a.tag == ANY else f"{name} of {_grouped(kind.a)}"
+        return name if kind.a.tag in (ANY, NOTHING) else f"{name} of {_grouped(kind.a)}"
     if tag == FIXED:
         return f"tuple ({', '.join(map(describe, kind.a))})"
     if tag == MAP:

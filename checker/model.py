@@ -24,10 +24,12 @@ from checker.spec import (
     Spec,
     action_constraints_of,
     actions_of,
+    constants_of,
     constraints_of,
     invariants_of,
     on_of,
     reachables_of,
+    switches_of,
     terminals_of,
 )
 from checker.speedups import hot
@@ -304,6 +306,11 @@ class Model:
         where_on = on_of(fn)
         if where_on is not None:
             _check_templates(where, where_on, params)
+        declared = constants_of(type(self.spec))
+        for switch in switches_of(fn):
+            if switch not in declared:
+                known = ", ".join(declared) or "none"
+                raise SpecError(f"{where}: switch={switch!r} is not a constant ({known})")
         bound = getattr(self.spec, name)
         static = None
         if not any(callable(d) for d in resolved):

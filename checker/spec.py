@@ -197,21 +197,30 @@ def action(
     *,
     fair: str | None = None,
     fair_each: str | None = None,
+    switch: str | tuple[str, ...] | None = None,
     **domains: Any,
 ) -> Any:
     """Mark a Spec method `(self, s, **params)` as an action; keywords give parameter domains.
 
     `fair="weak"|"strong"` assumes weak or strong fairness of the action (any binding);
     `fair_each=` of each binding separately. Only temporal properties use them.
+    `switch="max_crashes"` names the constant (or constants: a tuple) that switches the action
+    on: while it is 0 or False (all of them are), the action is expected never to be enabled,
+    and the vacuity check lists it as off instead of warning that it never was.
     """
     for option, kind in (("fair", fair), ("fair_each", fair_each)):
         if kind is not None and kind not in FAIRNESS_KINDS:
             raise TypeError(f"@action({option}=...) must be 'weak' or 'strong', not {kind!r}")
+    switches = (switch,) if isinstance(switch, str) else tuple(switch or ())
+    if not all(isinstance(name, str) for name in switches):
+        raise TypeError(f"@action(switch=...) names constants, not {switch!r}")
 
     def mark(f: Callable[..., Any]) -> Callable[..., Any]:
         setattr(f, _ACTION, dict(domains))
         if fair or fair_each:
             setattr(f, _FAIR, Fairness(fair, fair_each))
+        if switches:
+            setattr(f, _SWITCH, switches)
         return f
 
     return mark(fn) if fn is not None else mark
@@ -575,6 +584,11 @@ def assumptions_of(cls: type) -> dict[str, Callable[..., Any]]:
 def property_kind(member: Any) -> str:
     """A temporal property's kind: eventually, always_eventually or leads_to."""
     return getattr(member, _PROPERTY)
+
+
+def switches_of(fn: Callable[..., Any]) -> tuple[str, ...]:
+    """The constants that `@action(switch=...)` says switch an action on (none: ())."""
+    return getattr(fn, _SWITCH, ())
 
 
 def fairness_of(fn: Callable[..., Any]) -> Fairness:

@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from checker import bfs, liveness
+from checker import bfs, liveness, vacuity
 from checker.encoding import decode, encode
 from checker.errors import ConfigError, SpecError
 from checker.loader import import_spec_module, spec_class
@@ -78,17 +78,22 @@ def check(
     max_depth: int | None = None,
     max_states: int | None = None,
     symmetry: bool | None = None,
+    strict: bool = False,
     **constants: Any,
 ) -> CheckResult:
     """Check the spec as `mc check` does and return the result (never raises for a verdict).
-    `symmetry` None: the spec's, except when temporal properties are checked."""
+    `symmetry` None: the spec's, except when temporal properties are checked; `strict`: the
+    vacuity check's warnings fail (as `mc check --strict`)."""
     model = load(spec, invariants, symmetry is not False, **constants)
     selected = liveness.select(model, properties) if not no_liveness else []
     if selected and model.symmetry is not None and symmetry is None:  # as `mc check` does
         model = load(spec, invariants, False, **constants)
         selected = liveness.select(model, properties)
     options = bfs.Options(deadlock=deadlock, max_depth=max_depth, max_states=max_states)
-    return liveness.check(model, bfs.check(model, options), selected)
+    result = liveness.check(model, bfs.check(model, options), selected)
+    vacuity.review(model, result)
+    result.strict = strict
+    return result
 
 
 def assert_holds(
@@ -100,11 +105,12 @@ def assert_holds(
     deadlock: bool = True,
     max_depth: int | None = None,
     max_states: int | None = None,
+    strict: bool = False,
     **constants: Any,
 ) -> CheckResult:
     """Fail (AssertionError with the rendered trace) unless every invariant holds over the
     whole state space, and then every temporal property. A search stopped by
-    `max_depth`/`max_states` is not a pass."""
+    `max_depth`/`max_states` is not a pass; with `strict`, neither is a vacuity warning."""
     __tracebackhide__ = True  # pytest: show the caller's line, not this helper's
     result = check(
         spec,
@@ -114,9 +120,10 @@ def assert_holds(
         deadlock=deadlock,
         max_depth=max_depth,
         max_states=max_states,
+        strict=strict,
         **constants,
     )
-    if result.verdict != "ok":
+    if not result.passed:
         raise AssertionError("\n" + render(result))
     return result
 

@@ -25,6 +25,15 @@ from checker import Record, Spec, State, action, constant, constraint, on, put, 
 from specs.logs import common_prefix
 
 NO_REPLICA_STATE = None  # the leader has not seen a Fetch from this follower yet
+# The fault bounds that make a broker restart (and register again), and those that fence one:
+# the constants that switch on the actions which only follow them (@action(switch=...)).
+RESTARTS = (
+    "max_unclean_shutdowns",
+    "max_unflushed_losses",
+    "max_disk_replacements",
+    "max_controlled_shutdowns",
+)
+FENCES = (*RESTARTS, "max_heartbeat_losses")
 
 
 class Replication(Spec):
@@ -125,7 +134,7 @@ class Replication(Spec):
         s, response = self.handle_fetch(s, f)
         return self.apply_fetch_response(s, response)
 
-    @action(f="broker_ids")
+    @action(f="broker_ids", switch="max_delayed_fetch_responses")
     @on("broker {s.leader}", sends="broker {f}", message="FetchResponse")
     def delay_fetch_response(self, s: State, f: int) -> State | None:
         """Fault: the leader handles f's Fetch, but the response arrives later."""
@@ -135,7 +144,7 @@ class Replication(Spec):
         s = s.replace(fetch_responses=s.fetch_responses | {response})
         return self.count_fault(s, "delayed_fetch_responses")
 
-    @action(response=lambda s: s.fetch_responses)
+    @action(response=lambda s: s.fetch_responses, switch="max_delayed_fetch_responses")
     @on("broker {response.follower}", receives="broker {response.leader}", message="FetchResponse")
     def receive_fetch_response(self, s: State, response: Record) -> State:
         """A follower gets a delayed Fetch response. A restarted follower ignores it, and so
@@ -188,7 +197,7 @@ class Replication(Spec):
         s = s.replace(alter_partition_requests=s.alter_partition_requests - {request})
         return self.answer_alter_partition(s, request)
 
-    @action(request=lambda s: s.alter_partition_requests)
+    @action(request=lambda s: s.alter_partition_requests, switch="max_duplicated_requests")
     @on("controller", receives="broker {request.leader}", message="AlterPartition")
     def handle_duplicated_alter_partition(self, s: State, request: Record) -> State | None:
         """Fault: the network delivers a copy now; the request stays in flight as well."""
@@ -197,7 +206,7 @@ class Replication(Spec):
         s = self.count_fault(s, "duplicated_requests")
         return self.answer_alter_partition(s, request)
 
-    @action(request=lambda s: s.alter_partition_requests)
+    @action(request=lambda s: s.alter_partition_requests, switch="max_lost_requests")
     @on("broker {request.leader}")
     def lose_alter_partition(self, s: State, request: Record) -> State | None:
         """Fault: the request is lost; the leader times out and reverts to the committed ISR."""
@@ -208,7 +217,7 @@ class Replication(Spec):
             s = s.replace(pending_isr=None)
         return self.count_fault(s, "lost_requests")
 
-    @action(b="broker_ids")
+    @action(b="broker_ids", switch=FENCES)
     @on("controller")
     def fence_broker(self, s: State, b: int) -> State | None:
         """The controller fences a broker that stopped heartbeating: it restarted, or (a fault)
@@ -221,7 +230,7 @@ class Replication(Spec):
             s = self.count_fault(s, "heartbeat_losses")
         return self.remove_from_isr(s.replace(fenced=s.fenced | {b}), b)
 
-    @action(b="broker_ids", fair_each="weak")
+    @action(b="broker_ids", fair_each="weak", switch=RESTARTS)
     @on("broker {b}", calls="controller", message="BrokerRegistration")
     def register_broker(self, s: State, b: int) -> State | None:
         """A restarted broker registers and gets a new broker epoch; it starts fenced and
@@ -239,7 +248,7 @@ class Replication(Spec):
         )
         return self.registered(self.remove_from_isr(s, b), b, previous, epoch - 1)
 
-    @action(b="broker_ids", fair_each="weak")
+    @action(b="broker_ids", fair_each="weak", switch=FENCES)
     @on("controller")
     def unfence_broker(self, s: State, b: int) -> State | None:
         """A registered, heartbeating broker is unfenced; a leaderless partition may elect it."""
@@ -251,7 +260,7 @@ class Replication(Spec):
         leader, isr = self.choose_leader(s, s.isr)
         return s if leader is None else self.change_partition(s, leader=leader, isr=isr)
 
-    @action(b="broker_ids")
+    @action(b="broker_ids", switch="max_controlled_shutdowns")
     @on("broker {b}", calls="controller", message="ControlledShutdown")
     def controlled_shutdown(self, s: State, b: int) -> State | None:
         """A broker asks to shut down; the controller moves leadership and the ISR off it."""
@@ -262,7 +271,7 @@ class Replication(Spec):
         s = self.count_fault(s, "controlled_shutdowns")
         return self.remove_from_isr(s.replace(shutting_down=s.shutting_down | {b}), b)
 
-    @action(b="broker_ids")
+    @action(b="broker_ids", switch="unclean_leader_election")
     @on("controller")
     def elect_unclean_leader(self, s: State, b: int) -> State | None:
         """With unclean leader election enabled, a live out-of-sync replica leads when no
@@ -278,7 +287,7 @@ class Replication(Spec):
     # -- faults, the most destructive first (so among equally short counterexamples, BFS
     # -- reports the worst fault); a stopped broker restarts at once and must register again
 
-    @action(b="broker_ids")
+    @action(b="broker_ids", switch="max_disk_replacements")
     @on("broker {b}")
     def replace_disk(self, s: State, b: int) -> State | None:
         """Fault: the broker fails and comes back with a new, empty disk."""
@@ -286,7 +295,7 @@ class Replication(Spec):
             return None
         return self.restart(self.count_fault(s, "disk_replacements"), b, ())
 
-    @action(b="broker_ids")
+    @action(b="broker_ids", switch="max_unflushed_losses")
     @on("broker {b}")
     def lose_unflushed_records(self, s: State, b: int) -> list[State] | None:
         """Fault: the broker crashes and restarts, losing records it had not flushed (any
@@ -298,7 +307,7 @@ class Replication(Spec):
         s = self.count_fault(s, "unflushed_losses")
         return [self.restart(s, b, s.log[b][:kept]) for kept in range(len(s.log[b]))]
 
-    @action(b="broker_ids")
+    @action(b="broker_ids", switch="max_unclean_shutdowns")
     @on("broker {b}")
     def unclean_shutdown(self, s: State, b: int) -> State | None:
         """Fault: the broker crashes and restarts; its whole log had been flushed."""
@@ -306,7 +315,7 @@ class Replication(Spec):
             return None
         return self.restart(self.count_fault(s, "unclean_shutdowns"), b, s.log[b])
 
-    @action(b="broker_ids", fair_each="weak")
+    @action(b="broker_ids", fair_each="weak", switch="max_controlled_shutdowns")
     @on("broker {b}")
     def clean_shutdown(self, s: State, b: int) -> State | None:
         """After its controlled shutdown, the broker flushes its log, writes its broker epoch

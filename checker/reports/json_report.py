@@ -40,6 +40,9 @@ def as_dict(result: CheckResult) -> dict[str, Any]:
         "seconds": round(result.seconds, 6),
         "coverage": [asdict(c) for c in result.coverage],
         "trace": [_step(s) for s in result.trace],
+        "warnings": [asdict(w) for w in result.warnings],
+        "off": result.off,
+        "strict": result.strict,
         "loop_start": result.loop_start,
         "loop_back": _step(result.loop_back) if result.loop_back is not None else None,
     }

@@ -6,7 +6,9 @@ property); one the search could not decide (it stopped at another violation, a d
 error, or a bound) is <skipped> with the reason. A deadlock adds a failing "deadlock" case;
 an exception in an action or `init`, or a spec that could not be loaded, adds an
 "(exploration)" case with an <error>. A spec with neither invariants nor properties gets a
-passing "(exploration)" case, so that it still shows.
+passing "(exploration)" case, so that it still shows. Each warning of the vacuity check (an
+action never enabled, ...) is a "(vacuity) NAME" case, <skipped> as JUnit has no warnings, or
+a <failure> under --strict.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from checker.reports.text import format_behavior, headline, render
 from checker.result import CheckResult, NotChecked
 
 EXPLORATION = "(exploration)"
+VACUITY = "(vacuity)"  # a test case per warning of the vacuity check: "(vacuity) fetch"
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
@@ -113,6 +116,12 @@ def _suite(root: ET.Element, result: CheckResult | NotChecked) -> ET.Element:
         case = _case(suite, result, EXPLORATION)
         if result.verdict == "incomplete":
             ET.SubElement(case, "skipped", message=_clean(stopped))
+    for warning in result.warnings:  # skipped (a warning); with --strict a failure
+        case = _case(suite, result, f"{VACUITY} {warning.name}")
+        if result.strict:
+            _outcome(case, "failure", f"--strict: {warning.message}", "vacuity")
+        else:
+            ET.SubElement(case, "skipped", message=_clean(f"warning: {warning.message}"))
     ET.SubElement(suite, "system-out").text = _clean(render(result))
     return suite
 

@@ -5,7 +5,8 @@ message and as a code flow whose steps point at the actions' definitions and car
 changed variables (for a property's lasso, a last step goes back to where the cycle starts).
 
 Deadlocks and errors are results too (rules `mc/deadlock`, `mc/evaluation-error`,
-`mc/spec-error`), located at the spec class or the code that raised.
+`mc/spec-error`), located at the spec class or the code that raised; so are the vacuity
+check's warnings (`mc/vacuity`, level warning, error under --strict), at the action.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from checker import __version__
+from checker import __version__, batch
 from checker.graph import changed_variables, describe_action, lasso_line
 from checker.model import Model
 from checker.reports.text import behavior_intro, format_behavior, headline
@@ -151,10 +152,40 @@ def _result(checked: Checked, rules: dict[str, dict[str, Any]]) -> dict[str, Any
     return out
 
 
+def _warnings(checked: Checked, rules: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """A result per warning of the vacuity check, at the action's (or method's) definition:
+    level warning, or error under --strict."""
+    result, model = checked.result, checked.model
+    if isinstance(result, NotChecked):
+        return []
+    out = []
+    for warning in result.warnings:
+        where = (
+            member_location(model, warning.name)
+            if model is not None
+            else Location(display_path(result.spec), 1)
+        )
+        out.append(
+            {
+                "ruleId": "mc/vacuity",
+                "ruleIndex": _rule(
+                    rules, "mc/vacuity", "a part of the spec that the search never exercised"
+                ),
+                "level": "error" if result.strict else "warning",
+                "message": {"text": f"{result.spec_name}: {warning.message}"},
+                "locations": [_location(where)],
+                "properties": {"spec": result.spec, "kind": warning.kind},
+            }
+        )
+    return out
+
+
 def to_sarif(runs: Sequence[Checked]) -> dict[str, Any]:
     rules: dict[str, dict[str, Any]] = {}
     results = [r for r in (_result(c, rules) for c in runs) if r is not None]
-    worst = max((int(c.result.exit_code) for c in runs), default=0)
+    for checked in runs:
+        results += _warnings(checked, rules)
+    worst = batch.worst(int(c.result.exit_code) for c in runs)
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",

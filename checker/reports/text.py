@@ -147,6 +147,7 @@ def render(result: CheckResult) -> str:
     if sim is not None:
         lines.append(f"  seed {sim.seed}: {sim.traces:,} traces of depth <= {sim.max_depth}")
     lines.extend(headline(result))
+    lines.extend(vacuity_lines(result))
     if result.trace:
         if sim is not None:
             n = len(result.trace)
@@ -158,14 +159,34 @@ def render(result: CheckResult) -> str:
             lines.append(behavior_intro(result))
         lines.extend(format_behavior(result))
     lines.extend(_counts(result) if sim is None else _simulation_counts(result, sim))
-    if result.coverage and (complete(result) or any(c.fired for c in result.coverage)):
+    if result.coverage and (result.complete or any(c.fired for c in result.coverage)):
         width = max(len(c.name) for c in result.coverage)
         new = "new distinct states" if sim is None else "steps to a state not visited before"
         lines.append(f"Coverage (successors generated / {new}):")
         for cov in result.coverage:
-            note = "   never enabled" if cov.fired == 0 and complete(result) else ""
+            note = ""
+            if cov.name in result.off:
+                note = f"   off ({result.off[cov.name]})"
+            elif cov.fired == 0 and result.complete:
+                note = "   never enabled"
             lines.append(f"  {cov.name:<{width}} {cov.fired:>12,} {cov.new:>12,}{note}")
     return "\n".join(lines) + "\n"
+
+
+def vacuity_lines(result: CheckResult) -> list[str]:
+    """The vacuity check's warnings, the actions switched off, and what --strict makes of
+    them (checker.vacuity)."""
+    lines = [f"Warning: {w.message}" for w in result.warnings]
+    if result.off:
+        lines.append("Off (switched off by the constants):")
+        grouped: dict[str, list[str]] = {}
+        for name, switch in result.off.items():
+            grouped.setdefault(switch, []).append(name)
+        lines += [f"  {', '.join(names)}: {switch}" for switch, names in grouped.items()]
+    if result.strict and result.warnings:
+        n = count(len(result.warnings), "warning")
+        lines.append(f"Error: --strict: {n} about what never happened (exit 15).")
+    return lines
 
 
 def _counts(result: CheckResult) -> list[str]:
@@ -177,14 +198,6 @@ def _counts(result: CheckResult) -> list[str]:
         _collisions(result),
         f"Finished in {result.seconds:.2f} s ({rate:,.0f} distinct states/s).",
     ]
-
-
-def complete(result: CheckResult) -> bool:
-    """Whether the search explored every reachable state: then an action that generated
-    nothing was never enabled (a search cut short says nothing about it)."""
-    if result.simulation is not None:
-        return False
-    return result.verdict == "ok" or (result.verdict == "violation" and result.property is not None)
 
 
 def _distinct(result: CheckResult) -> str:

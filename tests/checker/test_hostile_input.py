@@ -403,6 +403,44 @@ CASES = [
         counter(holds="None"),
         report=True,
     ),
+    # -- what never happened: warnings after the verdict, 15 with --strict
+    Case(
+        "return-forgotten",
+        15,
+        (
+            "All invariants hold over 4 distinct states.\n"
+            "Warning: reset was never enabled: is its guard or its return wrong?",
+            "Error: --strict: 1 warning about what never happened (exit 15).",
+        ),
+        counter(
+            extra="\n    @action\n    def reset(self, s):\n        if s.x == 3:\n"
+            "            s.replace(x=0)\n"
+        ),
+        args=("--strict",),
+        report=True,
+    ),
+    Case(
+        "action-not-declared",
+        15,
+        (
+            "Warning: reset ({spec}:23) looks like an action, (self, s, ...) returning"
+            " s.replace(...), but is not declared and nothing calls it: decorate it with"
+            " @action?",
+        ),
+        counter(
+            extra="\n    def reset(self, s):\n        return s.replace(x=0) if s.x == 3 else None\n"
+        ),
+        args=("--strict",),
+        report=True,
+    ),
+    Case(
+        "empty-domain",
+        15,
+        ("Warning: reset was never tried: the domain of its parameter to is empty",),
+        counter(extra="\n    @action(to=())\n    def reset(self, s, to):\n        return s\n"),
+        args=("--strict",),
+        report=True,
+    ),
     # -- bounds: 152, partial counts
     Case(
         "max-states",
@@ -436,7 +474,7 @@ CASES = [
     ),
 ]
 
-ERROR_CODES = {75, 150, 151, 153}  # 152 is a bound, not an error: --debug adds nothing
+ERROR_CODES = {75, 150, 151, 153}  # 152 is a bound, 15 a warning: --debug adds nothing
 
 
 def _run(mc, tmp_path, case: Case, *flags: str):

@@ -46,7 +46,7 @@ from checker.loader import spec_class as find_spec_class
 from checker.model import Model
 
 FILE_NAME = "checkpoint.mc"
-FORMAT = 1  # of the body; a reader refuses other versions
+FORMAT = 2  # of the body; a reader refuses other versions (2: reachability properties)
 MAGIC = b"\x89mc-checkpoint\n\x00"
 _FRAME = struct.Struct(">16sQ32s")  # magic, body length, SHA-256 of the body
 PIECE = 16 << 20  # bytes of an array per msgpack object
@@ -340,6 +340,23 @@ class Saved:
         ):
             raise self.corrupt(f"counts {name!r} are not {length} numbers")
         return values
+
+    def reached(self, names: Sequence[str], states: int | None) -> dict[str, tuple[int, int]]:
+        """The reachability properties reached before the level: name -> (the first state
+        satisfying it, by number below `states` (local engine) or by fingerprint (Spark,
+        `states` None), and its depth)."""
+        raw = self.counts.get("reached", {})
+        if not isinstance(raw, dict):
+            raise self.corrupt("counts 'reached' is not a map")
+        out = {}
+        for name, where in raw.items():
+            ok = isinstance(where, list) and len(where) == 2
+            if not ok or name not in names or not all(isinstance(v, int) for v in where):
+                raise self.corrupt(f"counts 'reached' has a bad entry for {name!r}")
+            if states is not None and not 0 <= where[0] < states:
+                raise self.corrupt(f"counts 'reached': {name!r} at state {where[0]} of {states}")
+            out[name] = (where[0], where[1])
+        return out
 
     def array(self, name: str, dtype: str) -> np.ndarray:
         values = self.arrays.get(name)

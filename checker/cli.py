@@ -128,6 +128,12 @@ def cli(ctx: click.Context, debug: bool) -> None:
     help="Fail (exit 15) when the vacuity check warns: an action never enabled, a parameter"
     " domain that is empty, a method that looks like an action but is not declared.",
 )
+@click.option(
+    "--witness",
+    metavar="NAME",
+    help="Print the shortest behavior that reaches a state where the reachability property"
+    " NAME (@reachable) holds, as the trace of every report.",
+)
 @click.option("--max-depth", type=click.IntRange(min=1), help="Explore states up to this depth.")
 @click.option(
     "--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states."
@@ -217,6 +223,7 @@ def check(
     no_liveness: bool,
     no_deadlock: bool,
     strict: bool,
+    witness: str | None,
     max_depth: int | None,
     max_states: int | None,
     timeout: float | None,
@@ -253,7 +260,7 @@ def check(
         live_bytes=memory << 20,
     )
     chosen = None if no_liveness else tuple(properties)
-    run = _Run(options, progress_interval, timeout, symmetry, chosen, strict)
+    run = _Run(options, progress_interval, timeout, symmetry, chosen, strict, witness)
     saving = None
     if checkpoint_dir is not None or resume_dir is not None or checkpoint_every is not None:
         model, saving = _checkpoints(
@@ -280,12 +287,14 @@ def check(
     explorer = _explorer(engine, master, remote, spark_conf)
     try:
         if saving is not None:
+            _check_witness(model, run.witness)
             result = _explore(model, run, explorer, _properties_for(model, run), saving)
             _note_checkpoint(saving)
             return _report(result, model, wanted)
         constants = _parse_defines(defines)
         if len(specs) == 1 and files and files[0].explicit:  # one spec file: errors end the run
             model, props = _load(files[0].path, constants, invariants or None, run)
+            _check_witness(model, run.witness)
             result = _explore(model, run, explorer, props)
             return _report(result, model, wanted)
         runs = _check_many(files, constants, invariants, run, explorer)
@@ -473,6 +482,17 @@ class _Run:
     symmetry: bool | None = None  # None: the spec's, unless temporal properties are checked
     properties: Sequence[str] | None = ()  # those to check (empty: all declared; None: none)
     strict: bool = False  # the vacuity check's warnings fail the run (exit 15)
+    witness: str | None = None  # the reachability property whose example to report
+
+
+def _check_witness(model: Model, witness: str | None) -> None:
+    """--witness names a reachability property of the spec."""
+    declared = [r.name for r in model.reachables]
+    if witness is not None and witness not in declared:
+        raise ConfigError(
+            f"--witness {witness}: {model.name} has no such reachability property (reachable:"
+            f" {', '.join(declared) or 'none: declare one with @reachable'})"
+        )
 
 
 def _load(
@@ -536,12 +556,15 @@ def _explore(
     checkpoints: checkpoint.Checkpoints | None = None,
 ) -> CheckResult:
     """The invariants on the chosen engine, then (if they hold) the temporal properties."""
+    declared = [r.name for r in model.reachables]
+    witness = run.witness if run.witness in declared else None
+    options = dataclasses.replace(run.options, witness=witness)
     with Deadline(model, run.timeout) as deadline:
         progress = _progress(run.progress_interval)
         if explorer is not None:
-            result = explorer.check(model, run.options, progress, checkpoints)
+            result = explorer.check(model, options, progress, checkpoints)
         else:
-            result = bfs.check(model, run.options, progress, checkpoints)
+            result = bfs.check(model, options, progress, checkpoints)
         result = liveness.check(model, result, properties, _progress(run.progress_interval))
     vacuity.review(model, result)
     result.strict = run.strict
@@ -598,6 +621,12 @@ def _check_many(
     unknown = [f"-D {n}" for n in constants if n not in declared]
     unknown += [f"--invariant {n}" for n in invariants if n not in declared]
     unknown += [f"--property {n}" for n in run.properties or () if n not in declared_properties]
+    if run.witness is not None and not any(
+        run.witness in [r.name for r in item[0].reachables]
+        for item in loaded
+        if not isinstance(item, NotChecked)
+    ):
+        unknown.append(f"--witness {run.witness}")
     if unknown:
         raise ConfigError(f"{', '.join(unknown)}: no spec of this run declares it")
     if not loaded:

@@ -18,7 +18,7 @@ from checker import kinds
 from checker.encoding import decode, encode, encode_state, fingerprint
 from checker.errors import ConfigError, EvaluationError, SpecError
 from checker.record import Map, Record, StateError, canonical_order, freeze
-from checker.result import CheckResult, Event
+from checker.result import CheckResult, Event, Step
 from checker.spec import (
     On,
     Spec,
@@ -210,8 +210,24 @@ class Model:
             self.invariants = tuple(declared[n] for n in invariants)
         else:
             self.invariants = tuple(declared.values())
-        # Reachability properties: each must hold in some reachable state.
-        self.reachables = tuple(Invariant(n, getattr(spec, n)) for n in wanted)
+        # Reachability properties: each must hold in some reachable state; those the
+        # constants switch off (name -> "max_crashes=0") are not checked.
+        constants = constants_of(cls)
+        for n, f in wanted.items():
+            unknown = [c for c in switches_of(f) if c not in constants]
+            if unknown:
+                raise SpecError(
+                    f"{path or self.name}: reachable {n}: switch={unknown[0]!r} is not a"
+                    f" constant ({', '.join(constants) or 'none'})"
+                )
+        self.reachables_off = {
+            n: describe_switch(spec, switches_of(f))
+            for n, f in wanted.items()
+            if switches_of(f) and not any(getattr(spec, c) for c in switches_of(f))
+        }
+        self.reachables = tuple(
+            Invariant(n, getattr(spec, n)) for n in wanted if n not in self.reachables_off
+        )
         # The spec's intended final states: no successor there is no deadlock.
         self.terminals = tuple(Invariant(n, getattr(spec, n)) for n in finals)
         self.constraints = tuple(Constraint(n, getattr(spec, n)) for n in bounds)
@@ -328,6 +344,7 @@ class Model:
             action_constraints=[c.name for c in self.action_constraints],
             view=self.view is not None,
             symmetry=None if self.symmetry is None else self.symmetry.describe(),
+            reachable=[r.name for r in self.reachables],
         )
 
     # -- states ----------------------------------------------------------------------------
@@ -710,6 +727,28 @@ class Model:
                 return inv
         return None
 
+    def settle_reachability(
+        self,
+        result: CheckResult,
+        reached: dict[str, tuple[Any, int]],
+        witness: str | None,
+        trace_to: Callable[[Any], list[Step]],
+    ) -> None:
+        """After a search that ended by itself (`result.verdict` ok, or any verdict it
+        stopped at): record where each reachability property was first reached (`reached`:
+        name -> (the engine's reference to the state, its depth)); if the search was complete
+        and one was never reached, that is a violation; else the shortest example of
+        `witness` becomes the trace (`trace_to` rebuilds it from the reference)."""
+        result.reached = {r.name: reached[r.name][1] for r in self.reachables if r.name in reached}
+        if result.verdict != "ok":
+            return
+        result.unreached = [r.name for r in self.reachables if r.name not in reached]
+        if result.unreached:
+            result.verdict = "violation"
+        elif witness is not None:
+            result.trace = trace_to(reached[witness][0])
+            result.witness = witness
+
     def final(self, state: Record) -> bool:
         """Whether `state` is one of the spec's intended final states (a @terminal holds),
         where having no successor is no deadlock."""
@@ -720,6 +759,14 @@ class Model:
         those that hold in `state`."""
         props = self.reachables
         return [i for i in wanted if _holds("reachable", props[i].name, props[i].fn, state)]
+
+
+def describe_switch(spec: Spec, names: Sequence[str]) -> str:
+    """The constants of a switch and their values: "max_crashes=0", "a, b = 0"."""
+    values = [getattr(spec, n) for n in names]
+    if len(names) > 1 and len(set(map(repr, values))) == 1:
+        return f"{', '.join(names)} = {values[0]}"
+    return ", ".join(f"{n}={v}" for n, v in zip(names, values))
 
 
 def _holds(

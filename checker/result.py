@@ -99,6 +99,13 @@ class CheckResult:
     properties: dict[str, str] = field(default_factory=dict)
     fairness: list[str] = field(default_factory=list)
     property: str | None = None  # the violated temporal property (exit 13)
+    # Reachability properties (@reachable): those checked, the depth at which each was first
+    # reached, those a complete search never reached (a violation, exit 12), and the one
+    # whose shortest example is the trace (`mc check --witness NAME`, the verdict ok).
+    reachable: list[str] = field(default_factory=list)
+    reached: dict[str, int] = field(default_factory=dict)
+    unreached: list[str] = field(default_factory=list)
+    witness: str | None = None
     error: ErrorInfo | None = None
     bound: str | None = None  # why an incomplete run stopped
     distinct_states: int = 0
@@ -139,7 +146,9 @@ class CheckResult:
         found on the whole state space: of a temporal property). `mc simulate` never does."""
         if self.simulation is not None:
             return False
-        return self.verdict == "ok" or (self.verdict == "violation" and self.property is not None)
+        if self.verdict == "violation":  # of a temporal property or a reachability property
+            return self.property is not None or bool(self.unreached)
+        return self.verdict == "ok"
 
     @builtins.property
     def collision_probability(self) -> float:

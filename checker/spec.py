@@ -396,12 +396,24 @@ def assume(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def reachable(fn: Callable[..., Any]) -> Callable[..., Any]:
+def reachable(
+    fn: Callable[..., Any] | None = None, /, *, switch: str | tuple[str, ...] | None = None
+) -> Any:
     """Mark a predicate P as a reachability property: some reachable state satisfies P (as
     stateright's `sometimes`). A search that ends without reaching one is a violation;
     `mc check --witness NAME` prints the shortest behavior to such a state. A method
-    `(self, s)` or a shared predicate `(s)`, as for `invariant`."""
-    return _predicate(fn, _REACHABLE, 1, "@reachable")
+    `(self, s)` or a shared predicate `(s)`, as for `invariant`. `switch=` names the
+    constant(s) that switch it on, as for an action: while 0 or False, it is not checked
+    (a fault that cannot happen)."""
+    switches = (switch,) if isinstance(switch, str) else tuple(switch or ())
+
+    def mark(f: Callable[..., Any]) -> Callable[..., Any]:
+        f = _predicate(f, _REACHABLE, 1, "@reachable")
+        if switches:
+            setattr(f, _SWITCH, switches)
+        return f
+
+    return mark(fn) if fn is not None else mark
 
 
 def terminal(fn: Callable[..., Any]) -> Callable[..., Any]:

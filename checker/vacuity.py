@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from checker.model import Model
+from checker.model import Model, describe_switch
 from checker.result import CheckResult, VacuityWarning
 from checker.source import display_path
 from checker.spec import Spec, switches_of
@@ -83,19 +83,14 @@ def review(model: Model, result: CheckResult) -> None:
 
 
 def switched_off(model: Model) -> dict[str, str]:
-    """The actions that the constants switch off: name -> the switch, e.g. "max_crashes=0",
-    "max_crashes, max_losses = 0"."""
+    """The actions (and reachability properties) that the constants switch off: name -> the
+    switch, e.g. "max_crashes=0", "max_crashes, max_losses = 0"."""
     off = {}
     for act in model.actions:
         names = switches_of(act.fn)
-        values = [getattr(model.spec, n) for n in names]
-        if names and not any(values):
-            if len(set(map(repr, values))) == 1:  # "a, b, c = 0"
-                equals = " = " if len(names) > 1 else "="
-                off[act.name] = f"{', '.join(names)}{equals}{values[0]}"
-            else:
-                off[act.name] = ", ".join(f"{n}={v}" for n, v in zip(names, values))
-    return off
+        if names and not any(getattr(model.spec, n) for n in names):
+            off[act.name] = describe_switch(model.spec, names)
+    return {**off, **model.reachables_off}
 
 
 # -- methods that look like actions -----------------------------------------------------------

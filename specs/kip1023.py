@@ -40,7 +40,7 @@ follower's log end at once.
 
 from __future__ import annotations
 
-from checker import Record, Spec, State, action, constant, invariant, on, terminal
+from checker import Record, Spec, State, action, constant, invariant, on, reachable, terminal
 from invariants import tiered
 
 LEADER, FOLLOWER = 0, 1
@@ -375,6 +375,28 @@ class Kip1023(Spec):
 
     def count_fault(self, s: State, fault: str) -> State:
         return s.replace(faults=Record({**s.faults, fault: s.faults[fault] + 1}))
+
+    # -- what happens (reachability properties: each holds somewhere) ------------------------
+
+    @reachable
+    def segment_tiered(self, s: State) -> bool:
+        """A segment was uploaded to remote storage."""
+        return bool(s.remote)
+
+    @reachable
+    def follower_started_from_tiered_offset(self, s: State) -> bool:
+        """The follower built its auxiliary state and fetches above its Log-Start-Offset."""
+        return s.follower_local_log_start > s.follower_log_start
+
+    @reachable(switch="max_unclean_shutdowns")
+    def leader_in_a_new_epoch(self, s: State) -> bool:
+        """The leader restarted and leads in a new leader epoch."""
+        return s.leader_epoch > 1
+
+    @reachable(switch="max_tiering_disables")
+    def tiering_disabled(self, s: State) -> bool:
+        """An operator disabled tiered storage."""
+        return not s.tiering
 
     @terminal
     def all_replicated(self, s: State) -> bool:

@@ -30,7 +30,7 @@ class Kip996(Raft):
 
     fixed = constant(True, "KIP-996: prospective voters ask for pre-votes before an election")
 
-    @action(n="voter_ids", fair_each="weak")
+    @action(n="voter_ids", fair_each="weak", switch="max_isolations")
     @on("voter {n}")
     def start_election(self, s: State, n: int) -> State | None:
         """n's election timer expires without a live leader. With pre-vote it becomes (again)
@@ -45,7 +45,7 @@ class Kip996(Raft):
             votes=put(s.votes, n, frozenset({n})),
         )
 
-    @action(c="voter_ids", v="voter_ids", fair_each="weak")
+    @action(c="voter_ids", v="voter_ids", fair_each="weak", switch="max_isolations")
     @on("voter {c}", calls="voter {v}", message="PreVote")
     def request_pre_vote(self, s: State, c: int, v: int) -> State | None:
         """Prospective c asks v whether it would vote for it in epoch+1. v grants only if it

@@ -21,7 +21,18 @@ unfenced (weak fairness per broker). No other action is assumed to happen.
 
 from __future__ import annotations
 
-from checker import Record, Spec, State, action, constant, constraint, on, put, without
+from checker import (
+    Record,
+    Spec,
+    State,
+    action,
+    constant,
+    constraint,
+    on,
+    put,
+    reachable,
+    without,
+)
 from specs.logs import common_prefix
 
 NO_REPLICA_STATE = None  # the leader has not seen a Fetch from this follower yet
@@ -324,6 +335,28 @@ class Replication(Spec):
             return None
         s = s.replace(clean_shutdown_epoch=put(s.clean_shutdown_epoch, b, s.local_epoch[b]))
         return self.restart(s, b, s.log[b])
+
+    # -- what the faults make happen (reachability properties: each holds somewhere) --------
+
+    @reachable
+    def follower_caught_up(self, s: State) -> bool:
+        """A follower's HWM covers every committed record (replication makes progress)."""
+        return any(b != s.leader and s.hwm[b] >= len(s.committed) for b in self.broker_ids)
+
+    @reachable(switch=RESTARTS)
+    def broker_registered_again(self, s: State) -> bool:
+        """A broker restarted and registered again, with a new broker epoch."""
+        return any(epoch > 1 for epoch in s.broker_epoch)
+
+    @reachable(switch=FENCES)
+    def leader_changed(self, s: State) -> bool:
+        """The partition changed leaders (a fault moved leadership off broker 0)."""
+        return s.leader_epoch > 1
+
+    @reachable(switch="max_controlled_shutdowns")
+    def broker_shutting_down(self, s: State) -> bool:
+        """A broker is in controlled shutdown."""
+        return bool(s.shutting_down)
 
     # -- search bounds ----------------------------------------------------------------------
 

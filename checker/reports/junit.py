@@ -17,7 +17,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from checker.reports.text import format_behavior, headline, render
+from checker.reports.text import behavior_intro, format_behavior, headline, render
 from checker.result import CheckResult, NotChecked
 
 EXPLORATION = "(exploration)"
@@ -37,7 +37,7 @@ def classname(result: CheckResult | NotChecked) -> str:
 
 
 def _trace_text(result: CheckResult) -> str:
-    return "\n".join(headline(result) + format_behavior(result)) + "\n"
+    return "\n".join(headline(result) + [behavior_intro(result)] + format_behavior(result)) + "\n"
 
 
 def _case(suite: ET.Element, result: CheckResult | NotChecked, name: str) -> ET.Element:
@@ -68,7 +68,11 @@ def _suite(root: ET.Element, result: CheckResult | NotChecked) -> ET.Element:
         ("depth", result.depth),
     ):
         ET.SubElement(props, "property", name=key, value=str(value))
-    violated = result.invariant or f"temporal property {result.property}"
+    violated = (
+        f"invariant {result.invariant}"
+        if result.invariant
+        else f"temporal property {result.property}"
+    )
     stopped = {
         "violation": f"the search stopped at the violation of {violated}",
         "deadlock": "the search stopped at a deadlock",
@@ -85,7 +89,7 @@ def _suite(root: ET.Element, result: CheckResult | NotChecked) -> ET.Element:
             )
         elif result.verdict == "error" and err and err.kind == "invariant" and err.name == name:
             _outcome(case, "error", headline(result)[0], "EvaluationError", _trace_text(result))
-        elif result.verdict != "ok":
+        elif result.verdict != "ok" and not result.complete:  # else every state was checked
             ET.SubElement(case, "skipped", message=_clean(f"not decided: {stopped}"))
     for name, formula in result.properties.items():
         case = _case(suite, result, name)
@@ -96,6 +100,15 @@ def _suite(root: ET.Element, result: CheckResult | NotChecked) -> ET.Element:
             _outcome(case, "error", headline(result)[0], "EvaluationError", _trace_text(result))
         elif result.verdict != "ok":
             ET.SubElement(case, "skipped", message=_clean(f"not decided: {stopped}"))
+    for name in result.reachable:  # a failure if never reached; the witness in its output
+        case = _case(suite, result, name)
+        if name in result.unreached:
+            message = f"reachability property {name} is never reached"
+            _outcome(case, "failure", message, "unreached", "\n".join(headline(result)) + "\n")
+        elif result.verdict != "ok" and not result.complete:
+            ET.SubElement(case, "skipped", message=_clean(f"not decided: {stopped}"))
+        elif name == result.witness:
+            ET.SubElement(case, "system-out").text = _clean(_trace_text(result))
     if result.verdict == "deadlock":
         _outcome(
             _case(suite, result, "deadlock"),
@@ -112,7 +125,10 @@ def _suite(root: ET.Element, result: CheckResult | NotChecked) -> ET.Element:
             "EvaluationError",
             _trace_text(result),
         )
-    elif not (result.invariants or result.properties) and result.verdict in ("ok", "incomplete"):
+    elif not (result.invariants or result.properties or result.reachable) and result.verdict in (
+        "ok",
+        "incomplete",
+    ):
         case = _case(suite, result, EXPLORATION)
         if result.verdict == "incomplete":
             ET.SubElement(case, "skipped", message=_clean(stopped))

@@ -113,8 +113,8 @@ def _result(checked: Checked, rules: dict[str, dict[str, Any]]) -> dict[str, Any
             "message": {"text": f"{result.spec}: {result.message}"},
             "locations": [_location(Location(display_path(result.spec), 1))],
         }
-    if result.verdict in ("ok", "incomplete"):
-        return None
+    if result.verdict in ("ok", "incomplete") or result.unreached:
+        return None  # a reachability property never reached: see _reachability
     where = spec_location(model) if model else Location(display_path(result.spec), 1)
     if result.verdict == "violation" and (result.invariant or result.property):
         name = result.invariant or result.property
@@ -152,6 +152,51 @@ def _result(checked: Checked, rules: dict[str, dict[str, Any]]) -> dict[str, Any
     return out
 
 
+def _reachability(checked: Checked, rules: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """An error per reachability property never reached, at its definition; and for
+    `--witness NAME` a note at NAME's definition whose code flow is the shortest example."""
+    result, model = checked.result, checked.model
+    if isinstance(result, NotChecked):
+        return []
+    out = []
+    fallback = Location(display_path(result.spec), 1)
+    for name in result.unreached:
+        rule_id = f"{result.spec_name}.{name}"
+        out.append(
+            {
+                "ruleId": rule_id,
+                "ruleIndex": _rule(rules, rule_id, _member_doc(model, name, "reachable")),
+                "level": "error",
+                "message": {
+                    "text": f"{result.spec_name}: reachability property {name} is never"
+                    " reached: no reachable state satisfies it"
+                },
+                "locations": [
+                    _location(member_location(model, name) if model is not None else fallback)
+                ],
+                "properties": {"spec": result.spec, "verdict": result.verdict},
+            }
+        )
+    if result.witness is not None and result.trace:
+        name = result.witness
+        rule_id = f"{result.spec_name}.{name}"
+        lines = [f"{result.spec_name}: {behavior_intro(result)}", *format_behavior(result)]
+        out.append(
+            {
+                "ruleId": rule_id,
+                "ruleIndex": _rule(rules, rule_id, _member_doc(model, name, "reachable")),
+                "level": "note",
+                "message": {"text": "\n".join(lines)},
+                "locations": [
+                    _location(member_location(model, name) if model is not None else fallback)
+                ],
+                "codeFlows": [_code_flow(result, model)],
+                "properties": {"spec": result.spec, "witness": name},
+            }
+        )
+    return out
+
+
 def _warnings(checked: Checked, rules: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """A result per warning of the vacuity check, at the action's (or method's) definition:
     level warning, or error under --strict."""
@@ -184,7 +229,7 @@ def to_sarif(runs: Sequence[Checked]) -> dict[str, Any]:
     rules: dict[str, dict[str, Any]] = {}
     results = [r for r in (_result(c, rules) for c in runs) if r is not None]
     for checked in runs:
-        results += _warnings(checked, rules)
+        results += _reachability(checked, rules) + _warnings(checked, rules)
     worst = batch.worst(int(c.result.exit_code) for c in runs)
     return {
         "$schema": SCHEMA,

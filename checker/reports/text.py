@@ -59,6 +59,8 @@ def behavior_intro(result: CheckResult) -> str:
     states = count(n, "state")
     if result.verdict == "error":
         return f"The behavior up to the state where it failed, {states}:"
+    if result.witness is not None:
+        return f"The shortest behavior reaching {result.witness}, {states}:"
     if result.loop_start is None:
         return f"The shortest behavior, {states}:"
     if result.loop_back is None:
@@ -88,6 +90,20 @@ def headline(result: CheckResult) -> list[str]:
                 f"Every temporal property holds under this fairness"
                 f" (checked in {result.liveness_seconds:.2f} s)."
             )
+        if result.reachable:
+            reached = ", ".join(f"{n} (depth {result.reached[n]})" for n in result.reachable)
+            lines.append(f"Every reachability property is reached: {reached}.")
+        return lines
+    if result.verdict == "violation" and result.unreached:
+        names = ", ".join(result.unreached)
+        lines = [
+            f"Error: reachability propert{'ies' if len(result.unreached) > 1 else 'y'} {names}"
+            f" {'are' if len(result.unreached) > 1 else 'is'} never reached: no reachable"
+            " state satisfies"
+            f" {'them' if len(result.unreached) > 1 else 'it'}."
+        ]
+        if result.invariants:
+            lines.append(f"All invariants hold over {_distinct(result)}.")
         return lines
     if result.verdict == "violation" and result.property is not None:
         formula = result.properties.get(result.property, "")
@@ -139,6 +155,8 @@ def render(result: CheckResult) -> str:
         lines.append("  view: states are identified by the spec's view of them")
     if result.symmetry:
         lines.append(f"  symmetry: {result.symmetry}")
+    if result.reachable:
+        lines.append("  reachable: " + ", ".join(result.reachable))
     if result.properties:
         checked = [f"{name} ({formula})" for name, formula in result.properties.items()]
         lines.append("  properties: " + ", ".join(checked))

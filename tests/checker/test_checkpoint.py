@@ -389,9 +389,9 @@ def test_decoding_never_runs_code(mc, saved, tmp_path):
     err = refused(mc, "--resume", saved)
     assert f"checkpoint {file}: corrupt (" in err
     assert not (tmp_path / "ran").exists()
-    header = msgpack.packb({"format": 2})
+    header = msgpack.packb({"format": 1})
     file.write_bytes(
         checkpoint._FRAME.pack(checkpoint.MAGIC, len(header), hashlib.sha256(header).digest())
         + header
     )
-    assert "corrupt (format 2, this mc reads format 1)" in refused(mc, "--resume", saved)
+    assert "corrupt (format 1, this mc reads format 2)" in refused(mc, "--resume", saved)

@@ -69,6 +69,9 @@ def outcome(result: CheckResult) -> dict[str, object]:
         "queue": result.queue,
         "coverage": [(c.name, c.fired, c.new) for c in result.coverage],
         "trace": [(s.action, s.params, s.state, s.event) for s in result.trace],
+        "reached": result.reached,
+        "unreached": result.unreached,
+        "witness": result.witness,
     }
 
 
@@ -255,6 +258,24 @@ def test_constraints_view_and_symmetry_agree_with_the_local_engine(spark):
     assert [s.state.bits for s in found.trace] == [(0, 0, 0), (1, 0, 0), (1, 1, 0), (1, 1, 1)]
     _, first = both(spark, Model(FlipAny(n=4)))
     assert first.trace[-2].state.bits == (1, 1, 1, 0)
+
+
+def test_kinds_final_states_and_reachability_agree_with_the_local_engine(spark):
+    from tests.checker.test_bfs import Stopping
+    from tests.checker.test_kinds import Faults
+
+    _, kinds = both(spark, Model(Faults()))
+    assert kinds.verdict == "error" and "faults.crash: int in the initial states" in (
+        kinds.error.message
+    )
+    _, final = both(spark, Model(Stopping()))
+    assert final.verdict == "ok" and final.distinct_states == 5
+    model = load_model(ROOT / "specs" / "kip903.py", {"max_unclean_shutdowns": "0"})
+    _, witness = both(spark, model, witness="replica_back_with_an_empty_disk")
+    assert [s.action for s in witness.trace] == [None, "replace_disk", "register_broker"]
+    die_hard = ROOT / "specs" / "examples" / "die_hard.py"
+    _, unreached = both(spark, load_model(die_hard, {"goal": "9"}))
+    assert (unreached.verdict, unreached.unreached) == ("violation", ["solved"])
 
 
 def test_key_components_compare_like_tuples():

@@ -217,7 +217,8 @@ def test_junit_one_case_per_invariant_failure_with_the_trace(kip903_result, tmp_
     assert root.tag == "testsuites"
     (suite,) = root.findall("testsuite")
     cases = suite.findall("testcase")
-    assert [c.get("name") for c in cases] == kip903_result.invariants
+    # A case per invariant, then per reachability property (not decided: skipped)
+    assert [c.get("name") for c in cases] == kip903_result.invariants + kip903_result.reachable
     assert {c.get("classname") for c in cases} == {junit.classname(kip903_result)}
     failed = [c for c in cases if c.find("failure") is not None]
     assert [c.get("name") for c in failed] == [kip903_result.invariant]

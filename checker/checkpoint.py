@@ -40,8 +40,14 @@ import msgpack
 import numpy as np
 
 from checker import __version__
-from checker.errors import ConfigError
-from checker.loader import build_model, import_root, import_spec_module, parse_constants
+from checker.errors import ConfigError, SpecError
+from checker.loader import (
+    build_model,
+    import_root,
+    import_spec_module,
+    parse_constants,
+    split_target,
+)
 from checker.loader import spec_class as find_spec_class
 from checker.model import Model
 
@@ -539,6 +545,10 @@ def resumed_model(
             f" {__version__} ({FINGERPRINT}): run the spec again without --resume",
         )
     spec_sha = next(iter(s.sources.values()))
+    if spec is not None:
+        spec, named = split_target(spec)
+        if named is not None and named != s.spec_name:
+            raise _refuse(saved, f"a checkpoint of {s.spec_name}, not of {named}")
     if spec is None:
         path = s.spec if Path(s.spec).resolve() == Path(s.spec_file) else s.spec_file
         if not Path(path).is_file():
@@ -562,9 +572,12 @@ def resumed_model(
                 f"{what} changed since the checkpoint (sha256 {_short(now)} vs"
                 f" {_short(then)} in the checkpoint)",
             )
-    cls = find_spec_class(import_spec_module(path))
-    if cls.__name__ != s.spec_name:
-        raise _refuse(saved, f"a checkpoint of {s.spec_name}, not of {cls.__name__}")
+    module = import_spec_module(path)
+    try:
+        cls = find_spec_class(module, s.spec_name)
+    except SpecError:
+        other = find_spec_class(module).__name__
+        raise _refuse(saved, f"a checkpoint of {s.spec_name}, not of {other}") from None
     given = parse_constants(cls, defines)
     differ = [
         f"{n}={v!r} vs {s.constants.get(n)!r}" for n, v in given.items() if v != s.constants.get(n)

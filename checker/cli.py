@@ -34,7 +34,7 @@ from checker.errors import (
     SpecError,
 )
 from checker.graph import DEFAULT_MAX_STATES, state_space_graph
-from checker.loader import NoSpecError, import_spec_module, load_model, spec_class
+from checker.loader import NoSpecError, load_model, load_spec_class
 from checker.model import Model
 from checker.progress import Progress
 from checker.reports import dot, graphviz, mermaid, outputs, text
@@ -109,6 +109,12 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @click.argument("specs", metavar="SPEC...", nargs=-1, type=click.Path())
 @define_option
 @invariant_option
+@click.option(
+    "--no-invariants",
+    is_flag=True,
+    help="Check no invariant: explore the states (to count them, to check only deadlocks,"
+    " reachability or temporal properties).",
+)
 @click.option(
     "--property",
     "properties",
@@ -219,6 +225,7 @@ def check(
     specs: Sequence[str],
     defines: Sequence[str],
     invariants: Sequence[str],
+    no_invariants: bool,
     properties: Sequence[str],
     no_liveness: bool,
     no_deadlock: bool,
@@ -250,6 +257,8 @@ def check(
     """
     if no_liveness and properties:
         raise ConfigError("--property and --no-liveness exclude each other")
+    if no_invariants and invariants:
+        raise ConfigError("--invariant and --no-invariants exclude each other")
     wanted = outputs.Outputs(json_path=json_path, **report_paths)
     wanted.validate()
     options = bfs.Options(
@@ -261,6 +270,9 @@ def check(
     )
     chosen = None if no_liveness else tuple(properties)
     run = _Run(options, progress_interval, timeout, symmetry, chosen, strict, witness)
+    if no_invariants:
+        invariants = []
+        run = dataclasses.replace(run, no_invariants=True)
     saving = None
     if checkpoint_dir is not None or resume_dir is not None or checkpoint_every is not None:
         model, saving = _checkpoints(
@@ -483,6 +495,7 @@ class _Run:
     properties: Sequence[str] | None = ()  # those to check (empty: all declared; None: none)
     strict: bool = False  # the vacuity check's warnings fail the run (exit 15)
     witness: str | None = None  # the reachability property whose example to report
+    no_invariants: bool = False  # check no invariant (--no-invariants)
 
 
 def _check_witness(model: Model, witness: str | None) -> None:
@@ -506,6 +519,8 @@ def _load(
     or None for those `run` asks for). Symmetry reduction merges states that a lasso must
     tell apart, so a spec whose properties are checked is explored without it, and asking
     for both is refused (TLC only warns)."""
+    if run.no_invariants:
+        invariants = []
     model = load_model(path, constants, invariants, run.symmetry is not False)
     if run.properties is None:
         return model, []
@@ -591,7 +606,7 @@ def _check_many(
     declared_properties: set[str] = set()
     for file in files:
         try:
-            cls = spec_class(import_spec_module(file.path))
+            cls, _ = load_spec_class(file.path)
         except NoSpecError as exc:
             if file.explicit:
                 loaded.append(NotChecked(file.path, str(exc), exc.exit_code))

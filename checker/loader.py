@@ -75,9 +75,45 @@ class NoSpecError(SpecError):
     """The module defines no spec (a folder run skips such helper modules)."""
 
 
-def spec_class(module: ModuleType) -> type[Spec]:
-    """The Spec subclass that `module` defines (not one it imports)."""
+def split_target(target: str | os.PathLike[str]) -> tuple[str, str | None]:
+    """`specs/kip903.py::Kip841` -> ("specs/kip903.py", "Kip841"): a spec file, and the
+    class of it to check if one is named."""
+    text = os.fspath(target)
+    path, sep, name = text.rpartition("::")
+    if not sep:
+        return text, None
+    if not name.isidentifier():
+        raise SpecError(f"{text}: after :: comes the name of a Spec class")
+    return path, name
+
+
+def load_spec_class(target: str | os.PathLike[str]) -> tuple[type[Spec], str]:
+    """The spec class `target` names (FILE, or FILE::Class) and its file's path."""
+    path, name = split_target(target)
+    return spec_class(import_spec_module(path), name), path
+
+
+def spec_class(module: ModuleType, name: str | None = None) -> type[Spec]:
+    """The Spec subclass that `module` defines (not one it imports), or the one called `name`
+    (`mc check FILE::Class`: any spec class the module defines or imports)."""
     path = module.__file__
+    if name is not None:
+        chosen = getattr(module, name, None)
+        if isinstance(chosen, type) and issubclass(chosen, Spec) and chosen is not Spec:
+            try:
+                if actions_of(chosen):
+                    return chosen
+            except TypeError as exc:  # an action overridden without @action
+                raise SpecError(f"{path}: {exc}") from None
+        specs = sorted(
+            n
+            for n, obj in vars(module).items()
+            if isinstance(obj, type) and issubclass(obj, Spec) and obj is not Spec
+        )
+        raise NoSpecError(
+            f"{path}: no spec class {name} with actions here (spec classes: "
+            f"{', '.join(specs) or 'none'})"
+        )
     candidates = [
         obj
         for obj in vars(module).values()
@@ -169,10 +205,10 @@ def load_model(
     invariants: Sequence[str] | None = None,
     symmetry: bool = True,
 ) -> Model:
-    """Import the spec at `path`, apply `-D` constants (as text) and compile it (`symmetry`:
-    use the symmetry the spec declares, if any)."""
-    cls = spec_class(import_spec_module(path))
-    return build_model(cls, path, parse_constants(cls, constants or {}), invariants, symmetry)
+    """Import the spec at `path` (FILE, or FILE::Class), apply `-D` constants (as text) and
+    compile it (`symmetry`: use the symmetry the spec declares, if any)."""
+    cls, file = load_spec_class(path)
+    return build_model(cls, file, parse_constants(cls, constants or {}), invariants, symmetry)
 
 
 def build_model(

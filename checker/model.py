@@ -79,6 +79,9 @@ class Action:
     # All bindings when no domain depends on the state (computed once), else None.
     static_bindings: tuple[Binding, ...] | None
     on: On | None = None  # where it happens, for sequence charts
+    # Per parameter whose domain is a function of the state and of earlier parameters
+    # (`replica=lambda s, leader: ...`): the indexes of those parameters; else None.
+    depends: tuple[tuple[int, ...] | None, ...] = ()
 
     def event(self, state: Record, binding: Binding) -> Event | None:
         """The sequence-chart event of this action fired with `binding` in `state`."""
@@ -104,21 +107,50 @@ class Action:
     def bindings(self, state: Record) -> Sequence[Binding]:
         if self.static_bindings is not None:
             return self.static_bindings
+        if any(self.depends):
+            return self._dependent_bindings(state)
         domains = []
         for param, domain in zip(self.params, self.domains):
             if callable(domain):
-                try:
-                    domain = _domain_order(domain(state))
-                except Exception as exc:
-                    raise EvaluationError(
-                        "action",
-                        self.name,
-                        f"the domain of parameter {param!r} raised {type(exc).__name__}: {exc}",
-                        state=state,
-                        cause=exc,
-                    ) from exc
+                domain = self._domain(param, domain, state, ())
             domains.append(domain)
         return tuple(itertools.product(*domains))
+
+    def _dependent_bindings(self, state: Record) -> tuple[Binding, ...]:
+        """The bindings when a domain depends on earlier parameters: for each binding of
+        those, the values its function gives, in product order (the first parameter
+        varying slowest)."""
+        prefixes: list[Binding] = [()]
+        for param, domain, depends in zip(self.params, self.domains, self.depends):
+            if not callable(domain):
+                prefixes = [p + (v,) for p in prefixes for v in domain]
+            elif not depends:
+                values = self._domain(param, domain, state, ())
+                prefixes = [p + (v,) for p in prefixes for v in values]
+            else:
+                prefixes = [
+                    p + (v,)
+                    for p in prefixes
+                    for v in self._domain(param, domain, state, tuple(p[i] for i in depends))
+                ]
+        return tuple(prefixes)
+
+    def _domain(
+        self, param: str, domain: Callable[..., Any], state: Record, earlier: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        """A parameter's domain in `state` (given the values of the earlier parameters it
+        takes), in canonical order."""
+        try:
+            return _domain_order(domain(state, *earlier))
+        except Exception as exc:
+            raise EvaluationError(
+                "action",
+                self.name,
+                f"the domain of parameter {param!r} raised {type(exc).__name__}: {exc}",
+                state=state,
+                params=dict(zip(self.params, earlier)) if earlier else None,
+                cause=exc,
+            ) from exc
 
     def describe(self, binding: Binding) -> dict[str, Any]:
         return dict(zip(self.params, binding))
@@ -180,6 +212,7 @@ class Model:
             wanted, finals = reachables_of(cls), terminals_of(cls)
         except TypeError as exc:
             raise SpecError(f"{path}: {exc}" if path else str(exc)) from None
+        found = self._ordered(found, spec.action_order)
         self.actions = tuple(self._compile_action(n, f, d) for n, (f, d) in found.items())
         if not self.actions:
             raise SpecError(f"{self.name} declares no actions (decorate methods with @action)")
@@ -248,6 +281,27 @@ class Model:
         self._kinds: kinds.Kind | None = None
         self._initial: list[Record] | None = None
 
+    def _ordered(self, found: dict[str, Any], order: Sequence[str] | None) -> dict[str, Any]:
+        """The actions in the spec's `action_order`, which names each of them once."""
+        if order is None:
+            return found
+        where = f"{self.path or self.name}: {self.name}.action_order"
+        if isinstance(order, str) or not all(isinstance(n, str) for n in order):
+            raise SpecError(f"{where} must be a tuple of action names, not {order!r}")
+        names = list(order)
+        unknown = [n for n in names if n not in found]
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], list(found), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise SpecError(f"{where} names {unknown[0]!r}, which is no action{hint}")
+        twice = [n for n in names if names.count(n) > 1]
+        if twice:
+            raise SpecError(f"{where} names {twice[0]!r} twice")
+        missing = [n for n in found if n not in names]
+        if missing:
+            raise SpecError(f"{where} leaves out {', '.join(missing)}: name every action once")
+        return {n: found[n] for n in names}
+
     def _declared_types(self, spec: Spec) -> dict[str, kinds.Kind]:
         """The state variables' types the spec declares: its bare annotations (`leader: int |
         None`, no value), in its class and its bases."""
@@ -303,7 +357,8 @@ class Model:
         if extra:
             raise SpecError(f"{where}: @action gives a domain for {extra[0]!r}, not a parameter")
         resolved = []
-        for p in params:
+        depends: list[tuple[int, ...] | None] = []
+        for index, p in enumerate(params):
             domain = domains[p]
             if isinstance(domain, str):
                 if not hasattr(self.spec, domain):
@@ -311,7 +366,9 @@ class Model:
                 domain = getattr(self.spec, domain)
             if callable(domain):
                 resolved.append(domain)
+                depends.append(_depends(where, p, domain, params[:index]))
                 continue
+            depends.append(None)
             try:
                 resolved.append(_domain_order(domain))
             except TypeError:
@@ -331,7 +388,7 @@ class Model:
         static = None
         if not any(callable(d) for d in resolved):
             static = tuple(itertools.product(*resolved))
-        return Action(name, bound, params, tuple(resolved), static, where_on)
+        return Action(name, bound, params, tuple(resolved), static, where_on, tuple(depends))
 
     def new_result(self) -> CheckResult:
         """An empty result for a check of this model, for an engine to fill in."""
@@ -759,6 +816,32 @@ class Model:
         those that hold in `state`."""
         props = self.reachables
         return [i for i in wanted if _holds("reachable", props[i].name, props[i].fn, state)]
+
+
+def _depends(
+    where: str, param: str, domain: Callable[..., Any], earlier: tuple[str, ...]
+) -> tuple[int, ...]:
+    """The earlier parameters a domain function takes after the state, by index: `lambda s,
+    leader: ...` is the domain of a parameter after `leader`, for each value of it."""
+    try:
+        sig = inspect.signature(domain)
+    except (TypeError, ValueError):  # a builtin: a function of the state alone
+        return ()
+    names = [
+        p.name
+        for p in sig.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+    ]
+    if not names:
+        raise SpecError(f"{where}: the domain of {param!r} must take the state (s, ...)")
+    unknown = [n for n in names[1:] if n not in earlier]
+    if unknown:
+        raise SpecError(
+            f"{where}: the domain of {param!r} takes {unknown[0]!r}, which is no earlier"
+            f" parameter (a domain takes the state, then earlier parameters by name:"
+            f" {', '.join(earlier) or 'none before it'})"
+        )
+    return tuple(earlier.index(n) for n in names[1:])
 
 
 def describe_switch(spec: Spec, names: Sequence[str]) -> str:

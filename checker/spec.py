@@ -499,6 +499,11 @@ class Spec(metaclass=_SpecMeta):
         """The initial state, or several."""
         raise NotImplementedError
 
+    # Optional: the names of all the actions, in the order the search tries them (TLA+'s
+    # Next A \/ B \/ C). By default: definition order, base classes first, an override in the
+    # place of the action it overrides, a subclass's new actions after the inherited ones.
+    action_order: tuple[str, ...] | None = None
+
     # A state variable's type, where the initial states do not show it (TLA+'s TypeOK), is a
     # bare annotation in the class body: `leader: int | None` (see checker.kinds). Every
     # other variable's kind is taken from the initial states.

@@ -28,8 +28,8 @@ from typing import Any
 
 from checker import bfs, liveness, vacuity
 from checker.encoding import decode, encode
-from checker.errors import ConfigError, SpecError
-from checker.loader import import_spec_module, spec_class
+from checker.errors import ConfigError
+from checker.loader import build_model, load_spec_class
 from checker.model import Model
 from checker.reports.text import render
 from checker.result import CheckResult
@@ -46,7 +46,7 @@ def load(
 ) -> Model:
     """Compile the spec at `spec` with the given constants (Python values or -D strings);
     `symmetry=False` ignores the symmetry it declares (as `mc check --no-symmetry`)."""
-    cls = spec_class(import_spec_module(spec))
+    cls, path = load_spec_class(spec)
     declared = constants_of(cls)
     values: dict[str, Any] = {}
     for name, value in constants.items():
@@ -58,14 +58,11 @@ def load(
                 value = declared[name].parse(value)
             except ValueError as exc:
                 raise ConfigError(f"{name}={value}: {exc}") from None
+        if type(value) is not declared[name].type:
+            kind = declared[name].type.__name__
+            raise ConfigError(f"constant {name} is a {kind}, not {type(value).__name__}")
         values[name] = value
-    try:
-        instance = cls(**values)
-    except TypeError as exc:
-        raise ConfigError(str(exc)) from None
-    except Exception as exc:
-        raise SpecError(f"{spec}: creating {cls.__name__} raised {exc!r}") from exc
-    return Model(instance, path=str(spec), invariants=invariants, symmetry=symmetry)
+    return build_model(cls, path, values, invariants, symmetry)
 
 
 def check(

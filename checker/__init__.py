@@ -3,7 +3,7 @@
 The spec-writing API is re-exported here: `from checker import Spec, Record, action, ...`.
 """
 
-from checker.record import Record, State, canonical_order, put, without
+from checker.record import Record, State, canonical_order, put, update, without
 from checker.spec import (
     Spec,
     action,
@@ -40,5 +40,6 @@ __all__ = [
     "put",
     "reachable",
     "terminal",
+    "update",
     "without",
 ]

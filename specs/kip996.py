@@ -20,7 +20,7 @@ repeating (see docs/specs.md).
 
 from __future__ import annotations
 
-from checker import State, action, always_eventually, constant, invariant, on, put
+from checker import State, action, always_eventually, constant, invariant, on, put, update
 from invariants import quorum
 from specs.raft import LEADER, PROSPECTIVE, Raft
 
@@ -57,7 +57,7 @@ class Kip996(Raft):
             return self.become_follower(s, c, s.epoch[v], None)
         if s.heard[v] or s.role[v] == LEADER or not self.log_up_to_date(s, c, v):
             return None  # refused: nothing changes
-        s = s.replace(votes=put(s.votes, c, s.votes[c] | {v}))
+        s = update(s, "votes", c, lambda votes: votes | {v})
         if len(s.votes[c]) < self.majority or s.epoch[c] >= self.max_epoch:
             return s
         return self.become_candidate(s, c)

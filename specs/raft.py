@@ -25,7 +25,7 @@ Subclasses (specs/kip996.py, specs/kip996_read.py) add what their KIP changes.
 
 from __future__ import annotations
 
-from checker import Record, Spec, State, action, constant, on, put, reachable
+from checker import Record, Spec, State, action, constant, on, put, reachable, update
 from checker.symmetry import Permutation
 from specs.logs import common_prefix
 
@@ -198,7 +198,7 @@ class Raft(Spec):
         """The leader appends a record from a client in its epoch."""
         if s.role[n] != LEADER or len(s.log[n]) >= self.max_records:
             return None
-        return s.replace(log=put(s.log, n, s.log[n] + (s.epoch[n],)))
+        return update(s, "log", n, lambda log: log + (s.epoch[n],))
 
     # -- what happens (reachability properties: each holds somewhere) ------------------------
 

@@ -19,6 +19,7 @@ from checker import (
     batch,
     bfs,
     checkpoint,
+    kinds,
     liveness,
     simulation,
     spark_engine,
@@ -40,7 +41,14 @@ from checker.progress import Progress
 from checker.reports import dot, graphviz, mermaid, outputs, text
 from checker.reports.sarif import Checked
 from checker.result import CheckResult, NotChecked
-from checker.spec import constants_of, fairness_of, invariants_of, properties_of
+from checker.spec import (
+    assumptions_of,
+    constants_of,
+    fairness_of,
+    invariants_of,
+    properties_of,
+    switches_of,
+)
 from checker.values import show
 
 
@@ -251,8 +259,9 @@ def check(
     """Explore every reachable state of each SPEC and check its invariants, then its temporal
     properties under its fairness.
 
-    SPEC is a spec file, or a folder: every spec below it is checked, and the exit code is
-    the worst of theirs (150 > 151 > 75 > 12 > 13 > 11 > 152 > 0; see docs/ci.md). With
+    SPEC is a spec file (FILE.py::Class checks that class of it), or a folder: every spec
+    below it is checked, and the exit code is
+    the worst of theirs (150 > 151 > 75 > 12 > 13 > 11 > 15 > 152 > 0; see docs/ci.md). With
     --resume DIR, SPEC may be left out: the checkpoint names it.
     """
     if no_liveness and properties:
@@ -813,6 +822,9 @@ def _describe(model: Model) -> str:
             signature += f"  [{'SF' if fair.whole == 'strong' else 'WF'}]"
         if fair.each:
             signature += f"  [{'SF' if fair.each == 'strong' else 'WF'} for each binding]"
+        switch = switches_of(act.fn)
+        if switch:
+            signature += f"  [switch: {', '.join(switch)}]"
         lines.append(f"  {signature}" + (f"  {doc}" if doc else ""))
     lines += ["", "Invariants:"]
     for inv in model.invariants:
@@ -820,7 +832,29 @@ def _describe(model: Model) -> str:
         lines.append(f"  {inv.name}" + (f"  {doc}" if doc else ""))
     if not model.invariants:
         lines.append("  (none)")
+    lines += ["", "Reachability properties:"]
+    for prop in model.reachables:
+        doc = _first_line(prop.fn)
+        lines.append(f"  {prop.name}" + (f"  {doc}" if doc else ""))
+    for name, switch in model.reachables_off.items():
+        lines.append(f"  {name}  [off: {switch}]")
+    if lines[-1] == "Reachability properties:":
+        lines.append("  (none)")
     # Shown only when declared: most specs have none of these.
+    for title, members in (
+        ("Final states (@terminal)", model.terminals),
+        ("Assumptions (@assume)", [(n, f) for n, f in assumptions_of(cls).items()]),
+    ):
+        if members:
+            lines += ["", f"{title}:"]
+            for member in members:
+                name, fn = (member.name, member.fn) if hasattr(member, "fn") else member
+                doc = _first_line(fn)
+                lines.append(f"  {name}" + (f"  {doc}" if doc else ""))
+    declared = model.declared_types
+    if declared:
+        lines += ["", "Declared types:"]
+        lines += [f"  {name}: {kinds.python_type(kind)}" for name, kind in declared.items()]
     for title, constraints in (
         ("State constraints", model.constraints),
         ("Action constraints", model.action_constraints),

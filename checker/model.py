@@ -329,6 +329,11 @@ class Model:
         return out
 
     @property
+    def declared_types(self) -> dict[str, kinds.Kind]:
+        """The state variables' types the spec declares (bare annotations), by name."""
+        return dict(self._declared)
+
+    @property
     def kinds(self) -> kinds.Kind:
         """The kind of the states (a RECORD kind: each variable's kind), from the initial
         states and the spec's `types`."""

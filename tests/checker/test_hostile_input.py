@@ -581,3 +581,23 @@ def test_every_row_of_docs_errors_md_is_a_case_here():
     tested = {c.id: str(c.code) for c in CASES} | {"java-missing": "153"}
     assert rows == tested
     assert len(rows) >= 20
+
+
+# The mistakes of issue 15's table, each of which ended in "All invariants hold", exit 0:
+# each is a case above whose run now fails with a clear message.
+ISSUE_15 = {
+    "an action's return forgotten (never enabled)": "return-forgotten",
+    "@action forgotten on a method": "action-not-declared",
+    "an empty domain, @action(f=())": "empty-domain",
+    "faults=True where the bound counter is an int": "bool-where-int",
+    "isr=sorted(...) where the variable is a frozenset": "tuple-where-set",
+    "@invariant def small(self), the state parameter forgotten": "invariant-without-state",
+    "-D max_faults=-1": "constant-out-of-range",
+}
+
+
+@pytest.mark.parametrize("row", ISSUE_15, ids=list(ISSUE_15.values()))
+def test_each_silent_pass_of_issue_15_now_fails(mc, tmp_path, row):
+    case = next(c for c in CASES if c.id == ISSUE_15[row])
+    result, _, _ = _run(mc, tmp_path, case)
+    assert result.code == case.code != 0

@@ -185,3 +185,17 @@ def test_the_witness_in_html_and_itf_without_the_command_line(steps):
     assert "reaching odd" in html.render(result)
     assert "reaching odd" in itf.to_itf(result)["#meta"]["description"]
     assert to_sarif([Checked(result, model)])["runs"][0]["results"][0]["level"] == "note"
+
+
+def test_mc_list_shows_reachability_final_states_switches_and_types(mc, steps, write_spec):
+    listed = mc("list", steps).out
+    assert "  reset()  [switch: max_resets]\n" in listed
+    assert (
+        "Reachability properties:\n  at_top  Some state is at the top.\n  odd\n"
+        "  was_reset  [off: max_resets=0]\n"
+    ) in listed
+    assert "Final states (@terminal):\n  done\n" in listed
+    anchor = "    max_resets = constant("
+    declared = SPEC.replace(anchor, "    x: int | None\n" + anchor)
+    typed = write_spec(declared, "t.py")
+    assert "Declared types:\n  x: int | None\n" in mc("list", typed).out

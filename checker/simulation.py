@@ -87,6 +87,7 @@ def simulate(model: Model, options: Options, progress: Progress | None = None) -
     """Take `options.traces` random walks through `model`; return the first verdict found,
     its trace shortened, or "ok" (which, unlike `bfs.check`'s, proves nothing)."""
     result = model.new_result()
+    result.reachable = []  # walks prove no reachability property unreached: none is checked
     info = Simulation(options.seed, options.traces, options.max_depth)
     result.simulation = info
     walker = _Walker(model, options, info, progress)

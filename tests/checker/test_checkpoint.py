@@ -4,6 +4,7 @@ number of workers; a changed spec, other constants and corrupt files are refused
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import pickle
@@ -168,6 +169,8 @@ def outcome(result):
         result.queue,
         [(c.name, c.fired, c.new) for c in result.coverage],
         [(s.action, s.params, s.state) for s in result.trace],
+        result.reached,
+        result.witness,
     )
 
 
@@ -190,6 +193,8 @@ def settings(model, options: Options) -> Settings:
         (SPECS / "examples" / "two_phase.py", {}, Options(workers=2)),
         (SPECS / "examples" / "die_hard.py", {}, Options(max_states=10)),
         (SPECS / "examples" / "replicated_log.py", {}, Options(max_depth=5, deadlock=True)),
+        # reachability properties reached before and after the checkpoint, and a witness
+        (SPECS / "kip903.py", {"max_unclean_shutdowns": "0"}, Options(witness="leader_changed")),
     ],
 )
 def test_resuming_from_any_level_gives_the_same_result(
@@ -217,7 +222,7 @@ def test_resuming_from_any_level_gives_the_same_result(
     for folder in copies:
         saved = checkpoint.read(folder)
         workers = 3 - options.workers  # another number of workers
-        again = Options(options.deadlock, options.max_depth, options.max_states, workers)
+        again = dataclasses.replace(options, workers=workers)
         resumed = Checkpoints(folder, settings(model, again), saved)
         assert outcome(check(model, again, checkpoints=resumed)) == reference, folder.name
 

@@ -160,3 +160,15 @@ def test_update_is_except_with_at():
         update(s, "log", 5, lambda x: x)
     with pytest.raises(TypeError, match="needs a key before the function"):
         update(s, lambda x: x)
+
+
+def test_empty_values_print_as_python_would_write_them():
+    from checker.values import count, show
+
+    assert show(frozenset()) == "set()" and show(frozenset({2, 1})) == "{1, 2}"
+    assert show(Record()) == "{}" and show(Record(a=1)) == "{a: 1}"
+    assert (count(1, "state"), count(2, "state"), count(1_234, "spec")) == (
+        "1 state",
+        "2 states",
+        "1,234 specs",
+    )

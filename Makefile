@@ -20,7 +20,7 @@ test-tools:
 	bash scripts/ensure-test-tools.sh
 
 check: install
-	$(BIN)/mc check specs/kip903.py
+	$(BIN)/mc check specs/kip903.py --strict
 
 # The suite runs on the C hot path (checker._hot), then again on the pure-Python fallback
 # (without the Spark tests, whose engine shares the same code).

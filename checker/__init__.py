@@ -3,18 +3,21 @@
 The spec-writing API is re-exported here: `from checker import Spec, Record, action, ...`.
 """
 
-from checker.record import Record, State, canonical_order, put, without
+from checker.record import Record, State, canonical_order, put, update, without
 from checker.spec import (
     Spec,
     action,
     action_constraint,
     always_eventually,
+    assume,
     constant,
     constraint,
     eventually,
     invariant,
     leads_to,
     on,
+    reachable,
+    terminal,
 )
 
 __version__ = "0.1.0"
@@ -26,6 +29,7 @@ __all__ = [
     "action",
     "action_constraint",
     "always_eventually",
+    "assume",
     "canonical_order",
     "constant",
     "constraint",
@@ -34,5 +38,8 @@ __all__ = [
     "leads_to",
     "on",
     "put",
+    "reachable",
+    "terminal",
+    "update",
     "without",
 ]

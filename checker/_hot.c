@@ -462,6 +462,149 @@ hot_put(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return copy;
 }
 
+/* -- kinds: checker.kinds.conforms --------------------------------------------------------- */
+
+/* The tags of checker.kinds (a kind is a tuple (tag, a, b)). */
+enum { K_ANY, K_INT, K_BOOL, K_STR, K_BYTES, K_NONE, K_OPTIONAL, K_TUPLE, K_FIXED, K_SET,
+       K_RECORD, K_MAP, K_ANYRECORD };
+
+static long
+kind_tag(PyObject *kind)
+{
+    return PyLong_AsLong(PyTuple_GET_ITEM(kind, 0));
+}
+
+/* Whether `value` is of `kind`; `old` (or NULL) is the value it replaces, whose parts that
+ * `value` still holds (the same objects) are of their kinds already. As checker.kinds.conforms:
+ * 1 or 0, never an exception. */
+static int
+kind_ok(PyObject *value, PyObject *old, PyObject *kind)
+{
+    if (value == old)
+        return 1;
+    switch (kind_tag(kind)) {
+    case K_ANY:
+        return 1;
+    case K_INT:
+        return PyLong_CheckExact(value);
+    case K_BOOL:
+        return PyBool_Check(value);
+    case K_STR:
+        return PyUnicode_CheckExact(value);
+    case K_BYTES:
+        return PyBytes_CheckExact(value);
+    case K_NONE:
+        return value == Py_None;
+    case K_OPTIONAL:
+        if (value == Py_None)
+            return 1;
+        return kind_ok(value, old == Py_None ? NULL : old, PyTuple_GET_ITEM(kind, 1));
+    case K_TUPLE: {
+        if (!PyTuple_CheckExact(value))
+            return 0;
+        PyObject *inner = PyTuple_GET_ITEM(kind, 1);
+        if (kind_tag(inner) == K_ANY)
+            return 1;
+        Py_ssize_t n = PyTuple_GET_SIZE(value);
+        Py_ssize_t m = (old != NULL && PyTuple_CheckExact(old)) ? PyTuple_GET_SIZE(old) : 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *item = PyTuple_GET_ITEM(value, i);
+            PyObject *before = i < m ? PyTuple_GET_ITEM(old, i) : NULL;
+            if (item != before && !kind_ok(item, before, inner))
+                return 0;
+        }
+        return 1;
+    }
+    case K_RECORD: {
+        if ((PyObject *)Py_TYPE(value) != PyTuple_GET_ITEM(kind, 1))
+            return 0;
+        PyObject *fields = PyTuple_GET_ITEM(kind, 2);
+        Py_ssize_t n = PyTuple_GET_SIZE(value);
+        if (PyTuple_GET_SIZE(fields) != n)
+            return 0;
+        int aligned = old != NULL && Py_TYPE(old) == Py_TYPE(value);
+        for (Py_ssize_t i = 1; i < n; i++) {
+            PyObject *item = PyTuple_GET_ITEM(value, i);
+            PyObject *before = aligned ? PyTuple_GET_ITEM(old, i) : NULL;
+            if (item != before && !kind_ok(item, before, PyTuple_GET_ITEM(fields, i)))
+                return 0;
+        }
+        return 1;
+    }
+    case K_SET: {
+        if (!PyFrozenSet_CheckExact(value))
+            return 0;
+        PyObject *inner = PyTuple_GET_ITEM(kind, 1);
+        if (kind_tag(inner) == K_ANY)
+            return 1;
+        PyObject *iterator = PyObject_GetIter(value), *item;
+        if (iterator == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+        int fits = 1;
+        while (fits && (item = PyIter_Next(iterator)) != NULL) {
+            fits = kind_ok(item, NULL, inner);
+            Py_DECREF(item);
+        }
+        Py_DECREF(iterator);
+        PyErr_Clear();
+        return fits;
+    }
+    case K_FIXED: {
+        PyObject *kinds = PyTuple_GET_ITEM(kind, 1);
+        Py_ssize_t n = PyTuple_GET_SIZE(kinds);
+        if (!PyTuple_CheckExact(value) || PyTuple_GET_SIZE(value) != n)
+            return 0;
+        int aligned = old != NULL && PyTuple_CheckExact(old) && PyTuple_GET_SIZE(old) == n;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *item = PyTuple_GET_ITEM(value, i);
+            PyObject *before = aligned ? PyTuple_GET_ITEM(old, i) : NULL;
+            if (item != before && !kind_ok(item, before, PyTuple_GET_ITEM(kinds, i)))
+                return 0;
+        }
+        return 1;
+    }
+    case K_MAP: {
+        if (Py_TYPE(value) != MAP) /* the empty record: a shape whose tuple is its shape alone */
+            return PyObject_TypeCheck(value, &RecordBase) && PyTuple_GET_SIZE(value) == 1;
+        PyObject *keys = PyTuple_GET_ITEM(value, 1), *values = PyTuple_GET_ITEM(value, 2);
+        int aligned = old != NULL && Py_TYPE(old) == MAP && PyTuple_GET_ITEM(old, 1) == keys;
+        if (!aligned) {
+            PyObject *key_kind = PyTuple_GET_ITEM(kind, 1);
+            for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(keys); i++) {
+                if (!kind_ok(PyTuple_GET_ITEM(keys, i), NULL, key_kind))
+                    return 0;
+            }
+        }
+        PyObject *olds = aligned ? PyTuple_GET_ITEM(old, 2) : NULL;
+        PyObject *value_kind = PyTuple_GET_ITEM(kind, 2);
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(values); i++) {
+            PyObject *item = PyTuple_GET_ITEM(values, i);
+            PyObject *before = olds != NULL ? PyTuple_GET_ITEM(olds, i) : NULL;
+            if (item != before && !kind_ok(item, before, value_kind))
+                return 0;
+        }
+        return 1;
+    }
+    case K_ANYRECORD:
+        return PyObject_TypeCheck(value, &RecordBase);
+    }
+    return 0;
+}
+
+/* conforms(value, old, kind) -> bool: checker.kinds.conforms (old: None-able, see kind_ok;
+ * pass the value itself... or any other object when there is none). */
+static PyObject *
+hot_conforms(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyTuple_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "conforms(value, old, kind)");
+        return NULL;
+    }
+    return PyBool_FromLong(kind_ok(args[0], args[1], args[2]));
+}
+
 /* -- successors -------------------------------------------------------------------------- */
 
 /* The spec raised in an action: let `reraise(ai, binding, state, exc)` (Model) raise the
@@ -485,15 +628,26 @@ action_raised(PyObject *reraise, PyObject *ai, PyObject *binding, PyObject *stat
         PyErr_SetString(PyExc_RuntimeError, "an action raised and was not reported");
 }
 
-/* What to do with an action's result. Returns 1 (enabled), 0 (None) or -1 (error). */
+/* What to do with an action's result. Returns 1 (enabled), 0 (None) or -1 (error). A
+ * successor whose variables are not of their kinds goes to kind_error(ai, binding, state,
+ * successor), which raises (or returns, for a list inside a tuple that is frozen later). */
 static int
 take_result(PyObject *result, PyObject *ai, PyObject *binding, PyObject *state,
             PyTypeObject *shape, int constrained, PyObject *states, PyObject *actions,
-            PyObject *bindings, PyObject *general)
+            PyObject *bindings, PyObject *general, PyObject *kinds, PyObject *kind_error,
+            int kind_known)
 {
     if (result == Py_None)
         return 0;
     if (Py_TYPE(result) == shape && !constrained) {
+        int fits = kind_known >= 0 ? kind_known : kinds == Py_None || kind_ok(result, state, kinds);
+        if (!fits) {
+            PyObject *r = PyObject_CallFunctionObjArgs(kind_error, ai, binding, state, result,
+                                                       NULL);
+            if (r == NULL)
+                return -1;
+            Py_DECREF(r);
+        }
         if (PyList_Append(states, result) < 0 || PyList_Append(actions, ai) < 0)
             return -1;
         if (bindings != Py_None && PyList_Append(bindings, binding) < 0)
@@ -509,22 +663,29 @@ take_result(PyObject *result, PyObject *ai, PyObject *binding, PyObject *state,
     return enabled;
 }
 
-/* successors(plan, state, states, actions, bindings, general, reraise, constrained) -> enabled
+/* successors(plan, state, states, actions, bindings, general, reraise, constrained, kinds,
+ *            kind_error) -> enabled
  *
  * As Model.successors: plan is Model._plan, a tuple of (action index, bound function, arity,
  * static bindings or None, Action); bindings a list or None; general is Model._add, reraise
- * Model._reraise; constrained whether there are action constraints. */
+ * Model._reraise; constrained whether there are action constraints; kinds the states' kind
+ * (checker.kinds) or None, kind_error Model._kind_error. */
 static PyObject *
 hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 8) {
-        PyErr_SetString(PyExc_TypeError, "successors() takes 8 arguments");
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "successors() takes 10 arguments");
         return NULL;
     }
     PyObject *plan = args[0], *state = args[1], *states = args[2], *actions = args[3];
     PyObject *bindings_out = args[4], *general = args[5], *reraise = args[6];
     int constrained = PyObject_IsTrue(args[7]);
+    PyObject *kinds = args[8], *kind_error = args[9];
     int recording = bindings_out != Py_None;
+    if (kinds != Py_None && !PyTuple_Check(kinds)) {
+        PyErr_SetString(PyExc_TypeError, "successors(): kinds is a tuple or None");
+        return NULL;
+    }
     if (!PyTuple_CheckExact(plan) || !PyList_CheckExact(states) || !PyList_CheckExact(actions)) {
         PyErr_SetString(PyExc_TypeError, "successors(): bad arguments");
         return NULL;
@@ -577,7 +738,7 @@ hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 return NULL;
             }
             int r = take_result(result, ai, none, state, shape, constrained, states, actions,
-                                bindings_out, general);
+                                bindings_out, general, kinds, kind_error, -1);
             Py_DECREF(result);
             Py_DECREF(none);
             if (r < 0)
@@ -617,8 +778,11 @@ hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             PyObject *result = PyObject_Vectorcall(
                 func, start, given | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
             PyObject *made = NULL;
+            int fits = -1; /* of the successor's kinds: -1 not known (not the common case) */
+            if (result != NULL && result != Py_None && Py_TYPE(result) == shape && !constrained)
+                fits = kinds == Py_None || kind_ok(result, state, kinds);
             if (binding == NULL && (result == NULL || (result != Py_None &&
-                    (recording || Py_TYPE(result) != shape || constrained)))) {
+                    (recording || Py_TYPE(result) != shape || constrained || fits == 0)))) {
                 made = PyTuple_Pack(1, one);
                 if (made == NULL) {
                     Py_XDECREF(result);
@@ -634,7 +798,7 @@ hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 return NULL;
             }
             int r = take_result(result, ai, binding, state, shape, constrained, states, actions,
-                                bindings_out, general);
+                                bindings_out, general, kinds, kind_error, fits);
             Py_DECREF(result);
             Py_XDECREF(made);
             if (r < 0) {
@@ -1339,7 +1503,10 @@ static PyMethodDef hot_methods[] = {
     {"put", (PyCFunction)(void (*)(void))hot_put, METH_FASTCALL,
      "`container` with `key` set to `value`: a tuple by index or a Record by key."},
     {"successors", (PyCFunction)(void (*)(void))hot_successors, METH_FASTCALL,
-     "successors(plan, state, states, actions, bindings, general, reraise, constrained)"},
+     "successors(plan, state, states, actions, bindings, general, reraise, constrained, kinds,"
+     " kind_error) -> enabled"},
+    {"conforms", (PyCFunction)(void (*)(void))hot_conforms, METH_FASTCALL,
+     "conforms(value, old, kind) -> whether value is of kind (checker.kinds.conforms)"},
     {"candidates", (PyCFunction)(void (*)(void))hot_candidates, METH_FASTCALL,
      "candidates(successors, start, seen, found, positions, offset) -> None or an index"},
     {"encode", hot_encode, METH_O, "The canonical msgpack bytes of a frozen state value."},

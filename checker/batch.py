@@ -7,8 +7,8 @@ defines none is an error (exit 150), as it is when checked alone.
 
 The run's exit code is the worst of the specs' codes, in this order (worst first):
 150 (a spec did not load) > 151 (bad constants) > 75 (spec code raised) > 12 (invariant
-violated) > 13 (temporal property violated) > 11 (deadlock) > 152 (a bound stopped the
-search) > 0. Failing to check is worse than any
+violated) > 13 (temporal property violated) > 11 (deadlock) > 15 (--strict: a vacuity
+warning) > 152 (a bound stopped the search) > 0. Failing to check is worse than any
 verdict: a spec that did not run proves nothing, a violation at least says something.
 """
 
@@ -19,8 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from checker.result import CheckResult, NotChecked
+from checker.values import count
 
-SEVERITY = [0, 152, 11, 13, 12, 75, 151, 150]  # best to worst
+SEVERITY = [0, 152, 15, 11, 13, 12, 75, 151, 150]  # best to worst
 
 
 @dataclass(frozen=True)
@@ -83,5 +84,5 @@ def summary(results: Sequence[CheckResult | NotChecked]) -> str:
         key = "not checked" if isinstance(r, NotChecked) else r.verdict
         counts[key] = counts.get(key, 0) + 1
     tally = ", ".join(f"{n} {verdict}" for verdict, n in counts.items())
-    head = f"Checked {len(results)} specs: {tally}. Exit code {code} (the worst)."
+    head = f"Checked {count(len(results), 'spec')}: {tally}. Exit code {code} (the worst)."
     return "\n".join([head, *lines]) + "\n"

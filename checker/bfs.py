@@ -50,12 +50,13 @@ IN_FLIGHT = 3  # chunks sent to one expander and not yet answered
 
 @dataclass(frozen=True)
 class Options:
-    deadlock: bool = False  # report states with no enabled action (TLC's -deadlock)
+    deadlock: bool = True  # report states with no enabled action (`--no-deadlock`: not)
     max_depth: int | None = None  # explore states up to this depth (initial states: 1)
     max_states: int | None = None  # stop after this many distinct states
     workers: int = 1  # expanding processes (1: this process)
     spill_bytes: int = SPILL_BYTES  # a level's states beyond this go to a temporary file
     live_bytes: int = LIVE_BYTES  # the expanders' budget for states kept as live objects
+    witness: str | None = None  # a reachability property whose shortest example to report
 
 
 class _Stop(Exception):
@@ -83,6 +84,7 @@ def check(
     gc.disable()  # states are acyclic: the cyclic collector would only walk them, again and again
     try:
         search.run()
+        model.settle_reachability(result, search.reached, options.witness, search.trace_to)
     except _Stop as stop:
         result.verdict = stop.verdict
         for key, value in stop.fields.items():
@@ -133,6 +135,7 @@ class _LevelStart:
     depth: int
     fired: np.ndarray
     new: np.ndarray
+    reached: dict[str, tuple[int, int]]
 
 
 class _Search:
@@ -156,6 +159,10 @@ class _Search:
         self.current: int | None = None  # number of the state being evaluated
         self.fired = np.zeros(len(model.actions), dtype=np.int64)
         self.new = np.zeros(len(model.actions), dtype=np.int64)
+        # Each reachability property reached so far: name -> (the first state number that
+        # satisfies it, in the search's order, and its depth).
+        self.reached: dict[str, tuple[int, int]] = {}
+        self._level_wanted: list[int] = []  # those not reached when the level started
         self.workers: list[Worker] = []
         self._chunks = 0  # chunks sent to expanders so far
         # Estimated bytes of live states each expander holds for this level and the next,
@@ -216,10 +223,17 @@ class _Search:
             broken = self.model.violated(init.state)
             if broken is not None:
                 raise _Stop("violation", number, invariant=broken.name)
+            for i in self.model.reached(init.state, self._wanted()):
+                self.reached[self.model.reachables[i].name] = (number, 1)
             frontier.append(init.data, np.array([0, len(init.data)], dtype=np.uint64))
         self.current = None
         self.visited.end_level()
         return frontier
+
+    def _wanted(self) -> list[int]:
+        """The reachability properties (indexes) that no state has satisfied yet."""
+        reachables = self.model.reachables
+        return [i for i, r in enumerate(reachables) if r.name not in self.reached]
 
     def _begin(self, level: int, frontier: Frontier) -> None:
         """A level starts: keep the search as it stands (and write it, when a checkpoint is
@@ -234,6 +248,7 @@ class _Search:
             self.depth,
             self.fired.copy(),
             self.new.copy(),
+            dict(self.reached),
         )
         if previous is not None and previous.frontier is not frontier:
             previous.frontier.close()
@@ -253,6 +268,7 @@ class _Search:
             "depth": start.depth,
             "fired": start.fired.tolist(),
             "new": start.new.tolist(),
+            "reached": {name: list(where) for name, where in start.reached.items()},
         }
         sizes = np.concatenate(
             [np.zeros(0, np.uint64), *(np.diff(c.offsets) for c in start.frontier.chunks(4096))]
@@ -289,6 +305,7 @@ class _Search:
         self.depth = saved.number("depth")
         self.fired[:] = saved.numbers("fired", actions)
         self.new[:] = saved.numbers("new", actions)
+        self.reached = saved.reached([r.name for r in self.model.reachables], states)
         self.queue = len(sizes)
         self.visited = Visited.of(fps)
         self.links = Links.of(parents, positions)
@@ -376,13 +393,14 @@ class _Search:
         before: a broker restarts, a request is lost), from then on it remembers across
         levels, while that memory fits its share of the budget."""
         share = self.options.live_bytes // len(self.workers)
+        wanted = self._level_wanted = self._wanted()
         for worker in self.workers:
             number = worker.number
             sent = self._sent[number]
             if sent and self._back[number] >= BACK_EDGES * sent:
                 self._loops = True
             forget = (sent and not self._loops) or LIVE_FACTOR * self._met[number] > share
-            worker.send({"op": "level", "level": level, "forget": forget})
+            worker.send({"op": "level", "level": level, "forget": forget, "wanted": wanted})
             if forget:  # it remembers the level's states it holds
                 self._met[number] = self._live_next[number] // LIVE_FACTOR
         self._live_now = self._live_next
@@ -443,6 +461,7 @@ class _Search:
         kept = fresh[: bad[0] + 1] if len(bad) else fresh
         found_before = found.states
         positions = exp.positions[kept]
+        self._note_reached(exp, kept, len(self.links), found.depth)
         if len(kept):
             parents = exp.parent_of[positions]
             self.visited.add(used[kept])
@@ -475,7 +494,9 @@ class _Search:
             invariant = exp.broken.get(candidate)
             if invariant is not None:
                 raise _Stop("violation", self.current, invariant=invariant)
-            self.model.violated(decode(exp.encoding(candidate)))
+            state = decode(exp.encoding(candidate))
+            self.model.violated(state)
+            self.model.reached(state, self._level_wanted)
             raise RuntimeError("an invariant raised in a worker but not when re-evaluated")
         if over is not None:
             stop_at(over)
@@ -484,6 +505,18 @@ class _Search:
         if exp.stop is not None:
             self.queue = size - (part.first + exp.stop) + found.states
             self._raise_at_parent(exp, part, base, frontier)
+
+    def _note_reached(self, exp: _Expansion, kept: np.ndarray, first: int, depth: int) -> None:
+        """The reachability properties that a candidate admitted now (`kept`, to be numbered
+        from `first`) satisfies first: the expander names the first candidate of its part
+        for each (chunks are taken in the search's order, so the first one wins)."""
+        for k, i in exp.reached:
+            name = self.model.reachables[i].name
+            if name in self.reached:
+                continue
+            j = int(np.searchsorted(kept, k))
+            if j < len(kept) and int(kept[j]) == k:
+                self.reached[name] = (first + j, depth)
 
     def _keep(self, worker: Worker, encoded: int) -> bool:
         """Whether `worker` keeps states of `encoded` bytes live for the next level, within
@@ -590,6 +623,7 @@ class _Expansion:
         self.flagged = np.zeros(len(self.positions), dtype=bool)
         self.flagged[list(self.broken)] = True
         self.flagged[reply["raised"]] = True
+        self.reached: list[list[int]] = reply["reached"]  # [candidate, reachable property]
 
     def encoding(self, candidate: int) -> bytes:
         return self._blob[int(self._offsets[candidate]) : int(self._offsets[candidate + 1])]

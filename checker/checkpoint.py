@@ -40,13 +40,19 @@ import msgpack
 import numpy as np
 
 from checker import __version__
-from checker.errors import ConfigError
-from checker.loader import build_model, import_root, import_spec_module, parse_constants
+from checker.errors import ConfigError, SpecError
+from checker.loader import (
+    build_model,
+    import_root,
+    import_spec_module,
+    parse_constants,
+    split_target,
+)
 from checker.loader import spec_class as find_spec_class
 from checker.model import Model
 
 FILE_NAME = "checkpoint.mc"
-FORMAT = 1  # of the body; a reader refuses other versions
+FORMAT = 2  # of the body; a reader refuses other versions (2: reachability properties)
 MAGIC = b"\x89mc-checkpoint\n\x00"
 _FRAME = struct.Struct(">16sQ32s")  # magic, body length, SHA-256 of the body
 PIECE = 16 << 20  # bytes of an array per msgpack object
@@ -341,6 +347,23 @@ class Saved:
             raise self.corrupt(f"counts {name!r} are not {length} numbers")
         return values
 
+    def reached(self, names: Sequence[str], states: int | None) -> dict[str, tuple[int, int]]:
+        """The reachability properties reached before the level: name -> (the first state
+        satisfying it, by number below `states` (local engine) or by fingerprint (Spark,
+        `states` None), and its depth)."""
+        raw = self.counts.get("reached", {})
+        if not isinstance(raw, dict):
+            raise self.corrupt("counts 'reached' is not a map")
+        out = {}
+        for name, where in raw.items():
+            ok = isinstance(where, list) and len(where) == 2
+            if not ok or name not in names or not all(isinstance(v, int) for v in where):
+                raise self.corrupt(f"counts 'reached' has a bad entry for {name!r}")
+            if states is not None and not 0 <= where[0] < states:
+                raise self.corrupt(f"counts 'reached': {name!r} at state {where[0]} of {states}")
+            out[name] = (where[0], where[1])
+        return out
+
     def array(self, name: str, dtype: str) -> np.ndarray:
         values = self.arrays.get(name)
         if values is None or values.dtype != np.dtype(dtype):
@@ -522,6 +545,10 @@ def resumed_model(
             f" {__version__} ({FINGERPRINT}): run the spec again without --resume",
         )
     spec_sha = next(iter(s.sources.values()))
+    if spec is not None:
+        spec, named = split_target(spec)
+        if named is not None and named != s.spec_name:
+            raise _refuse(saved, f"a checkpoint of {s.spec_name}, not of {named}")
     if spec is None:
         path = s.spec if Path(s.spec).resolve() == Path(s.spec_file) else s.spec_file
         if not Path(path).is_file():
@@ -545,9 +572,12 @@ def resumed_model(
                 f"{what} changed since the checkpoint (sha256 {_short(now)} vs"
                 f" {_short(then)} in the checkpoint)",
             )
-    cls = find_spec_class(import_spec_module(path))
-    if cls.__name__ != s.spec_name:
-        raise _refuse(saved, f"a checkpoint of {s.spec_name}, not of {cls.__name__}")
+    module = import_spec_module(path)
+    try:
+        cls = find_spec_class(module, s.spec_name)
+    except SpecError:
+        other = find_spec_class(module).__name__
+        raise _refuse(saved, f"a checkpoint of {s.spec_name}, not of {other}") from None
     given = parse_constants(cls, defines)
     differ = [
         f"{n}={v!r} vs {s.constants.get(n)!r}" for n, v in given.items() if v != s.constants.get(n)
@@ -568,7 +598,7 @@ def refuse_other_options(saved: Saved, given: Mapping[str, Any]) -> None:
     the checkpoint's."""
     s = saved.settings
     recorded = {
-        "--deadlock": s.deadlock,
+        "--no-deadlock": not s.deadlock,
         "--max-depth": s.max_depth,
         "--max-states": s.max_states,
         "--engine": s.engine,

@@ -14,7 +14,17 @@ from pathlib import Path
 
 import click
 
-from checker import __version__, batch, bfs, checkpoint, liveness, simulation, spark_engine
+from checker import (
+    __version__,
+    batch,
+    bfs,
+    checkpoint,
+    kinds,
+    liveness,
+    simulation,
+    spark_engine,
+    vacuity,
+)
 from checker.deadline import Deadline
 from checker.errors import (
     ConfigError,
@@ -25,13 +35,20 @@ from checker.errors import (
     SpecError,
 )
 from checker.graph import DEFAULT_MAX_STATES, state_space_graph
-from checker.loader import NoSpecError, import_spec_module, load_model, spec_class
+from checker.loader import NoSpecError, load_model, load_spec_class
 from checker.model import Model
 from checker.progress import Progress
 from checker.reports import dot, graphviz, mermaid, outputs, text
 from checker.reports.sarif import Checked
 from checker.result import CheckResult, NotChecked
-from checker.spec import constants_of, fairness_of, invariants_of, properties_of
+from checker.spec import (
+    assumptions_of,
+    constants_of,
+    fairness_of,
+    invariants_of,
+    properties_of,
+    switches_of,
+)
 from checker.values import show
 
 
@@ -66,7 +83,10 @@ invariant_option = click.option(
     help="Check only this invariant (repeatable). Default: all the spec declares.",
 )
 deadlock_option = click.option(
-    "--deadlock", is_flag=True, help="Report states with no enabled action (exit 11)."
+    "--no-deadlock",
+    is_flag=True,
+    help="Do not report states with no enabled action (deadlocks, exit 11), as TLC's"
+    " -deadlock. A spec marks its intended final states with @terminal instead.",
 )
 json_option = click.option(
     "--json", "json_path", metavar="PATH", help="Also write the result as JSON."
@@ -98,6 +118,12 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @define_option
 @invariant_option
 @click.option(
+    "--no-invariants",
+    is_flag=True,
+    help="Check no invariant: explore the states (to count them, to check only deadlocks,"
+    " reachability or temporal properties).",
+)
+@click.option(
     "--property",
     "properties",
     metavar="NAME",
@@ -110,6 +136,18 @@ def cli(ctx: click.Context, debug: bool) -> None:
     help="Check no temporal property (only the invariants).",
 )
 @deadlock_option
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Fail (exit 15) when the vacuity check warns: an action never enabled, a parameter"
+    " domain that is empty, a method that looks like an action but is not declared.",
+)
+@click.option(
+    "--witness",
+    metavar="NAME",
+    help="Print the shortest behavior that reaches a state where the reachability property"
+    " NAME (@reachable) holds, as the trace of every report.",
+)
 @click.option("--max-depth", type=click.IntRange(min=1), help="Explore states up to this depth.")
 @click.option(
     "--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states."
@@ -195,9 +233,12 @@ def check(
     specs: Sequence[str],
     defines: Sequence[str],
     invariants: Sequence[str],
+    no_invariants: bool,
     properties: Sequence[str],
     no_liveness: bool,
-    deadlock: bool,
+    no_deadlock: bool,
+    strict: bool,
+    witness: str | None,
     max_depth: int | None,
     max_states: int | None,
     timeout: float | None,
@@ -218,23 +259,29 @@ def check(
     """Explore every reachable state of each SPEC and check its invariants, then its temporal
     properties under its fairness.
 
-    SPEC is a spec file, or a folder: every spec below it is checked, and the exit code is
-    the worst of theirs (150 > 151 > 75 > 12 > 13 > 11 > 152 > 0; see docs/ci.md). With
+    SPEC is a spec file (FILE.py::Class checks that class of it), or a folder: every spec
+    below it is checked, and the exit code is
+    the worst of theirs (150 > 151 > 75 > 12 > 13 > 11 > 15 > 152 > 0; see docs/ci.md). With
     --resume DIR, SPEC may be left out: the checkpoint names it.
     """
     if no_liveness and properties:
         raise ConfigError("--property and --no-liveness exclude each other")
+    if no_invariants and invariants:
+        raise ConfigError("--invariant and --no-invariants exclude each other")
     wanted = outputs.Outputs(json_path=json_path, **report_paths)
     wanted.validate()
     options = bfs.Options(
-        deadlock=deadlock,
+        deadlock=not no_deadlock,
         max_depth=max_depth,
         max_states=max_states,
         workers=workers,
         live_bytes=memory << 20,
     )
     chosen = None if no_liveness else tuple(properties)
-    run = _Run(options, progress_interval, timeout, symmetry, chosen)
+    run = _Run(options, progress_interval, timeout, symmetry, chosen, strict, witness)
+    if no_invariants:
+        invariants = []
+        run = dataclasses.replace(run, no_invariants=True)
     saving = None
     if checkpoint_dir is not None or resume_dir is not None or checkpoint_every is not None:
         model, saving = _checkpoints(
@@ -261,12 +308,14 @@ def check(
     explorer = _explorer(engine, master, remote, spark_conf)
     try:
         if saving is not None:
+            _check_witness(model, run.witness)
             result = _explore(model, run, explorer, _properties_for(model, run), saving)
             _note_checkpoint(saving)
             return _report(result, model, wanted)
         constants = _parse_defines(defines)
         if len(specs) == 1 and files and files[0].explicit:  # one spec file: errors end the run
             model, props = _load(files[0].path, constants, invariants or None, run)
+            _check_witness(model, run.witness)
             result = _explore(model, run, explorer, props)
             return _report(result, model, wanted)
         runs = _check_many(files, constants, invariants, run, explorer)
@@ -313,7 +362,7 @@ def _checkpoints(
 
 
 _SEARCH_FLAGS = {
-    "deadlock": "--deadlock",
+    "no_deadlock": "--no-deadlock",
     "max_depth": "--max-depth",
     "max_states": "--max-states",
     "engine": "--engine",
@@ -373,7 +422,7 @@ def _resumed(
         saved, specs[0] if specs else None, _parse_defines(defines), invariants
     )
     asked = {
-        "--deadlock": options.deadlock,
+        "--no-deadlock": not options.deadlock,
         "--max-depth": options.max_depth,
         "--max-states": options.max_states,
         "--engine": engine,
@@ -453,6 +502,19 @@ class _Run:
     timeout: float | None
     symmetry: bool | None = None  # None: the spec's, unless temporal properties are checked
     properties: Sequence[str] | None = ()  # those to check (empty: all declared; None: none)
+    strict: bool = False  # the vacuity check's warnings fail the run (exit 15)
+    witness: str | None = None  # the reachability property whose example to report
+    no_invariants: bool = False  # check no invariant (--no-invariants)
+
+
+def _check_witness(model: Model, witness: str | None) -> None:
+    """--witness names a reachability property of the spec."""
+    declared = [r.name for r in model.reachables]
+    if witness is not None and witness not in declared:
+        raise ConfigError(
+            f"--witness {witness}: {model.name} has no such reachability property (reachable:"
+            f" {', '.join(declared) or 'none: declare one with @reachable'})"
+        )
 
 
 def _load(
@@ -466,6 +528,8 @@ def _load(
     or None for those `run` asks for). Symmetry reduction merges states that a lasso must
     tell apart, so a spec whose properties are checked is explored without it, and asking
     for both is refused (TLC only warns)."""
+    if run.no_invariants:
+        invariants = []
     model = load_model(path, constants, invariants, run.symmetry is not False)
     if run.properties is None:
         return model, []
@@ -516,13 +580,18 @@ def _explore(
     checkpoints: checkpoint.Checkpoints | None = None,
 ) -> CheckResult:
     """The invariants on the chosen engine, then (if they hold) the temporal properties."""
+    declared = [r.name for r in model.reachables]
+    witness = run.witness if run.witness in declared else None
+    options = dataclasses.replace(run.options, witness=witness)
     with Deadline(model, run.timeout) as deadline:
         progress = _progress(run.progress_interval)
         if explorer is not None:
-            result = explorer.check(model, run.options, progress, checkpoints)
+            result = explorer.check(model, options, progress, checkpoints)
         else:
-            result = bfs.check(model, run.options, progress, checkpoints)
+            result = bfs.check(model, options, progress, checkpoints)
         result = liveness.check(model, result, properties, _progress(run.progress_interval))
+    vacuity.review(model, result)
+    result.strict = run.strict
     if deadline.fired and result.verdict == "incomplete":
         result.bound = deadline.bound
         click.echo(f"mc: {deadline.note}", err=True)
@@ -546,7 +615,7 @@ def _check_many(
     declared_properties: set[str] = set()
     for file in files:
         try:
-            cls = spec_class(import_spec_module(file.path))
+            cls, _ = load_spec_class(file.path)
         except NoSpecError as exc:
             if file.explicit:
                 loaded.append(NotChecked(file.path, str(exc), exc.exit_code))
@@ -576,6 +645,12 @@ def _check_many(
     unknown = [f"-D {n}" for n in constants if n not in declared]
     unknown += [f"--invariant {n}" for n in invariants if n not in declared]
     unknown += [f"--property {n}" for n in run.properties or () if n not in declared_properties]
+    if run.witness is not None and not any(
+        run.witness in [r.name for r in item[0].reachables]
+        for item in loaded
+        if not isinstance(item, NotChecked)
+    ):
+        unknown.append(f"--witness {run.witness}")
     if unknown:
         raise ConfigError(f"{', '.join(unknown)}: no spec of this run declares it")
     if not loaded:
@@ -634,7 +709,7 @@ def simulate(
     traces: int,
     depth: int,
     invariants: Sequence[str],
-    deadlock: bool,
+    no_deadlock: bool,
     json_path: str | None,
     progress_interval: float,
     **report_paths: str | None,
@@ -649,8 +724,11 @@ def simulate(
     wanted.validate()
     model = load_model(spec, _parse_defines(defines), invariants or None)
     seed = simulation.new_seed() if seed is None else seed
-    click.echo(f"seed {seed}")  # first, so that even an interrupted run can be repeated
-    options = simulation.Options(seed=seed, traces=traces, max_depth=depth, deadlock=deadlock)
+    # On stderr at once, so that even a killed run can be repeated; the report has it too.
+    click.echo(f"mc: seed {seed}", err=True)
+    options = simulation.Options(
+        seed=seed, traces=traces, max_depth=depth, deadlock=not no_deadlock
+    )
     result = simulation.simulate(model, options, _progress(progress_interval))
     return _report(result, model, wanted)
 
@@ -744,6 +822,9 @@ def _describe(model: Model) -> str:
             signature += f"  [{'SF' if fair.whole == 'strong' else 'WF'}]"
         if fair.each:
             signature += f"  [{'SF' if fair.each == 'strong' else 'WF'} for each binding]"
+        switch = switches_of(act.fn)
+        if switch:
+            signature += f"  [switch: {', '.join(switch)}]"
         lines.append(f"  {signature}" + (f"  {doc}" if doc else ""))
     lines += ["", "Invariants:"]
     for inv in model.invariants:
@@ -751,7 +832,29 @@ def _describe(model: Model) -> str:
         lines.append(f"  {inv.name}" + (f"  {doc}" if doc else ""))
     if not model.invariants:
         lines.append("  (none)")
+    lines += ["", "Reachability properties:"]
+    for prop in model.reachables:
+        doc = _first_line(prop.fn)
+        lines.append(f"  {prop.name}" + (f"  {doc}" if doc else ""))
+    for name, switch in model.reachables_off.items():
+        lines.append(f"  {name}  [off: {switch}]")
+    if lines[-1] == "Reachability properties:":
+        lines.append("  (none)")
     # Shown only when declared: most specs have none of these.
+    for title, members in (
+        ("Final states (@terminal)", model.terminals),
+        ("Assumptions (@assume)", [(n, f) for n, f in assumptions_of(cls).items()]),
+    ):
+        if members:
+            lines += ["", f"{title}:"]
+            for member in members:
+                name, fn = (member.name, member.fn) if hasattr(member, "fn") else member
+                doc = _first_line(fn)
+                lines.append(f"  {name}" + (f"  {doc}" if doc else ""))
+    declared = model.declared_types
+    if declared:
+        lines += ["", "Declared types:"]
+        lines += [f"  {name}: {kinds.python_type(kind)}" for name, kind in declared.items()]
     for title, constraints in (
         ("State constraints", model.constraints),
         ("Action constraints", model.action_constraints),

@@ -15,6 +15,7 @@ class ExitCode(IntEnum):
     DEADLOCK = 11
     VIOLATION = 12
     LIVENESS = 13  # a temporal property is violated
+    STRICT = 15  # --strict, and the vacuity check warned (an action never enabled, ...)
     EVALUATION_ERROR = 75  # an action, invariant or init raised
     SPEC_ERROR = 150  # the spec cannot be loaded
     CONFIG_ERROR = 151  # bad options or constants

@@ -153,6 +153,10 @@ def check(
             progress.close()
     result.liveness_seconds = time.perf_counter() - start
     result.seconds += result.liveness_seconds
+    if result.verdict != "ok" and result.witness is not None:  # the trace is no witness now
+        if result.verdict == "incomplete":
+            result.trace = []
+        result.witness = None
     return result
 
 

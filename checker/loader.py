@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import importlib
+import inspect
 import os
 import sys
 import traceback
@@ -12,7 +14,7 @@ from types import ModuleType
 
 from checker.errors import ConfigError, McError, SpecError
 from checker.model import Model
-from checker.spec import Spec, actions_of, constants_of
+from checker.spec import Spec, actions_of, assumptions_of, constants_of
 
 
 def _module_name(path: Path) -> tuple[str, Path]:
@@ -73,9 +75,45 @@ class NoSpecError(SpecError):
     """The module defines no spec (a folder run skips such helper modules)."""
 
 
-def spec_class(module: ModuleType) -> type[Spec]:
-    """The Spec subclass that `module` defines (not one it imports)."""
+def split_target(target: str | os.PathLike[str]) -> tuple[str, str | None]:
+    """`specs/kip903.py::Kip841` -> ("specs/kip903.py", "Kip841"): a spec file, and the
+    class of it to check if one is named."""
+    text = os.fspath(target)
+    path, sep, name = text.rpartition("::")
+    if not sep:
+        return text, None
+    if not name.isidentifier():
+        raise SpecError(f"{text}: after :: comes the name of a Spec class")
+    return path, name
+
+
+def load_spec_class(target: str | os.PathLike[str]) -> tuple[type[Spec], str]:
+    """The spec class `target` names (FILE, or FILE::Class) and its file's path."""
+    path, name = split_target(target)
+    return spec_class(import_spec_module(path), name), path
+
+
+def spec_class(module: ModuleType, name: str | None = None) -> type[Spec]:
+    """The Spec subclass that `module` defines (not one it imports), or the one called `name`
+    (`mc check FILE::Class`: any spec class the module defines or imports)."""
     path = module.__file__
+    if name is not None:
+        chosen = getattr(module, name, None)
+        if isinstance(chosen, type) and issubclass(chosen, Spec) and chosen is not Spec:
+            try:
+                if actions_of(chosen):
+                    return chosen
+            except TypeError as exc:  # an action overridden without @action
+                raise SpecError(f"{path}: {exc}") from None
+        specs = sorted(
+            n
+            for n, obj in vars(module).items()
+            if isinstance(obj, type) and issubclass(obj, Spec) and obj is not Spec
+        )
+        raise NoSpecError(
+            f"{path}: no spec class {name} with actions here (spec classes: "
+            f"{', '.join(specs) or 'none'})"
+        )
     candidates = [
         obj
         for obj in vars(module).values()
@@ -100,19 +138,65 @@ def spec_class(module: ModuleType) -> type[Spec]:
 
 
 def parse_constants(cls: type[Spec], overrides: Mapping[str, str]) -> dict[str, object]:
+    """`-D` values as text, typed and checked against the constants' ranges and choices."""
     declared = constants_of(cls)
     values: dict[str, object] = {}
     for name, text in overrides.items():
         if name not in declared:
             known = ", ".join(declared) or "none"
+            close = difflib.get_close_matches(name, list(declared), n=1)
+            hint = f"; did you mean {close[0]}?" if close else ""
             raise ConfigError(
-                f"-D {name}: {cls.__name__} has no constant {name!r} (constants: {known})"
+                f"-D {name}: {cls.__name__} has no constant {name!r} (constants: {known}){hint}"
             )
         try:
             values[name] = declared[name].parse(text)
         except ValueError as exc:
             raise ConfigError(f"-D {name}={text}: {exc}") from None
+        refused = declared[name].refuse(values[name])  # type: ignore[arg-type]
+        if refused is not None:
+            raise ConfigError(f"-D {refused}")
     return values
+
+
+def check_constants(cls: type[Spec], values: Mapping[str, object]) -> None:
+    """Typed constant values (from a test or a checkpoint) within their ranges and choices."""
+    declared = constants_of(cls)
+    for name, value in values.items():
+        const = declared.get(name)
+        refused = None if const is None else const.refuse(value)  # type: ignore[arg-type]
+        if refused is not None:
+            raise ConfigError(f"constant {refused}")
+
+
+def check_assumptions(spec: Spec, path: str | os.PathLike[str]) -> None:
+    """Every @assume of the spec holds for its constants (TLA+'s ASSUME), else ConfigError."""
+    declared = constants_of(type(spec))
+    for name, fn in assumptions_of(type(spec)).items():
+        try:
+            holds = getattr(spec, name)()
+        except Exception as exc:
+            raise SpecError(
+                f"{path}: assumption {name} raised {type(exc).__name__}: {exc}"
+            ) from exc
+        if holds is not True and holds is not False:
+            raise SpecError(f"{path}: assumption {name} returned {holds!r}, not True or False")
+        if not holds:
+            used = _constants_read(fn, declared)
+            shown = ", ".join(f"{n}={getattr(spec, n)!r}" for n in used)
+            doc = (inspect.getdoc(fn) or "").strip()
+            raise ConfigError(
+                f"assumption {name} does not hold"
+                + (f" with {shown}" if shown else "")
+                + (f": {doc}" if doc else "")
+            )
+
+
+def _constants_read(fn: object, declared: Mapping[str, object]) -> list[str]:
+    """The constants an assumption's code names (`self.brokers`), in declaration order."""
+    code = getattr(fn, "__code__", None)
+    names = set(code.co_names) if code is not None else set()
+    return [n for n in declared if n in names] or list(declared)
 
 
 def load_model(
@@ -121,10 +205,10 @@ def load_model(
     invariants: Sequence[str] | None = None,
     symmetry: bool = True,
 ) -> Model:
-    """Import the spec at `path`, apply `-D` constants (as text) and compile it (`symmetry`:
-    use the symmetry the spec declares, if any)."""
-    cls = spec_class(import_spec_module(path))
-    return build_model(cls, path, parse_constants(cls, constants or {}), invariants, symmetry)
+    """Import the spec at `path` (FILE, or FILE::Class), apply `-D` constants (as text) and
+    compile it (`symmetry`: use the symmetry the spec declares, if any)."""
+    cls, file = load_spec_class(path)
+    return build_model(cls, file, parse_constants(cls, constants or {}), invariants, symmetry)
 
 
 def build_model(
@@ -135,10 +219,12 @@ def build_model(
     symmetry: bool = True,
 ) -> Model:
     """A Model of spec class `cls` (from the file at `path`) with typed constant values."""
+    check_constants(cls, values)
     try:
         spec = cls(**values)
     except Exception as exc:
         raise SpecError(
             f"{path}: creating {cls.__name__} raised {type(exc).__name__}: {exc}"
         ) from exc
+    check_assumptions(spec, path)
     return Model(spec, path=str(path), invariants=invariants, symmetry=symmetry)

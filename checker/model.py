@@ -4,29 +4,39 @@ constraints, and the two functions every engine uses: `expand`, a state's succes
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import itertools
 import re
 import string
+import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from checker import kinds
 from checker.encoding import decode, encode, encode_state, fingerprint
 from checker.errors import ConfigError, EvaluationError, SpecError
 from checker.record import Map, Record, StateError, canonical_order, freeze
-from checker.result import CheckResult, Event
+from checker.result import CheckResult, Event, Step
 from checker.spec import (
     On,
     Spec,
     action_constraints_of,
     actions_of,
+    constants_of,
     constraints_of,
     invariants_of,
     on_of,
+    reachables_of,
+    switches_of,
+    terminals_of,
 )
 from checker.speedups import hot
 from checker.symmetry import Permutation, Symmetry
+from checker.values import show
+
+_conforms = kinds.conforms if hot is None else hot.conforms
 
 Binding = tuple[Any, ...]
 _REDUCED_CACHE = 1 << 18  # entries (about 25 MB) of Model.fingerprint_of's cache, per process
@@ -69,6 +79,9 @@ class Action:
     # All bindings when no domain depends on the state (computed once), else None.
     static_bindings: tuple[Binding, ...] | None
     on: On | None = None  # where it happens, for sequence charts
+    # Per parameter whose domain is a function of the state and of earlier parameters
+    # (`replica=lambda s, leader: ...`): the indexes of those parameters; else None.
+    depends: tuple[tuple[int, ...] | None, ...] = ()
 
     def event(self, state: Record, binding: Binding) -> Event | None:
         """The sequence-chart event of this action fired with `binding` in `state`."""
@@ -94,24 +107,53 @@ class Action:
     def bindings(self, state: Record) -> Sequence[Binding]:
         if self.static_bindings is not None:
             return self.static_bindings
-        domains = [self._domain(p, d, state) for p, d in zip(self.params, self.domains)]
+        if any(self.depends):
+            return self._dependent_bindings(state)
+        domains = []
+        for param, domain in zip(self.params, self.domains):
+            if callable(domain):
+                domain = self._domain(param, domain, state, ())
+            domains.append(domain)
         return tuple(itertools.product(*domains))
 
     def values(self, state: Record) -> Sequence[Any]:
         """The values of a one-parameter action's parameter in `state` (bindings unpacked)."""
-        return self._domain(self.params[0], self.domains[0], state)
+        domain = self.domains[0]
+        return self._domain(self.params[0], domain, state, ()) if callable(domain) else domain
 
-    def _domain(self, param: str, domain: Any, state: Record) -> Sequence[Any]:
-        if not callable(domain):
-            return domain
+    def _dependent_bindings(self, state: Record) -> tuple[Binding, ...]:
+        """The bindings when a domain depends on earlier parameters: for each binding of
+        those, the values its function gives, in product order (the first parameter
+        varying slowest)."""
+        prefixes: list[Binding] = [()]
+        for param, domain, depends in zip(self.params, self.domains, self.depends):
+            if not callable(domain):
+                prefixes = [p + (v,) for p in prefixes for v in domain]
+            elif not depends:
+                values = self._domain(param, domain, state, ())
+                prefixes = [p + (v,) for p in prefixes for v in values]
+            else:
+                prefixes = [
+                    p + (v,)
+                    for p in prefixes
+                    for v in self._domain(param, domain, state, tuple(p[i] for i in depends))
+                ]
+        return tuple(prefixes)
+
+    def _domain(
+        self, param: str, domain: Callable[..., Any], state: Record, earlier: tuple[Any, ...]
+    ) -> tuple[Any, ...]:
+        """A parameter's domain in `state` (given the values of the earlier parameters it
+        takes), in canonical order."""
         try:
-            return _domain_order(domain(state))
+            return _domain_order(domain(state, *earlier))
         except Exception as exc:
             raise EvaluationError(
                 "action",
                 self.name,
                 f"the domain of parameter {param!r} raised {type(exc).__name__}: {exc}",
                 state=state,
+                params=dict(zip(self.params, earlier)) if earlier else None,
                 cause=exc,
             ) from exc
 
@@ -172,8 +214,10 @@ class Model:
         try:  # an action or predicate overridden without its decorator is a TypeError
             found, predicates = actions_of(cls), invariants_of(cls)
             bounds, steps = constraints_of(cls), action_constraints_of(cls)
+            wanted, finals = reachables_of(cls), terminals_of(cls)
         except TypeError as exc:
             raise SpecError(f"{path}: {exc}" if path else str(exc)) from None
+        found = self._ordered(found, spec.action_order)
         self.actions = tuple(self._compile_action(n, f, d) for n, (f, d) in found.items())
         if not self.actions:
             raise SpecError(f"{self.name} declares no actions (decorate methods with @action)")
@@ -204,6 +248,26 @@ class Model:
             self.invariants = tuple(declared[n] for n in invariants)
         else:
             self.invariants = tuple(declared.values())
+        # Reachability properties: each must hold in some reachable state; those the
+        # constants switch off (name -> "max_crashes=0") are not checked.
+        constants = constants_of(cls)
+        for n, f in wanted.items():
+            unknown = [c for c in switches_of(f) if c not in constants]
+            if unknown:
+                raise SpecError(
+                    f"{path or self.name}: reachable {n}: switch={unknown[0]!r} is not a"
+                    f" constant ({', '.join(constants) or 'none'})"
+                )
+        self.reachables_off = {
+            n: describe_switch(spec, switches_of(f))
+            for n, f in wanted.items()
+            if switches_of(f) and not any(getattr(spec, c) for c in switches_of(f))
+        }
+        self.reachables = tuple(
+            Invariant(n, getattr(spec, n)) for n in wanted if n not in self.reachables_off
+        )
+        # The spec's intended final states: no successor there is no deadlock.
+        self.terminals = tuple(Invariant(n, getattr(spec, n)) for n in finals)
         self.constraints = tuple(Constraint(n, getattr(spec, n)) for n in bounds)
         self.action_constraints = tuple(Constraint(n, getattr(spec, n)) for n in steps)
         self._constrained = bool(self.action_constraints)
@@ -216,10 +280,78 @@ class Model:
         # Whether states are identified by more than their encoding.
         self.reduces = self.view is not None or self.symmetry is not None
         self._reduced_fps: dict[int, int] = {}  # concrete fingerprint -> fingerprint_of
+        # The states' kind (checker.kinds), from the initial states and the declared types:
+        # known once the initial states are.
+        self._declared = self._declared_types(spec)
+        self._kinds: kinds.Kind | None = None
+        self._initial: list[Record] | None = None
+
+    def _ordered(self, found: dict[str, Any], order: Sequence[str] | None) -> dict[str, Any]:
+        """The actions in the spec's `action_order`, which names each of them once."""
+        if order is None:
+            return found
+        where = f"{self.path or self.name}: {self.name}.action_order"
+        if isinstance(order, str) or not all(isinstance(n, str) for n in order):
+            raise SpecError(f"{where} must be a tuple of action names, not {order!r}")
+        names = list(order)
+        unknown = [n for n in names if n not in found]
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], list(found), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise SpecError(f"{where} names {unknown[0]!r}, which is no action{hint}")
+        twice = [n for n in names if names.count(n) > 1]
+        if twice:
+            raise SpecError(f"{where} names {twice[0]!r} twice")
+        missing = [n for n in found if n not in names]
+        if missing:
+            raise SpecError(f"{where} leaves out {', '.join(missing)}: name every action once")
+        return {n: found[n] for n in names}
+
+    def _declared_types(self, spec: Spec) -> dict[str, kinds.Kind]:
+        """The state variables' types the spec declares: its bare annotations (`leader: int |
+        None`, no value), in its class and its bases."""
+        out: dict[str, kinds.Kind] = {}
+        for klass in reversed(type(spec).__mro__):
+            if not issubclass(klass, Spec) or klass is Spec:
+                continue
+            bare = [n for n in vars(klass).get("__annotations__", {}) if n not in vars(klass)]
+            if not bare:
+                continue
+            try:
+                hints = typing.get_type_hints(klass)
+            except Exception as exc:
+                raise SpecError(
+                    f"{self.path or self.name}: the annotations of {klass.__name__} cannot be"
+                    f" evaluated: {type(exc).__name__}: {exc}"
+                ) from None
+            for name in bare:
+                try:
+                    out[name] = kinds.declared(hints[name])
+                except kinds.TypeDeclarationError as exc:
+                    raise SpecError(
+                        f"{self.path or self.name}: {klass.__name__}.{name}: {exc}"
+                    ) from None
+        return out
+
+    @property
+    def declared_types(self) -> dict[str, kinds.Kind]:
+        """The state variables' types the spec declares (bare annotations), by name."""
+        return dict(self._declared)
+
+    @property
+    def kinds(self) -> kinds.Kind:
+        """The kind of the states (a RECORD kind: each variable's kind), from the initial
+        states and the spec's `types`."""
+        if self._kinds is None:
+            self.initial_states()
+        assert self._kinds is not None
+        return self._kinds
 
     def __getstate__(self) -> dict[str, Any]:
         """A copy sent to Spark executors travels without the driver's fingerprint cache."""
-        return {**self.__dict__, "_reduced_fps": {}}
+        # Nor with the states' kind, which names the shapes (classes) of this process: an
+        # executor infers it again, from its own initial states.
+        return {**self.__dict__, "_reduced_fps": {}, "_kinds": None, "_initial": None}
 
     def _compile_action(self, name: str, fn: Callable[..., Any], domains: dict[str, Any]) -> Action:
         code = fn.__code__
@@ -235,7 +367,8 @@ class Model:
         if extra:
             raise SpecError(f"{where}: @action gives a domain for {extra[0]!r}, not a parameter")
         resolved = []
-        for p in params:
+        depends: list[tuple[int, ...] | None] = []
+        for index, p in enumerate(params):
             domain = domains[p]
             if isinstance(domain, str):
                 if not hasattr(self.spec, domain):
@@ -243,7 +376,9 @@ class Model:
                 domain = getattr(self.spec, domain)
             if callable(domain):
                 resolved.append(domain)
+                depends.append(_depends(where, p, domain, params[:index]))
                 continue
+            depends.append(None)
             try:
                 resolved.append(_domain_order(domain))
             except TypeError:
@@ -254,11 +389,16 @@ class Model:
         where_on = on_of(fn)
         if where_on is not None:
             _check_templates(where, where_on, params)
+        declared = constants_of(type(self.spec))
+        for switch in switches_of(fn):
+            if switch not in declared:
+                known = ", ".join(declared) or "none"
+                raise SpecError(f"{where}: switch={switch!r} is not a constant ({known})")
         bound = getattr(self.spec, name)
         static = None
         if not any(callable(d) for d in resolved):
             static = tuple(itertools.product(*resolved))
-        return Action(name, bound, params, tuple(resolved), static, where_on)
+        return Action(name, bound, params, tuple(resolved), static, where_on, tuple(depends))
 
     def new_result(self) -> CheckResult:
         """An empty result for a check of this model, for an engine to fill in."""
@@ -271,11 +411,14 @@ class Model:
             action_constraints=[c.name for c in self.action_constraints],
             view=self.view is not None,
             symmetry=None if self.symmetry is None else self.symmetry.describe(),
+            reachable=[r.name for r in self.reachables],
         )
 
     # -- states ----------------------------------------------------------------------------
 
     def initial_states(self) -> list[Record]:
+        if self._initial is not None:
+            return list(self._initial)
         try:
             result = self.spec.init()
         except NotImplementedError:
@@ -298,7 +441,21 @@ class Model:
                 differ = _variables_differ(other, states[0])
                 message = f"returned initial states with different variables: one {differ}"
                 raise EvaluationError("init", "init", message)
-        return states
+        unknown = [n for n in self._declared if n not in states[0]]
+        if unknown:
+            names = [str(k) for k in states[0]]
+            close = difflib.get_close_matches(unknown[0], names, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise SpecError(
+                f"{self.path or self.name}: {self.name} declares the type of {unknown[0]!r},"
+                f" which is not a variable of its states (variables: {', '.join(names)}){hint}"
+            )
+        kind, why = kinds.state_kind(states, self._declared)
+        if kind is None:
+            raise EvaluationError("init", "init", f"returned states that mc cannot type: {why}")
+        self._kinds = kind
+        self._initial = states
+        return list(states)
 
     def initial(self) -> list[Successor]:
         """The initial states, encoded and fingerprinted (action ROOT, binding = init index)."""
@@ -378,10 +535,15 @@ class Model:
                 "permute", "permute", f"{_raised(exc)} (renaming {p})", state=state, cause=exc
             ) from exc
         if not isinstance(image, Record) or image.keys() != state.keys():
+            what = (
+                f"a state {_variables_differ(image, state)}"
+                if isinstance(image, Record)
+                else repr(image)
+            )
             raise EvaluationError(
                 "permute",
                 "permute",
-                f"returned {image!r}; it must return the state with the same variables",
+                f"returned {what}; it must return the state with the same variables",
                 state=state,
             )
         return image
@@ -432,6 +594,8 @@ class Model:
             elif succ.keys() != state.keys():
                 message = f"returned a state {_variables_differ(succ, state)}"
             else:
+                if not _conforms(succ, state, self.kinds):
+                    self._kind_error(ai, binding, state, succ)
                 continue
             act = self.actions[ai]
             raise EvaluationError(
@@ -454,6 +618,7 @@ class Model:
         per action and binding, and the common case (an action returning one Record with the
         state's variables) takes the short path. With the C hot path (checker._hot) the same
         loop runs in C (`states` and `actions` must then be lists)."""
+        state_kind = self._kinds if self._kinds is not None else self.kinds
         if hot is not None:
             return hot.successors(
                 self._plan,
@@ -464,9 +629,12 @@ class Model:
                 self._add,
                 self._reraise,
                 self._constrained,
+                state_kind,
+                self._kind_error,
             )
         shape = state.__class__
         add, mark = states.append, actions.append
+        conforms = kinds.successor_conforms
         enabled = False
         for ai, fn, arity, static, act in self._plan:
             if arity == 0:
@@ -477,6 +645,8 @@ class Model:
                 if result is None:
                     continue
                 if result.__class__ is shape and not self.action_constraints:
+                    if not conforms(result, state, state_kind):
+                        self._kind_error(ai, (), state, result)
                     add(result)
                     mark(ai)
                     if bindings is not None:
@@ -494,6 +664,8 @@ class Model:
                     if result is None:
                         continue
                     if result.__class__ is shape and not self.action_constraints:
+                        if not conforms(result, state, state_kind):
+                            self._kind_error(ai, (value,), state, result)
                         add(result)
                         mark(ai)
                         if bindings is not None:
@@ -535,6 +707,37 @@ class Model:
                 bindings.append(binding)
         return bool(many)
 
+    def _kind_error(self, ai: int, binding: Binding, state: Record, succ: Record) -> None:
+        """A successor whose variables are not all of their kinds: raise the error that says
+        which variable, both kinds and the action; unless it was only a list or set inside a
+        tuple, which the engine freezes (as put() would) before it encodes the state."""
+        act = self.actions[ai]
+        params = act.describe(binding)
+        try:
+            frozen = type(succ)((type(succ), *[freeze(v) for v in succ.values()]))
+        except StateError as exc:
+            raise _unencodable(exc, "action", act.name, state, params) from exc
+        state_kind = self.kinds
+        if _conforms(frozen, state, state_kind):
+            return
+        for index, (name, value) in enumerate(frozen.items(), start=1):
+            found = kinds.mismatch(value, state_kind.b[index], str(name))
+            if found is None:
+                continue
+            path, expected, part, optional = found
+            origin = "as declared" if name in self._declared else "in the initial states"
+            message = (
+                f"changed the kind of {path}: {kinds.describe(expected)} {origin},"
+                f" {kinds.found_kind(part)} in the state it built ({path} = {show(part)})"
+            )
+            if part is None:
+                message += (
+                    f"; if {name} may hold None there, declare it in the spec class:"
+                    f" {name}: {kinds.python_type(optional)}"
+                )
+            raise EvaluationError("action", act.name, message, state=state, params=params)
+        raise AssertionError("a successor failed its kind check, and no variable does")
+
     def _reraise(self, ai: int, binding: Binding, state: Record, exc: Exception) -> None:
         """Raise what an action raised as the EvaluationError that says where (for C)."""
         raise self._raised_in(ai, binding, state, exc) from exc
@@ -550,7 +753,8 @@ class Model:
         states: list[Record] = []
         actions: list[int] = []
         bindings: list[Binding] = []
-        out.deadlocked = not self.successors(state, states, actions, bindings)
+        enabled = self.successors(state, states, actions, bindings)
+        out.deadlocked = not enabled and not self.final(state)
         domains: dict[int, Sequence[Binding]] = {}
         for succ, ai, binding in zip(states, actions, bindings):
             act = self.actions[ai]
@@ -590,6 +794,73 @@ class Model:
             if not _holds("invariant", inv.name, inv.fn, state):
                 return inv
         return None
+
+    def settle_reachability(
+        self,
+        result: CheckResult,
+        reached: dict[str, tuple[Any, int]],
+        witness: str | None,
+        trace_to: Callable[[Any], list[Step]],
+    ) -> None:
+        """After a search that ended by itself (`result.verdict` ok, or any verdict it
+        stopped at): record where each reachability property was first reached (`reached`:
+        name -> (the engine's reference to the state, its depth)); if the search was complete
+        and one was never reached, that is a violation; else the shortest example of
+        `witness` becomes the trace (`trace_to` rebuilds it from the reference)."""
+        result.reached = {r.name: reached[r.name][1] for r in self.reachables if r.name in reached}
+        if result.verdict != "ok":
+            return
+        result.unreached = [r.name for r in self.reachables if r.name not in reached]
+        if result.unreached:
+            result.verdict = "violation"
+        elif witness is not None:
+            result.trace = trace_to(reached[witness][0])
+            result.witness = witness
+
+    def final(self, state: Record) -> bool:
+        """Whether `state` is one of the spec's intended final states (a @terminal holds),
+        where having no successor is no deadlock."""
+        return any(_holds("terminal", t.name, t.fn, state) for t in self.terminals)
+
+    def reached(self, state: Record, wanted: Sequence[int]) -> list[int]:
+        """Of the reachability properties `wanted` (indexes into `reachables`, in order),
+        those that hold in `state`."""
+        props = self.reachables
+        return [i for i in wanted if _holds("reachable", props[i].name, props[i].fn, state)]
+
+
+def _depends(
+    where: str, param: str, domain: Callable[..., Any], earlier: tuple[str, ...]
+) -> tuple[int, ...]:
+    """The earlier parameters a domain function takes after the state, by index: `lambda s,
+    leader: ...` is the domain of a parameter after `leader`, for each value of it."""
+    try:
+        sig = inspect.signature(domain)
+    except (TypeError, ValueError):  # a builtin: a function of the state alone
+        return ()
+    names = [
+        p.name
+        for p in sig.parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+    ]
+    if not names:
+        raise SpecError(f"{where}: the domain of {param!r} must take the state (s, ...)")
+    unknown = [n for n in names[1:] if n not in earlier]
+    if unknown:
+        raise SpecError(
+            f"{where}: the domain of {param!r} takes {unknown[0]!r}, which is no earlier"
+            f" parameter (a domain takes the state, then earlier parameters by name:"
+            f" {', '.join(earlier) or 'none before it'})"
+        )
+    return tuple(earlier.index(n) for n in names[1:])
+
+
+def describe_switch(spec: Spec, names: Sequence[str]) -> str:
+    """The constants of a switch and their values: "max_crashes=0", "a, b = 0"."""
+    values = [getattr(spec, n) for n in names]
+    if len(names) > 1 and len(set(map(repr, values))) == 1:
+        return f"{', '.join(names)} = {values[0]}"
+    return ", ".join(f"{n}={v}" for n, v in zip(names, values))
 
 
 def _holds(

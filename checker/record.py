@@ -36,6 +36,7 @@ __all__ = [
     "canonical_order",
     "freeze",
     "put",
+    "update",
     "without",
 ]
 
@@ -451,6 +452,28 @@ def _put(container: Any, key: Any, value: Any) -> Any:
             return type(container)(items)
         return mapping({**dict(container.items()), freeze(key): value})
     raise StateError(f"put() takes a tuple or a Record, not a {type(container).__name__}")
+
+
+def update(container: Any, *path: Any) -> Any:
+    """`container` with the value at `path` replaced by a function of it, as TLA+'s
+    `[s EXCEPT !.faults[f] = @ + 1]`: `update(s, "faults", f, lambda n: n + 1)` is
+    `s.replace(faults=put(s.faults, f, s.faults[f] + 1))`. The last argument is the function;
+    before it, the path: field names, map keys or tuple indexes, outermost first."""
+    *keys, fn = path
+    if not keys:
+        raise TypeError("update(container, key, ..., fn) needs a key before the function")
+    if not callable(fn):
+        raise TypeError(f"update(): the last argument is a function of the old value, not {fn!r}")
+    return _updated(container, keys, fn)
+
+
+def _updated(container: Any, keys: list[Any], fn: Any) -> Any:
+    key, rest = keys[0], keys[1:]
+    try:
+        old = container[key]
+    except (KeyError, IndexError, TypeError) as exc:
+        raise type(exc)(f"update(): no {key!r} in {container!r}") from None
+    return put(container, key, _updated(old, rest, fn) if rest else fn(old))
 
 
 def without(record: Record, *keys: Any) -> Record:

@@ -38,6 +38,15 @@ class Step:
     event: Event | None = None  # None for the initial state and actions without @on
 
 
+@dataclass(frozen=True)
+class VacuityWarning:
+    """Something of the spec that the search never exercised: it passes vacuously there."""
+
+    kind: str  # never-enabled | empty-domain | fired-while-off | undeclared
+    name: str  # the action, or the method that looks like one
+    message: str
+
+
 @dataclass
 class ActionCoverage:
     name: str
@@ -90,6 +99,13 @@ class CheckResult:
     properties: dict[str, str] = field(default_factory=dict)
     fairness: list[str] = field(default_factory=list)
     property: str | None = None  # the violated temporal property (exit 13)
+    # Reachability properties (@reachable): those checked, the depth at which each was first
+    # reached, those a complete search never reached (a violation, exit 12), and the one
+    # whose shortest example is the trace (`mc check --witness NAME`, the verdict ok).
+    reachable: list[str] = field(default_factory=list)
+    reached: dict[str, int] = field(default_factory=dict)
+    unreached: list[str] = field(default_factory=list)
+    witness: str | None = None
     error: ErrorInfo | None = None
     bound: str | None = None  # why an incomplete run stopped
     distinct_states: int = 0
@@ -109,13 +125,30 @@ class CheckResult:
     loop_start: int | None = None
     loop_back: Step | None = None
     liveness_seconds: float = 0.0  # of `seconds`, spent checking the temporal properties
+    # The vacuity check (checker.vacuity), after a complete search: what never happened, and
+    # the actions the constants switch off (name -> "max_crashes=0"); `strict`: warnings fail.
+    warnings: list[VacuityWarning] = field(default_factory=list)
+    off: dict[str, str] = field(default_factory=dict)
+    strict: bool = False
 
     # builtins.property: the field `property` shadows the builtin in this class body.
     @builtins.property
     def exit_code(self) -> ExitCode:
         if self.verdict == "violation" and self.property is not None:
             return ExitCode.LIVENESS
+        if self.verdict == "ok" and self.strict and self.warnings:
+            return ExitCode.STRICT
         return VERDICT_EXIT[self.verdict]
+
+    @builtins.property
+    def complete(self) -> bool:
+        """Whether the search explored every reachable state (an ok verdict, or a violation
+        found on the whole state space: of a temporal property). `mc simulate` never does."""
+        if self.simulation is not None:
+            return False
+        if self.verdict == "violation":  # of a temporal property or a reachability property
+            return self.property is not None or bool(self.unreached)
+        return self.verdict == "ok"
 
     @builtins.property
     def collision_probability(self) -> float:
@@ -133,7 +166,7 @@ class CheckResult:
 
     @builtins.property
     def passed(self) -> bool:
-        return self.verdict == "ok"
+        return self.exit_code == ExitCode.OK
 
 
 @dataclass

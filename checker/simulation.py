@@ -36,7 +36,7 @@ class Options:
     seed: int
     traces: int  # walks to take
     max_depth: int  # states per walk at most, the initial one included (as bfs.Options counts)
-    deadlock: bool = False  # report states with no enabled action (TLC's -deadlock)
+    deadlock: bool = True  # report states with no enabled action (`--no-deadlock`: not)
 
 
 def new_seed() -> int:
@@ -87,6 +87,7 @@ def simulate(model: Model, options: Options, progress: Progress | None = None) -
     """Take `options.traces` random walks through `model`; return the first verdict found,
     its trace shortened, or "ok" (which, unlike `bfs.check`'s, proves nothing)."""
     result = model.new_result()
+    result.reachable = []  # walks prove no reachability property unreached: none is checked
     info = Simulation(options.seed, options.traces, options.max_depth)
     result.simulation = info
     walker = _Walker(model, options, info, progress)

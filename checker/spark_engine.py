@@ -69,7 +69,9 @@ FRONTIER_SCHEMA = "fp long, key binary, state binary, parent long, action int, b
 CANDIDATE_SCHEMA = (
     "kind int, fp long, key binary, state binary, parent long, action int, binding int"
 )
-CHECKED_SCHEMA = "n long, new array<long>, bad binary"
+CHECKED_SCHEMA = (
+    "n long, new array<long>, bad binary, reached_key array<binary>, reached_fp array<long>"
+)
 COUNTED_SCHEMA = "fired array<long>"
 LINK_COLUMNS = ("fp", "parent", "action", "binding")
 
@@ -394,31 +396,57 @@ def expand_batches(
 
 
 def check_batches(
-    model: Model, n_actions: int, batches: Iterable[pa.RecordBatch]
+    model: Model, n_actions: int, wanted: list[int], batches: Iterable[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
-    """mapInArrow over new states (key, state, action): one row per partition with their
-    count, the count per action, and the smallest key of a state that violates an invariant
-    or makes one raise (the driver re-checks that one to report it)."""
+    """mapInArrow over new states (key, state, action, fp): one row per partition with their
+    count, the count per action, the smallest key of a state that violates an invariant or
+    makes one (or a `wanted` reachability property) raise (the driver re-checks that one to
+    report it), and for each wanted reachability property the smallest key (and the
+    fingerprint) of a state that satisfies it."""
     pa = _arrow()
     count, new, bad = 0, [0] * n_actions, None
+    first: list[tuple[bytes, int] | None] = [None] * len(wanted)
     for batch in batches:
         rows = zip(
-            batch.column(0).to_pylist(), batch.column(1).to_pylist(), batch.column(2).to_pylist()
+            batch.column(0).to_pylist(),
+            batch.column(1).to_pylist(),
+            batch.column(2).to_pylist(),
+            batch.column(3).to_pylist(),
         )
-        for key, data, action in rows:
+        for key, data, action, fp in rows:
             count += 1
             new[action] += 1
             if bad is not None and key > bad:
                 continue  # a smaller one is reported anyway: the local engine stops there
             try:
-                broken = model.violated(decode(data)) is not None
+                state = decode(data)
+                broken = model.violated(state) is not None
+                got = model.reached(state, wanted) if wanted and not broken else ()
             except EvaluationError:
-                broken = True
+                broken, got = True, ()
             if broken:
                 bad = key
+            for i in got:
+                j = wanted.index(i)
+                if first[j] is None or key < first[j][0]:  # type: ignore[index]
+                    first[j] = (key, fp)
     yield pa.RecordBatch.from_pydict(
-        {"n": [count], "new": [new], "bad": [bad]},
-        schema=pa.schema([("n", pa.int64()), ("new", pa.list_(pa.int64())), ("bad", pa.binary())]),
+        {
+            "n": [count],
+            "new": [new],
+            "bad": [bad],
+            "reached_key": [[f[0] if f else None for f in first]],
+            "reached_fp": [[f[1] if f else None for f in first]],
+        },
+        schema=pa.schema(
+            [
+                ("n", pa.int64()),
+                ("new", pa.list_(pa.int64())),
+                ("bad", pa.binary()),
+                ("reached_key", pa.list_(pa.binary())),
+                ("reached_fp", pa.list_(pa.int64())),
+            ]
+        ),
     )
 
 
@@ -489,6 +517,8 @@ def check(
         with _Interrupts(search.cancel) as interrupts:
             try:
                 search.run()
+                reached = {name: (where, where[1]) for name, where in search.reached.items()}
+                model.settle_reachability(result, reached, options.witness, search.trace_to)
             except Exception as exc:
                 if _from_spark(exc):
                     interrupts.raise_held()  # a job cancelled for a signal: raise it now
@@ -625,6 +655,7 @@ class _LevelStart:
     depth: int
     fired: list[int]
     new: list[int]
+    reached: dict[str, tuple[int, int]]
 
 
 class _Search:
@@ -653,6 +684,10 @@ class _Search:
         self.new = [0] * self.n_actions
         # links[fp] for the states of a trace only: the rest stays in the cluster.
         self.links: dict[int, Link] = {}
+        # Each reachability property reached so far: name -> (the fingerprint of the first
+        # state, in the local engine's order, that satisfies it, and its depth).
+        self.reached: dict[str, tuple[int, int]] = {}
+        self._level_wanted: list[int] = []  # those not reached when the level started
         self.levels: list[DataFrame] = []  # per level: (fp, parent, action, binding)
         self.sizes: list[int] = []  # states per level
         self.persisted: list[DataFrame] = []
@@ -755,6 +790,17 @@ class _Search:
             frontier = self._expand_level(frontier, level)
             level += 1
 
+    def _wanted(self) -> list[int]:
+        """The reachability properties (indexes) that no state has satisfied yet."""
+        reachables = self.model.reachables
+        return [i for i, r in enumerate(reachables) if r.name not in self.reached]
+
+    def trace_to(self, where: tuple[int, int]) -> list[Any]:
+        """The trace to the state with fingerprint `fp` at depth `depth` (its links fetched)."""
+        fp, depth = where
+        self._walk_back(fp, depth)
+        return replay(self.model, chain_to(self.links, fp))
+
     def _initial(self) -> DataFrame:
         """Level 1 on the driver, exactly as checker.bfs does it (init() is usually small)."""
         model, limit = self.model, self.options.max_states
@@ -775,10 +821,13 @@ class _Search:
             self.depth = 1
             try:
                 broken = model.violated(init.state)
+                got = model.reached(init.state, self._wanted()) if broken is None else ()
             except EvaluationError as exc:
                 raise _Failed(exc, fp) from exc
             if broken is not None:
                 raise _Stop("violation", fp, invariant=broken.name)
+            for i in got:
+                self.reached[model.reachables[i].name] = (fp, 1)
             key = component(init.binding)
             rows.append((signed(fp), key, init.data, None, ROOT, init.binding))
         frontier = self.spark.createDataFrame(rows, FRONTIER_SCHEMA)
@@ -800,6 +849,7 @@ class _Search:
             self.depth,
             list(self.fired),
             list(self.new),
+            dict(self.reached),
         )
         if previous is not None and previous.frontier is not frontier:
             self._release(previous.frontier)
@@ -826,6 +876,7 @@ class _Search:
             "depth": start.depth,
             "fired": start.fired,
             "new": start.new,
+            "reached": {name: [signed(fp), depth] for name, (fp, depth) in start.reached.items()},
             "sizes": self.sizes[: start.level],
         }
         checkpoints.write(counts, arrays)
@@ -892,6 +943,9 @@ class _Search:
         self.depth = saved.number("depth")
         self.fired = saved.numbers("fired", n)
         self.new = saved.numbers("new", n)
+        names = [r.name for r in self.model.reachables]
+        reached = saved.reached(names, None)
+        self.reached = {name: (unsigned(fp), depth) for name, (fp, depth) in reached.items()}
         self.queue = sizes[-1]
         first = sizes[0] if level > 1 else 0  # links of level 1 have no parent
         parent = pa.array(links[1], mask=np.arange(len(links[1])) < first)
@@ -987,17 +1041,27 @@ class _Search:
             .select("fp", "m.*")
         )
         new = self._persist(chosen.join(self._visited(), "fp", "left_anti"))
-        run = functools.partial(check_batches, self.model, self.n_actions)
+        wanted = self._level_wanted = self._wanted()
+        run = functools.partial(check_batches, self.model, self.n_actions, wanted)
         # Coalescing after the persist keeps the new states partitioned by fp; the partial
         # counts (one row per task) are added up here rather than in one more stage.
         checked = new.coalesce(tasks) if tasks < self.partitions else new
-        parts = checked.select("key", "state", "action").mapInArrow(run, CHECKED_SCHEMA).collect()
+        columns = checked.select("key", "state", "action", "fp")
+        parts = columns.mapInArrow(run, CHECKED_SCHEMA).collect()
         count = sum(row["n"] for row in parts)
         new_per_action = [sum(row["new"][a] for row in parts) for a in range(self.n_actions)]
         bad = min((bytes(row["bad"]) for row in parts if row["bad"] is not None), default=None)
         metrics = observation.get
         self._stop_in_level(frontier, new, level, count, metrics, bad)
-        # The whole level passed.
+        # The whole level passed: each reachability property satisfied first here.
+        for j, i in enumerate(wanted):
+            hits = [
+                (bytes(row["reached_key"][j]), row["reached_fp"][j])
+                for row in parts
+                if row["reached_key"][j] is not None
+            ]
+            if hits:
+                self.reached[self.model.reachables[i].name] = (unsigned(min(hits)[1]), level + 1)
         self.generated += int(metrics["generated"] or 0)
         for a in range(self.n_actions):
             self.fired[a] += int(metrics[f"a{a}"] or 0)
@@ -1166,7 +1230,10 @@ class _Search:
         if kind == "limit":
             raise _Stop("incomplete", bound=f"--max-states {self.options.max_states} reached")
         try:
-            broken = self.model.violated(decode(state_row["state"]))
+            state = decode(state_row["state"])
+            broken = self.model.violated(state)
+            if broken is None:  # a reachability property raised
+                self.model.reached(state, self._level_wanted)
         except EvaluationError as exc:
             raise _Failed(exc, fp) from exc
         if broken is None:

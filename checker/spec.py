@@ -54,12 +54,15 @@ __all__ = [
     "action",
     "action_constraint",
     "always_eventually",
+    "assume",
     "constant",
     "constraint",
     "eventually",
     "invariant",
     "leads_to",
     "on",
+    "reachable",
+    "terminal",
 ]
 
 _ACTION = "__mc_action__"
@@ -69,21 +72,69 @@ _CONSTRAINT = "__mc_constraint__"
 _ACTION_CONSTRAINT = "__mc_action_constraint__"
 _PROPERTY = "__mc_property__"  # its value is the property's kind
 _ON = "__mc_on__"
+_ASSUME = "__mc_assume__"
+_REACHABLE = "__mc_reachable__"
+_TERMINAL = "__mc_terminal__"
+_SWITCH = "__mc_switch__"
 FAIRNESS_KINDS = ("weak", "strong")
 
 
 class Constant:
-    """A spec constant with a default, overridable with `-D NAME=VALUE`."""
+    """A spec constant with a default, overridable with `-D NAME=VALUE`; an int may be bounded
+    (`min`, `max`) and any constant limited to `choices`."""
 
-    def __init__(self, default: int | bool | str, doc: str = "") -> None:
+    def __init__(
+        self,
+        default: int | bool | str,
+        doc: str = "",
+        *,
+        min: int | None = None,
+        max: int | None = None,
+        choices: Iterable[int | bool | str] | None = None,
+    ) -> None:
         if type(default) not in (int, bool, str):
             raise TypeError(f"a constant's default must be an int, bool or str, not {default!r}")
+        for bound, value in (("min", min), ("max", max)):
+            if value is not None and (type(default) is not int or type(value) is not int):
+                raise TypeError(
+                    f"constant(..., {bound}={value!r}) bounds an int constant by an int"
+                )
         self.default = default
         self.doc = doc
+        self.min = min
+        self.max = max
+        self.choices = tuple(choices) if choices is not None else None
+        if self.choices is not None:
+            wrong = [c for c in self.choices if type(c) is not type(default)]
+            if not self.choices or wrong:
+                raise TypeError(
+                    f"constant(..., choices=...) lists values of the default's type"
+                    f" ({type(default).__name__}), not {self.choices!r}"
+                )
         self.name = ""
+        problem = self.problem(default)
+        if problem is not None:
+            raise TypeError(f"a constant's default {default!r} is out of its range: {problem}")
 
     def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
+
+    def problem(self, value: int | bool | str) -> str | None:
+        """Why `value` is not allowed (its range or choices), or None."""
+        if self.min is not None and value < self.min:  # type: ignore[operator]
+            return f"it must be at least {self.min}"
+        if self.max is not None and value > self.max:  # type: ignore[operator]
+            return f"it must be at most {self.max}"
+        if self.choices is not None and value not in self.choices:
+            return f"it must be one of {', '.join(map(repr, self.choices))}"
+        return None
+
+    def refuse(self, value: int | bool | str) -> str | None:
+        """The message refusing `value`, with the constant's doc, or None if it is allowed."""
+        problem = self.problem(value)
+        if problem is None:
+            return None
+        return f"{self.name}={value}: {problem}" + (f" ({self.doc})" if self.doc else "")
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
         # Non-data descriptor: an instance's own value (set by Spec.__init__) shadows this.
@@ -115,9 +166,17 @@ class Constant:
         return text
 
 
-def constant(default: int | bool | str, doc: str = "") -> Any:
-    """Declare a constant in a Spec class body: `brokers = constant(2, "brokers")`."""
-    return Constant(default, doc)
+def constant(
+    default: int | bool | str,
+    doc: str = "",
+    *,
+    min: int | None = None,
+    max: int | None = None,
+    choices: Iterable[int | bool | str] | None = None,
+) -> Any:
+    """Declare a constant in a Spec class body: `brokers = constant(2, "brokers", min=1)`.
+    A value out of `min`..`max` or not among `choices` is refused when the spec is loaded."""
+    return Constant(default, doc, min=min, max=max, choices=choices)
 
 
 @dataclass(frozen=True)
@@ -138,21 +197,30 @@ def action(
     *,
     fair: str | None = None,
     fair_each: str | None = None,
+    switch: str | tuple[str, ...] | None = None,
     **domains: Any,
 ) -> Any:
     """Mark a Spec method `(self, s, **params)` as an action; keywords give parameter domains.
 
     `fair="weak"|"strong"` assumes weak or strong fairness of the action (any binding);
     `fair_each=` of each binding separately. Only temporal properties use them.
+    `switch="max_crashes"` names the constant (or constants: a tuple) that switches the action
+    on: while it is 0 or False (all of them are), the action is expected never to be enabled,
+    and the vacuity check lists it as off instead of warning that it never was.
     """
     for option, kind in (("fair", fair), ("fair_each", fair_each)):
         if kind is not None and kind not in FAIRNESS_KINDS:
             raise TypeError(f"@action({option}=...) must be 'weak' or 'strong', not {kind!r}")
+    switches = (switch,) if isinstance(switch, str) else tuple(switch or ())
+    if not all(isinstance(name, str) for name in switches):
+        raise TypeError(f"@action(switch=...) names constants, not {switch!r}")
 
     def mark(f: Callable[..., Any]) -> Callable[..., Any]:
         setattr(f, _ACTION, dict(domains))
         if fair or fair_each:
             setattr(f, _FAIR, Fairness(fair, fair_each))
+        if switches:
+            setattr(f, _SWITCH, switches)
         return f
 
     return mark(fn) if fn is not None else mark
@@ -205,9 +273,11 @@ def on_of(fn: Callable[..., Any]) -> On | None:
     return getattr(fn, _ON, None)
 
 
-def _as_method(fn: Callable[..., Any], arity: int = 1) -> Callable[..., Any]:
+def _as_method(fn: Callable[..., Any], arity: int = 1, decorator: str = "") -> Callable[..., Any]:
     """A method `(self, ...)` as it is; a shared predicate of `arity` states (e.g. from
-    `invariants/`) wrapped so it can sit in a class body."""
+    `invariants/`) wrapped so it can sit in a class body. A method whose state parameter was
+    forgotten (`def small(self)`) would pass for a shared predicate, `self` then being the
+    state: it is refused."""
     if not callable(fn):
         raise TypeError(f"expected a predicate (self, s) or (s), not {fn!r}")
     params = [
@@ -217,6 +287,15 @@ def _as_method(fn: Callable[..., Any], arity: int = 1) -> Callable[..., Any]:
     ]
     if len(params) != arity:
         return fn
+    if params[0].name == "self":
+        states = "s" if arity == 1 else "s, t"
+        code = getattr(fn, "__code__", None)
+        where = f"{code.co_filename}:{code.co_firstlineno}: " if code is not None else ""
+        shown = ", ".join(p.name for p in params)
+        raise SpecError(
+            f"{where}{decorator or 'the predicate'} {getattr(fn, '__name__', fn)} takes"
+            f" ({shown}): its state parameter is missing; write ({shown}, {states})"
+        )
     shared = fn
 
     @functools.wraps(shared)
@@ -226,9 +305,11 @@ def _as_method(fn: Callable[..., Any], arity: int = 1) -> Callable[..., Any]:
     return method
 
 
-def _predicate(fn: Callable[..., Any], marker: str, arity: int) -> Callable[..., Any]:
+def _predicate(
+    fn: Callable[..., Any], marker: str, arity: int, decorator: str
+) -> Callable[..., Any]:
     """Mark `fn` (made a method if it is a shared predicate) with `marker`."""
-    fn = _as_method(fn, arity)
+    fn = _as_method(fn, arity, decorator)
     setattr(fn, marker, True)
     return fn
 
@@ -240,13 +321,13 @@ def invariant(fn: Callable[..., Any]) -> Callable[..., Any]:
     is wrapped so it can sit in a class body:
     `leader_in_isr = invariant(replication.leader_in_isr)`.
     """
-    return _predicate(fn, _INVARIANT, 1)
+    return _predicate(fn, _INVARIANT, 1, "@invariant")
 
 
 def eventually(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Mark a predicate P as the temporal property <>P: every fair behaviour reaches a state
     where P holds. A method `(self, s)` or a shared predicate `(s)`, as for `invariant`."""
-    fn = _as_method(fn)
+    fn = _as_method(fn, 1, "@eventually")
     setattr(fn, _PROPERTY, "eventually")
     return fn
 
@@ -254,7 +335,7 @@ def eventually(fn: Callable[..., Any]) -> Callable[..., Any]:
 def always_eventually(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Mark a predicate P as []<>P: in every fair behaviour P holds again and again (it never
     stays false forever from some point on)."""
-    fn = _as_method(fn)
+    fn = _as_method(fn, 1, "@always_eventually")
     setattr(fn, _PROPERTY, "always_eventually")
     return fn
 
@@ -266,8 +347,8 @@ class LeadsTo:
     __mc_property__ = "leads_to"  # the marker (_PROPERTY) that properties_of looks for
 
     def __init__(self, p: Callable[..., Any], q: Callable[..., Any], doc: str = "") -> None:
-        self.p = _as_method(p)
-        self.q = _as_method(q)
+        self.p = _as_method(p, 1, "leads_to")
+        self.q = _as_method(q, 1, "leads_to")
         self.formula = f"{_name(p, 'P')} ~> {_name(q, 'Q')}"
         self.__doc__ = doc
 
@@ -287,14 +368,59 @@ def constraint(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Mark a predicate `(self, s)` as a state constraint (TLC's CONSTRAINT): a state where it
     is False is still a distinct state, checked against the invariants, but never expanded.
     A shared predicate `(s)` is wrapped as `invariant` wraps one."""
-    return _predicate(fn, _CONSTRAINT, 1)
+    return _predicate(fn, _CONSTRAINT, 1, "@constraint")
 
 
 def action_constraint(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Mark a predicate `(self, s, t)` over a step from `s` to its successor `t` as an action
     constraint (TLC's ACTION_CONSTRAINT): a step where it is False is not taken. A shared
     predicate `(s, t)` is wrapped as `invariant` wraps one."""
-    return _predicate(fn, _ACTION_CONSTRAINT, 2)
+    return _predicate(fn, _ACTION_CONSTRAINT, 2, "@action_constraint")
+
+
+def assume(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a method `(self) -> bool` as an assumption about the constants (TLA+'s ASSUME):
+    checked when the spec is loaded, before the search; constants for which it is False are
+    refused (exit 151) with its docstring."""
+    if not callable(fn):
+        raise TypeError(f"@assume takes a method (self), not {fn!r}")
+    params = list(inspect.signature(fn).parameters)
+    if len(params) != 1:
+        code = getattr(fn, "__code__", None)
+        where = f"{code.co_filename}:{code.co_firstlineno}: " if code is not None else ""
+        raise SpecError(
+            f"{where}@assume {getattr(fn, '__name__', fn)} takes ({', '.join(params)}): an"
+            " assumption is a method (self) of the constants alone"
+        )
+    setattr(fn, _ASSUME, True)
+    return fn
+
+
+def reachable(
+    fn: Callable[..., Any] | None = None, /, *, switch: str | tuple[str, ...] | None = None
+) -> Any:
+    """Mark a predicate P as a reachability property: some reachable state satisfies P (as
+    stateright's `sometimes`). A search that ends without reaching one is a violation;
+    `mc check --witness NAME` prints the shortest behavior to such a state. A method
+    `(self, s)` or a shared predicate `(s)`, as for `invariant`. `switch=` names the
+    constant(s) that switch it on, as for an action: while 0 or False, it is not checked
+    (a fault that cannot happen)."""
+    switches = (switch,) if isinstance(switch, str) else tuple(switch or ())
+
+    def mark(f: Callable[..., Any]) -> Callable[..., Any]:
+        f = _predicate(f, _REACHABLE, 1, "@reachable")
+        if switches:
+            setattr(f, _SWITCH, switches)
+        return f
+
+    return mark(fn) if fn is not None else mark
+
+
+def terminal(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a predicate as the spec's intended final states: a reachable state with no
+    successor where it holds is not a deadlock. A method `(self, s)` or a shared predicate
+    `(s)`, as for `invariant`."""
+    return _predicate(fn, _TERMINAL, 1, "@terminal")
 
 
 def _role(value: Any) -> str | None:
@@ -303,6 +429,12 @@ def _role(value: Any) -> str | None:
         return "an @action"
     if getattr(value, _INVARIANT, None) is not None:
         return "an @invariant"
+    if getattr(value, _REACHABLE, None) is not None:
+        return "a @reachable"
+    if getattr(value, _TERMINAL, None) is not None:
+        return "a @terminal"
+    if getattr(value, _ASSUME, None) is not None:
+        return "an @assume"
     if getattr(value, _CONSTRAINT, None) is not None:
         return "a @constraint"
     if getattr(value, _ACTION_CONSTRAINT, None) is not None:
@@ -358,11 +490,23 @@ class Spec(metaclass=_SpecMeta):
                 raise TypeError(
                     f"constant {name} is a {expected.__name__}, not {type(value).__name__}"
                 )
+            refused = declared[name].refuse(value)
+            if refused is not None:
+                raise ValueError(refused)
             setattr(self, name, value)
 
     def init(self) -> Record | Iterable[Record]:
         """The initial state, or several."""
         raise NotImplementedError
+
+    # Optional: the names of all the actions, in the order the search tries them (TLA+'s
+    # Next A \/ B \/ C). By default: definition order, base classes first, an override in the
+    # place of the action it overrides, a subclass's new actions after the inherited ones.
+    action_order: tuple[str, ...] | None = None
+
+    # A state variable's type, where the initial states do not show it (TLA+'s TypeOK), is a
+    # bare annotation in the class body: `leader: int | None` (see checker.kinds). Every
+    # other variable's kind is taken from the initial states.
 
     # Optional, like TLC's VIEW: `def view(self, s)` returns the part of state `s` that
     # identifies it (e.g. without a history variable); states with equal views are one state.
@@ -439,9 +583,29 @@ def properties_of(cls: type) -> dict[str, Any]:
     )
 
 
+def reachables_of(cls: type) -> dict[str, Callable[..., Any]]:
+    """Reachability properties by name, in definition order (bases first)."""
+    return _marked(cls, _REACHABLE, "@reachable")
+
+
+def terminals_of(cls: type) -> dict[str, Callable[..., Any]]:
+    """The predicates of intended final states by name, in definition order (bases first)."""
+    return _marked(cls, _TERMINAL, "@terminal")
+
+
+def assumptions_of(cls: type) -> dict[str, Callable[..., Any]]:
+    """Assumptions about the constants by name, in definition order (bases first)."""
+    return _marked(cls, _ASSUME, "@assume")
+
+
 def property_kind(member: Any) -> str:
     """A temporal property's kind: eventually, always_eventually or leads_to."""
     return getattr(member, _PROPERTY)
+
+
+def switches_of(fn: Callable[..., Any]) -> tuple[str, ...]:
+    """The constants that `@action(switch=...)` says switch an action on (none: ())."""
+    return getattr(fn, _SWITCH, ())
 
 
 def fairness_of(fn: Callable[..., Any]) -> Fairness:

@@ -26,10 +26,10 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from checker import bfs, liveness
+from checker import bfs, liveness, vacuity
 from checker.encoding import decode, encode
-from checker.errors import ConfigError, SpecError
-from checker.loader import import_spec_module, spec_class
+from checker.errors import ConfigError
+from checker.loader import build_model, load_spec_class
 from checker.model import Model
 from checker.reports.text import render
 from checker.result import CheckResult
@@ -46,7 +46,7 @@ def load(
 ) -> Model:
     """Compile the spec at `spec` with the given constants (Python values or -D strings);
     `symmetry=False` ignores the symmetry it declares (as `mc check --no-symmetry`)."""
-    cls = spec_class(import_spec_module(spec))
+    cls, path = load_spec_class(spec)
     declared = constants_of(cls)
     values: dict[str, Any] = {}
     for name, value in constants.items():
@@ -58,14 +58,11 @@ def load(
                 value = declared[name].parse(value)
             except ValueError as exc:
                 raise ConfigError(f"{name}={value}: {exc}") from None
+        if type(value) is not declared[name].type:
+            kind = declared[name].type.__name__
+            raise ConfigError(f"constant {name} is a {kind}, not {type(value).__name__}")
         values[name] = value
-    try:
-        instance = cls(**values)
-    except TypeError as exc:
-        raise ConfigError(str(exc)) from None
-    except Exception as exc:
-        raise SpecError(f"{spec}: creating {cls.__name__} raised {exc!r}") from exc
-    return Model(instance, path=str(spec), invariants=invariants, symmetry=symmetry)
+    return build_model(cls, path, values, invariants, symmetry)
 
 
 def check(
@@ -74,21 +71,26 @@ def check(
     invariants: Sequence[str] | None = None,
     properties: Sequence[str] | None = None,
     no_liveness: bool = False,
-    deadlock: bool = False,
+    deadlock: bool = True,
     max_depth: int | None = None,
     max_states: int | None = None,
     symmetry: bool | None = None,
+    strict: bool = False,
     **constants: Any,
 ) -> CheckResult:
     """Check the spec as `mc check` does and return the result (never raises for a verdict).
-    `symmetry` None: the spec's, except when temporal properties are checked."""
+    `symmetry` None: the spec's, except when temporal properties are checked; `strict`: the
+    vacuity check's warnings fail (as `mc check --strict`)."""
     model = load(spec, invariants, symmetry is not False, **constants)
     selected = liveness.select(model, properties) if not no_liveness else []
     if selected and model.symmetry is not None and symmetry is None:  # as `mc check` does
         model = load(spec, invariants, False, **constants)
         selected = liveness.select(model, properties)
     options = bfs.Options(deadlock=deadlock, max_depth=max_depth, max_states=max_states)
-    return liveness.check(model, bfs.check(model, options), selected)
+    result = liveness.check(model, bfs.check(model, options), selected)
+    vacuity.review(model, result)
+    result.strict = strict
+    return result
 
 
 def assert_holds(
@@ -97,14 +99,15 @@ def assert_holds(
     invariants: Sequence[str] | None = None,
     properties: Sequence[str] | None = None,
     no_liveness: bool = False,
-    deadlock: bool = False,
+    deadlock: bool = True,
     max_depth: int | None = None,
     max_states: int | None = None,
+    strict: bool = False,
     **constants: Any,
 ) -> CheckResult:
     """Fail (AssertionError with the rendered trace) unless every invariant holds over the
     whole state space, and then every temporal property. A search stopped by
-    `max_depth`/`max_states` is not a pass."""
+    `max_depth`/`max_states` is not a pass; with `strict`, neither is a vacuity warning."""
     __tracebackhide__ = True  # pytest: show the caller's line, not this helper's
     result = check(
         spec,
@@ -114,9 +117,10 @@ def assert_holds(
         deadlock=deadlock,
         max_depth=max_depth,
         max_states=max_states,
+        strict=strict,
         **constants,
     )
-    if result.verdict != "ok":
+    if not result.passed:
         raise AssertionError("\n" + render(result))
     return result
 

@@ -7,13 +7,19 @@ from typing import Any
 from checker.record import Record, canonical_order
 
 
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """`n` and the noun, plural unless n is 1: "1 state", "1,234 distinct states"."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
 def show(value: Any) -> str:
-    """A compact, Python-like rendering: sets as {a, b}, records as {key: value}."""
+    """A compact, Python-like rendering: sets as {a, b} (the empty set as set()), records as
+    {key: value} (the empty record as {})."""
     if isinstance(value, Record):
-        if not value:
-            return "{:}"
         return "{" + ", ".join(f"{_key(k)}: {show(v)}" for k, v in value.items()) + "}"
     if isinstance(value, frozenset):
+        if not value:
+            return "set()"
         return "{" + ", ".join(show(v) for v in canonical_order(value)) + "}"
     if isinstance(value, tuple):
         inner = ", ".join(show(v) for v in value)

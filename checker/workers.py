@@ -52,6 +52,9 @@ class Expander:
         self.levels: dict[int, list[Record]] = {}  # level -> its live states kept here
         self.seen: set[Record] = set()
         self.pending: dict[int, tuple[int, list[Record]]] = {}  # chunk -> (level, candidates)
+        # The reachability properties (indexes) not reached when the level started: checked
+        # on the level's candidates.
+        self.wanted: list[int] = list(range(len(model.reachables)))
 
     def handle(self, request: Request) -> Reply | None:
         """Answer an "expand" request; "admit" and "level" requests have no answer."""
@@ -61,15 +64,18 @@ class Expander:
         if op == "admit":
             self.admit(request)
         elif op == "level":
-            self.start_level(request["level"], request.get("forget", True))
+            wanted = request.get("wanted", list(range(len(self.model.reachables))))
+            self.start_level(request["level"], request.get("forget", True), wanted)
         else:
             raise ValueError(f"unknown request {op!r}")
         return None
 
-    def start_level(self, level: int, forget: bool) -> None:
+    def start_level(self, level: int, forget: bool, wanted: list[int]) -> None:
         """The engine starts expanding `level`: earlier levels and undecided candidates (of a
         depth-bound probe) are dropped; the states met are those kept for this level, or
-        (`forget` False) all those met so far."""
+        (`forget` False) all those met so far; `wanted`: the reachability properties that no
+        state has satisfied yet."""
+        self.wanted = wanted
         for old in [n for n in self.levels if n < level]:
             del self.levels[old]
         self.pending.clear()
@@ -87,8 +93,10 @@ class Expander:
         (uint32), whether each state is deadlocked (uint8: no action enabled; a state the
         constraints keep from being expanded is not); and the candidates: their positions
         among the successors (uint32), fingerprints (uint64), encodings (a blob and uint64
-        offsets), the first invariant each violates and those whose invariants raised.
-        `error` is the index of the first state whose expansion raised (none after it)."""
+        offsets), the first invariant each violates and those whose invariants (or
+        reachability properties) raised, and the first candidate satisfying each wanted
+        reachability property. `error` is the index of the first state whose expansion raised
+        (none after it)."""
         model = self.model
         level = request["level"]
         if "blob" in request:
@@ -117,6 +125,8 @@ class Expander:
                 continue
             try:
                 enabled = model.successors(state, successors, actions)
+                if not enabled and model.terminals and model.final(state):
+                    enabled = True  # an intended final state: no deadlock
                 first = len(candidates)
                 _unmet(model, state, successors, actions, total, seen, candidates, positions)
                 for succ, position in zip(candidates[first:], positions[first:]):
@@ -135,7 +145,7 @@ class Expander:
             total += len(successors)
             successors.clear()  # freed now, while they are still in the cache
         del candidates[len(fps) :]  # those of a state whose expansion raised were not encoded
-        broken, raised = self._verdicts(candidates)
+        broken, raised, reached = self._verdicts(candidates)
         self.pending[request["chunk"]] = (level, candidates)
         sizes = np.fromiter(map(len, encodings), np.uint64, len(encodings))
         return {
@@ -148,24 +158,39 @@ class Expander:
             "offsets": np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes)]).tobytes(),
             "broken": broken,
             "raised": raised,
+            "reached": reached,
             "error": error,
         }
 
-    def _verdicts(self, candidates: list[Record]) -> tuple[list[list[Any]], list[int]]:
-        """[candidate, invariant] for each candidate that violates one, and the candidates on
-        which an invariant raised (the engine raises it again if that candidate is new)."""
+    def _verdicts(
+        self, candidates: list[Record]
+    ) -> tuple[list[list[Any]], list[int], list[list[int]]]:
+        """[candidate, invariant] for each candidate that violates one; the candidates on
+        which an invariant or a reachability property raised (the engine raises it again if
+        that candidate is new); and [candidate, property] for the first candidate that
+        satisfies each wanted reachability property (the first new one is the first
+        candidate: a candidate met before was checked when it was new)."""
         broken: list[list[Any]] = []
         raised: list[int] = []
-        violated = self.model.violated
+        reached: list[list[int]] = []
+        model = self.model
+        violated = model.violated
+        wanted = self.wanted
+        hit: set[int] = set()
         for k, state in enumerate(candidates):
             try:
                 invariant = violated(state)
+                got = model.reached(state, wanted) if wanted and invariant is None else ()
             except EvaluationError:
                 raised.append(k)
                 continue
             if invariant is not None:
                 broken.append([k, invariant.name])
-        return broken, raised
+            for i in got:
+                if i not in hit:
+                    hit.add(i)
+                    reached.append([k, i])
+        return broken, raised, reached
 
 
 def _unmet(

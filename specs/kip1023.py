@@ -40,7 +40,7 @@ follower's log end at once.
 
 from __future__ import annotations
 
-from checker import Record, Spec, State, action, constant, invariant, on
+from checker import Record, Spec, State, action, constant, invariant, on, reachable, terminal
 from invariants import tiered
 
 LEADER, FOLLOWER = 0, 1
@@ -59,6 +59,9 @@ class Kip1023(Spec):
     max_tiering_disables = constant(1, "bound: times an operator disables tiered storage")
 
     FAULTS = ("unclean_shutdowns", "disk_replacements")
+
+    # What the initial state does not show: a new leader has not learnt the offset yet.
+    last_tiered_offset: int | None
 
     @property
     def handles_unknown_epuo(self) -> bool:
@@ -372,6 +375,34 @@ class Kip1023(Spec):
 
     def count_fault(self, s: State, fault: str) -> State:
         return s.replace(faults=Record({**s.faults, fault: s.faults[fault] + 1}))
+
+    # -- what happens (reachability properties: each holds somewhere) ------------------------
+
+    @reachable
+    def segment_tiered(self, s: State) -> bool:
+        """A segment was uploaded to remote storage."""
+        return bool(s.remote)
+
+    @reachable
+    def follower_started_from_tiered_offset(self, s: State) -> bool:
+        """The follower built its auxiliary state and fetches above its Log-Start-Offset."""
+        return s.follower_local_log_start > s.follower_log_start
+
+    @reachable(switch="max_unclean_shutdowns")
+    def leader_in_a_new_epoch(self, s: State) -> bool:
+        """The leader restarted and leads in a new leader epoch."""
+        return s.leader_epoch > 1
+
+    @reachable(switch="max_tiering_disables")
+    def tiering_disabled(self, s: State) -> bool:
+        """An operator disabled tiered storage."""
+        return not s.tiering
+
+    @terminal
+    def all_replicated(self, s: State) -> bool:
+        """The intended end: every record is appended, and the follower holds them all in
+        the ISR (with nothing left to upload or delete, no step remains)."""
+        return s.log_end == self.max_records and s.follower_log_end == s.log_end
 
     # -- invariants -------------------------------------------------------------------------
 

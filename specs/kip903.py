@@ -12,7 +12,7 @@ The KIP's exception is kept: the last ISR member stays in the ISR when it is fen
 
 from __future__ import annotations
 
-from checker import Record, State, constant, invariant
+from checker import Record, State, constant, invariant, reachable
 from invariants import replication
 from specs.kip841 import Kip841
 
@@ -42,6 +42,13 @@ class Kip903(Kip841):
         if error is None and self.kip903 and stale:
             return "INELIGIBLE_REPLICA"
         return error
+
+    @reachable(switch="max_disk_replacements")
+    def replica_back_with_an_empty_disk(self, s: State) -> bool:
+        """A broker that lost its disk runs again, registered, with an empty log."""
+        return s.faults.disk_replacements > 0 and any(
+            not s.log[b] and s.local_epoch[b] == s.broker_epoch[b] > 1 for b in self.broker_ids
+        )
 
     no_stale_epoch_in_isr = invariant(replication.no_stale_epoch_in_isr)
     isr_members_hold_committed_data = invariant(replication.isr_members_hold_committed_data)

@@ -25,7 +25,7 @@ a running leader again and again (`has_leader`).
 
 from __future__ import annotations
 
-from checker import Record, State, always_eventually, constant, invariant, without
+from checker import Record, State, always_eventually, constant, invariant, reachable, without
 from invariants import replication
 from specs.kip903 import Kip903
 
@@ -108,6 +108,19 @@ class Kip966(Kip903):
         """The partition has a running leader, again and again: whenever it loses its
         leader, it eventually elects one."""
         return s.leader is not None and self.is_leader(s, s.leader)
+
+    @reachable(switch="fixed")
+    def elr_in_use(self, s: State) -> bool:
+        """A replica is in the ELR (it left the ISR below MinISR)."""
+        return bool(s.elr)
+
+    @reachable(switch="max_unflushed_losses")
+    def replica_lost_unflushed_records(self, s: State) -> bool:
+        """A running replica holds fewer records than were committed: it lost unflushed ones."""
+        return any(
+            s.local_epoch[b] is not None and len(s.log[b]) < len(s.committed)
+            for b in self.broker_ids
+        )
 
     @invariant
     def elr_empty_while_isr_at_min_isr(self, s: State) -> bool:

@@ -20,7 +20,7 @@ repeating (see docs/specs.md).
 
 from __future__ import annotations
 
-from checker import State, action, always_eventually, constant, invariant, on, put
+from checker import State, action, always_eventually, constant, invariant, on, put, update
 from invariants import quorum
 from specs.raft import LEADER, PROSPECTIVE, Raft
 
@@ -30,7 +30,7 @@ class Kip996(Raft):
 
     fixed = constant(True, "KIP-996: prospective voters ask for pre-votes before an election")
 
-    @action(n="voter_ids", fair_each="weak")
+    @action(n="voter_ids", fair_each="weak", switch="max_isolations")
     @on("voter {n}")
     def start_election(self, s: State, n: int) -> State | None:
         """n's election timer expires without a live leader. With pre-vote it becomes (again)
@@ -45,7 +45,7 @@ class Kip996(Raft):
             votes=put(s.votes, n, frozenset({n})),
         )
 
-    @action(c="voter_ids", v="voter_ids", fair_each="weak")
+    @action(c="voter_ids", v="voter_ids", fair_each="weak", switch="max_isolations")
     @on("voter {c}", calls="voter {v}", message="PreVote")
     def request_pre_vote(self, s: State, c: int, v: int) -> State | None:
         """Prospective c asks v whether it would vote for it in epoch+1. v grants only if it
@@ -57,7 +57,7 @@ class Kip996(Raft):
             return self.become_follower(s, c, s.epoch[v], None)
         if s.heard[v] or s.role[v] == LEADER or not self.log_up_to_date(s, c, v):
             return None  # refused: nothing changes
-        s = s.replace(votes=put(s.votes, c, s.votes[c] | {v}))
+        s = update(s, "votes", c, lambda votes: votes | {v})
         if len(s.votes[c]) < self.majority or s.epoch[c] >= self.max_epoch:
             return s
         return self.become_candidate(s, c)

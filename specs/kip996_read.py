@@ -13,7 +13,7 @@ the read started). `fixed=False` answers at once from the local state.
 
 from __future__ import annotations
 
-from checker import Record, State, action, constant, invariant, on, put
+from checker import Record, State, action, constant, invariant, on, put, reachable
 from checker.symmetry import Permutation
 from invariants import quorum
 from specs.raft import FOLLOWER, Raft
@@ -93,6 +93,11 @@ class Kip996Read(Raft):
             reads=put(s.reads, n, None),
             answered=s.answered | {(s.applied[n], read.acknowledged)},
         )
+
+    @reachable(switch="max_reads")
+    def read_answered(self, s: State) -> bool:
+        """A follower answered a client's read."""
+        return bool(s.answered)
 
     reads_are_linearizable = invariant(quorum.reads_are_linearizable)
     election_safety = invariant(quorum.election_safety)

@@ -25,7 +25,7 @@ Subclasses (specs/kip996.py, specs/kip996_read.py) add what their KIP changes.
 
 from __future__ import annotations
 
-from checker import Record, Spec, State, action, constant, on, put
+from checker import Record, Spec, State, action, constant, on, put, reachable, update
 from checker.symmetry import Permutation
 from specs.logs import common_prefix
 
@@ -39,6 +39,10 @@ class Raft(Spec):
     max_epoch = constant(3, "epochs an election may reach (bounds elections)")
     max_records = constant(1, "records a log may hold")
     max_isolations = constant(1, "fault bound: voters cut off from the quorum")
+
+    # What the initial state does not show: no known leader, no vote.
+    leader_id: tuple[int | None, ...]
+    voted_for: tuple[int | None, ...]
 
     # Voters are interchangeable: every action takes any voter, none prefers an id (voter 0
     # starting as the leader is fine: only the behaviour must be symmetric, not the start).
@@ -90,8 +94,9 @@ class Raft(Spec):
         )
 
     # -- faults: network partitions ---------------------------------------------------------
+    # (Elections follow a voter cut off: with max_isolations=0 their actions are off.)
 
-    @action(n="voter_ids")
+    @action(n="voter_ids", switch="max_isolations")
     @on("voter {n}")
     def isolate_voter(self, s: State, n: int) -> State | None:
         """Fault: voter n is cut off from every other voter."""
@@ -103,7 +108,7 @@ class Raft(Spec):
             faults=s.faults.replace(isolations=s.faults.isolations + 1),
         )
 
-    @action(n="voter_ids", fair_each="weak")
+    @action(n="voter_ids", fair_each="weak", switch="max_isolations")
     @on("voter {n}")
     def heal_voter(self, s: State, n: int) -> State | None:
         """Voter n can reach the others again."""
@@ -118,7 +123,7 @@ class Raft(Spec):
 
     # -- timers -----------------------------------------------------------------------------
 
-    @action(n="voter_ids", fair_each="weak")
+    @action(n="voter_ids", fair_each="weak", switch="max_isolations")
     @on("voter {n}")
     def fetch_timeout(self, s: State, n: int) -> State | None:
         """n's fetch timer expires: it has not reached a leader of its epoch for too long.
@@ -128,7 +133,7 @@ class Raft(Spec):
             return None
         return s.replace(heard=put(s.heard, n, False))
 
-    @action(n="voter_ids", fair_each="weak")
+    @action(n="voter_ids", fair_each="weak", switch="max_isolations")
     @on("voter {n}")
     def resign(self, s: State, n: int) -> State | None:
         """A leader that a majority has not fetched from resigns (KIP-595's progress timeout)."""
@@ -136,7 +141,7 @@ class Raft(Spec):
             return None
         return self.become_follower(s, n, s.epoch[n], None)
 
-    @action(n="voter_ids", fair_each="weak")
+    @action(n="voter_ids", fair_each="weak", switch="max_isolations")
     @on("voter {n}")
     def start_election(self, s: State, n: int) -> State | None:
         """n's election timer expires without a live leader: it becomes a candidate in the
@@ -147,7 +152,7 @@ class Raft(Spec):
 
     # -- RPCs -------------------------------------------------------------------------------
 
-    @action(c="voter_ids", v="voter_ids", fair_each="weak")
+    @action(c="voter_ids", v="voter_ids", fair_each="weak", switch="max_isolations")
     @on("voter {c}", calls="voter {v}", message="Vote")
     def request_vote(self, s: State, c: int, v: int) -> State | None:
         """Candidate c asks voter v for its vote in c's epoch."""
@@ -162,7 +167,7 @@ class Raft(Spec):
         s = s.replace(voted_for=put(s.voted_for, v, c), votes=put(s.votes, c, s.votes[c] | {v}))
         return self.become_leader(s, c) if len(s.votes[c]) >= self.majority else s
 
-    @action(l="voter_ids", n="voter_ids", fair_each="weak")
+    @action(l="voter_ids", n="voter_ids", fair_each="weak", switch="max_isolations")
     @on("voter {l}", calls="voter {n}", message="BeginQuorumEpoch")
     def begin_quorum_epoch(self, s: State, l: int, n: int) -> State | None:  # noqa: E741
         """Leader l tells voter n that it leads (or learns from n of a newer epoch)."""
@@ -187,13 +192,25 @@ class Raft(Spec):
         s = s.replace(log=put(s.log, f, theirs[: keep + 1]), heard=put(s.heard, f, True))
         return self.advance_commit(s, leader)
 
-    @action(n="voter_ids")
+    @action(n="voter_ids", switch="max_records")
     @on("voter {n}")
     def append_record(self, s: State, n: int) -> State | None:
         """The leader appends a record from a client in its epoch."""
         if s.role[n] != LEADER or len(s.log[n]) >= self.max_records:
             return None
-        return s.replace(log=put(s.log, n, s.log[n] + (s.epoch[n],)))
+        return update(s, "log", n, lambda log: log + (s.epoch[n],))
+
+    # -- what happens (reachability properties: each holds somewhere) ------------------------
+
+    @reachable(switch="max_isolations")
+    def voter_cut_off(self, s: State) -> bool:
+        """A voter is cut off from the others."""
+        return bool(s.isolated)
+
+    @reachable(switch="max_isolations")
+    def new_leader_elected(self, s: State) -> bool:
+        """A leader was elected after the first one."""
+        return any(epoch > 1 for epoch, _ in s.elected)
 
     # -- helpers ----------------------------------------------------------------------------
 

@@ -21,10 +21,30 @@ unfenced (weak fairness per broker). No other action is assumed to happen.
 
 from __future__ import annotations
 
-from checker import Record, Spec, State, action, constant, constraint, on, put, without
+from checker import (
+    Record,
+    Spec,
+    State,
+    action,
+    constant,
+    constraint,
+    on,
+    put,
+    reachable,
+    without,
+)
 from specs.logs import common_prefix
 
 NO_REPLICA_STATE = None  # the leader has not seen a Fetch from this follower yet
+# The fault bounds that make a broker restart (and register again), and those that fence one:
+# the constants that switch on the actions which only follow them (@action(switch=...)).
+RESTARTS = (
+    "max_unclean_shutdowns",
+    "max_unflushed_losses",
+    "max_disk_replacements",
+    "max_controlled_shutdowns",
+)
+FENCES = (*RESTARTS, "max_heartbeat_losses")
 
 
 class Replication(Spec):
@@ -45,6 +65,10 @@ class Replication(Spec):
     max_partition_epoch = constant(
         0, "search bound: expand no state past this partition epoch (0: no bound)"
     )
+
+    # Variables that may also hold None, which the initial states do not show.
+    leader: int | None
+    local_epoch: tuple[int | None, ...]
 
     # Each fault's count in the state; its bound is the constant `max_<name>`.
     FAULTS = (
@@ -121,7 +145,7 @@ class Replication(Spec):
         s, response = self.handle_fetch(s, f)
         return self.apply_fetch_response(s, response)
 
-    @action(f="broker_ids")
+    @action(f="broker_ids", switch="max_delayed_fetch_responses")
     @on("broker {s.leader}", sends="broker {f}", message="FetchResponse")
     def delay_fetch_response(self, s: State, f: int) -> State | None:
         """Fault: the leader handles f's Fetch, but the response arrives later."""
@@ -131,7 +155,7 @@ class Replication(Spec):
         s = s.replace(fetch_responses=s.fetch_responses | {response})
         return self.count_fault(s, "delayed_fetch_responses")
 
-    @action(response=lambda s: s.fetch_responses)
+    @action(response=lambda s: s.fetch_responses, switch="max_delayed_fetch_responses")
     @on("broker {response.follower}", receives="broker {response.leader}", message="FetchResponse")
     def receive_fetch_response(self, s: State, response: Record) -> State:
         """A follower gets a delayed Fetch response. A restarted follower ignores it, and so
@@ -184,7 +208,7 @@ class Replication(Spec):
         s = s.replace(alter_partition_requests=s.alter_partition_requests - {request})
         return self.answer_alter_partition(s, request)
 
-    @action(request=lambda s: s.alter_partition_requests)
+    @action(request=lambda s: s.alter_partition_requests, switch="max_duplicated_requests")
     @on("controller", receives="broker {request.leader}", message="AlterPartition")
     def handle_duplicated_alter_partition(self, s: State, request: Record) -> State | None:
         """Fault: the network delivers a copy now; the request stays in flight as well."""
@@ -193,7 +217,7 @@ class Replication(Spec):
         s = self.count_fault(s, "duplicated_requests")
         return self.answer_alter_partition(s, request)
 
-    @action(request=lambda s: s.alter_partition_requests)
+    @action(request=lambda s: s.alter_partition_requests, switch="max_lost_requests")
     @on("broker {request.leader}")
     def lose_alter_partition(self, s: State, request: Record) -> State | None:
         """Fault: the request is lost; the leader times out and reverts to the committed ISR."""
@@ -204,7 +228,7 @@ class Replication(Spec):
             s = s.replace(pending_isr=None)
         return self.count_fault(s, "lost_requests")
 
-    @action(b="broker_ids")
+    @action(b="broker_ids", switch=FENCES)
     @on("controller")
     def fence_broker(self, s: State, b: int) -> State | None:
         """The controller fences a broker that stopped heartbeating: it restarted, or (a fault)
@@ -217,7 +241,7 @@ class Replication(Spec):
             s = self.count_fault(s, "heartbeat_losses")
         return self.remove_from_isr(s.replace(fenced=s.fenced | {b}), b)
 
-    @action(b="broker_ids", fair_each="weak")
+    @action(b="broker_ids", fair_each="weak", switch=RESTARTS)
     @on("broker {b}", calls="controller", message="BrokerRegistration")
     def register_broker(self, s: State, b: int) -> State | None:
         """A restarted broker registers and gets a new broker epoch; it starts fenced and
@@ -235,7 +259,7 @@ class Replication(Spec):
         )
         return self.registered(self.remove_from_isr(s, b), b, previous, epoch - 1)
 
-    @action(b="broker_ids", fair_each="weak")
+    @action(b="broker_ids", fair_each="weak", switch=FENCES)
     @on("controller")
     def unfence_broker(self, s: State, b: int) -> State | None:
         """A registered, heartbeating broker is unfenced; a leaderless partition may elect it."""
@@ -247,7 +271,7 @@ class Replication(Spec):
         leader, isr = self.choose_leader(s, s.isr)
         return s if leader is None else self.change_partition(s, leader=leader, isr=isr)
 
-    @action(b="broker_ids")
+    @action(b="broker_ids", switch="max_controlled_shutdowns")
     @on("broker {b}", calls="controller", message="ControlledShutdown")
     def controlled_shutdown(self, s: State, b: int) -> State | None:
         """A broker asks to shut down; the controller moves leadership and the ISR off it."""
@@ -258,7 +282,7 @@ class Replication(Spec):
         s = self.count_fault(s, "controlled_shutdowns")
         return self.remove_from_isr(s.replace(shutting_down=s.shutting_down | {b}), b)
 
-    @action(b="broker_ids")
+    @action(b="broker_ids", switch="unclean_leader_election")
     @on("controller")
     def elect_unclean_leader(self, s: State, b: int) -> State | None:
         """With unclean leader election enabled, a live out-of-sync replica leads when no
@@ -274,7 +298,7 @@ class Replication(Spec):
     # -- faults, the most destructive first (so among equally short counterexamples, BFS
     # -- reports the worst fault); a stopped broker restarts at once and must register again
 
-    @action(b="broker_ids")
+    @action(b="broker_ids", switch="max_disk_replacements")
     @on("broker {b}")
     def replace_disk(self, s: State, b: int) -> State | None:
         """Fault: the broker fails and comes back with a new, empty disk."""
@@ -282,7 +306,7 @@ class Replication(Spec):
             return None
         return self.restart(self.count_fault(s, "disk_replacements"), b, ())
 
-    @action(b="broker_ids")
+    @action(b="broker_ids", switch="max_unflushed_losses")
     @on("broker {b}")
     def lose_unflushed_records(self, s: State, b: int) -> list[State] | None:
         """Fault: the broker crashes and restarts, losing records it had not flushed (any
@@ -294,7 +318,7 @@ class Replication(Spec):
         s = self.count_fault(s, "unflushed_losses")
         return [self.restart(s, b, s.log[b][:kept]) for kept in range(len(s.log[b]))]
 
-    @action(b="broker_ids")
+    @action(b="broker_ids", switch="max_unclean_shutdowns")
     @on("broker {b}")
     def unclean_shutdown(self, s: State, b: int) -> State | None:
         """Fault: the broker crashes and restarts; its whole log had been flushed."""
@@ -302,7 +326,7 @@ class Replication(Spec):
             return None
         return self.restart(self.count_fault(s, "unclean_shutdowns"), b, s.log[b])
 
-    @action(b="broker_ids", fair_each="weak")
+    @action(b="broker_ids", fair_each="weak", switch="max_controlled_shutdowns")
     @on("broker {b}")
     def clean_shutdown(self, s: State, b: int) -> State | None:
         """After its controlled shutdown, the broker flushes its log, writes its broker epoch
@@ -311,6 +335,28 @@ class Replication(Spec):
             return None
         s = s.replace(clean_shutdown_epoch=put(s.clean_shutdown_epoch, b, s.local_epoch[b]))
         return self.restart(s, b, s.log[b])
+
+    # -- what the faults make happen (reachability properties: each holds somewhere) --------
+
+    @reachable
+    def follower_caught_up(self, s: State) -> bool:
+        """A follower's HWM covers every committed record (replication makes progress)."""
+        return any(b != s.leader and s.hwm[b] >= len(s.committed) for b in self.broker_ids)
+
+    @reachable(switch=RESTARTS)
+    def broker_registered_again(self, s: State) -> bool:
+        """A broker restarted and registered again, with a new broker epoch."""
+        return any(epoch > 1 for epoch in s.broker_epoch)
+
+    @reachable(switch=FENCES)
+    def leader_changed(self, s: State) -> bool:
+        """The partition changed leaders (a fault moved leadership off broker 0)."""
+        return s.leader_epoch > 1
+
+    @reachable(switch="max_controlled_shutdowns")
+    def broker_shutting_down(self, s: State) -> bool:
+        """A broker is in controlled shutdown."""
+        return bool(s.shutting_down)
 
     # -- search bounds ----------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from html import escape
 from checker.chart import result_chart
 from checker.graph import changed_variables, describe_action, lasso_line, result_graph
 from checker.reports import msc, trace_svg
-from checker.reports.text import format_behavior, headline
+from checker.reports.text import behavior_intro, format_behavior, headline
 from checker.result import CheckResult
 from checker.values import show
 
@@ -194,7 +194,7 @@ def render(result: CheckResult) -> str:
         *_state_panels(result, n),
         "</section>",
         '<section id="text"><h2>Text report</h2><pre class="report">',
-        escape("\n".join(headline(result) + format_behavior(result))),
+        escape("\n".join(headline(result) + [behavior_intro(result)] + format_behavior(result))),
         "</pre></section></div></main>",
         f"<script>{SCRIPT % {'last': n}}</script>",
     ]

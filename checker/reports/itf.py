@@ -54,6 +54,8 @@ def to_itf(result: CheckResult) -> dict[str, Any]:
         description += f": invariant {result.invariant} is violated in the last state"
     if result.property:
         description += f": temporal property {result.property} is violated by this lasso"
+    if result.witness:
+        description += f": the shortest behavior reaching {result.witness} (a witness)"
     states = []
     for index, step in enumerate(result.trace):
         meta: dict[str, Any] = {"index": index}

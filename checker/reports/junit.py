@@ -6,7 +6,9 @@ property); one the search could not decide (it stopped at another violation, a d
 error, or a bound) is <skipped> with the reason. A deadlock adds a failing "deadlock" case;
 an exception in an action or `init`, or a spec that could not be loaded, adds an
 "(exploration)" case with an <error>. A spec with neither invariants nor properties gets a
-passing "(exploration)" case, so that it still shows.
+passing "(exploration)" case, so that it still shows. Each warning of the vacuity check (an
+action never enabled, ...) is a "(vacuity) NAME" case, <skipped> as JUnit has no warnings, or
+a <failure> under --strict.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from checker.reports.text import format_behavior, headline, render
+from checker.reports.text import behavior_intro, format_behavior, headline, render
 from checker.result import CheckResult, NotChecked
 
 EXPLORATION = "(exploration)"
+VACUITY = "(vacuity)"  # a test case per warning of the vacuity check: "(vacuity) fetch"
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
@@ -34,7 +37,7 @@ def classname(result: CheckResult | NotChecked) -> str:
 
 
 def _trace_text(result: CheckResult) -> str:
-    return "\n".join(headline(result) + format_behavior(result)) + "\n"
+    return "\n".join(headline(result) + [behavior_intro(result)] + format_behavior(result)) + "\n"
 
 
 def _case(suite: ET.Element, result: CheckResult | NotChecked, name: str) -> ET.Element:
@@ -65,7 +68,11 @@ def _suite(root: ET.Element, result: CheckResult | NotChecked) -> ET.Element:
         ("depth", result.depth),
     ):
         ET.SubElement(props, "property", name=key, value=str(value))
-    violated = result.invariant or f"temporal property {result.property}"
+    violated = (
+        f"invariant {result.invariant}"
+        if result.invariant
+        else f"temporal property {result.property}"
+    )
     stopped = {
         "violation": f"the search stopped at the violation of {violated}",
         "deadlock": "the search stopped at a deadlock",
@@ -82,7 +89,7 @@ def _suite(root: ET.Element, result: CheckResult | NotChecked) -> ET.Element:
             )
         elif result.verdict == "error" and err and err.kind == "invariant" and err.name == name:
             _outcome(case, "error", headline(result)[0], "EvaluationError", _trace_text(result))
-        elif result.verdict != "ok":
+        elif result.verdict != "ok" and not result.complete:  # else every state was checked
             ET.SubElement(case, "skipped", message=_clean(f"not decided: {stopped}"))
     for name, formula in result.properties.items():
         case = _case(suite, result, name)
@@ -93,6 +100,15 @@ def _suite(root: ET.Element, result: CheckResult | NotChecked) -> ET.Element:
             _outcome(case, "error", headline(result)[0], "EvaluationError", _trace_text(result))
         elif result.verdict != "ok":
             ET.SubElement(case, "skipped", message=_clean(f"not decided: {stopped}"))
+    for name in result.reachable:  # a failure if never reached; the witness in its output
+        case = _case(suite, result, name)
+        if name in result.unreached:
+            message = f"reachability property {name} is never reached"
+            _outcome(case, "failure", message, "unreached", "\n".join(headline(result)) + "\n")
+        elif result.verdict != "ok" and not result.complete:
+            ET.SubElement(case, "skipped", message=_clean(f"not decided: {stopped}"))
+        elif name == result.witness:
+            ET.SubElement(case, "system-out").text = _clean(_trace_text(result))
     if result.verdict == "deadlock":
         _outcome(
             _case(suite, result, "deadlock"),
@@ -109,10 +125,19 @@ def _suite(root: ET.Element, result: CheckResult | NotChecked) -> ET.Element:
             "EvaluationError",
             _trace_text(result),
         )
-    elif not (result.invariants or result.properties) and result.verdict in ("ok", "incomplete"):
+    elif not (result.invariants or result.properties or result.reachable) and result.verdict in (
+        "ok",
+        "incomplete",
+    ):
         case = _case(suite, result, EXPLORATION)
         if result.verdict == "incomplete":
             ET.SubElement(case, "skipped", message=_clean(stopped))
+    for warning in result.warnings:  # skipped (a warning); with --strict a failure
+        case = _case(suite, result, f"{VACUITY} {warning.name}")
+        if result.strict:
+            _outcome(case, "failure", f"--strict: {warning.message}", "vacuity")
+        else:
+            ET.SubElement(case, "skipped", message=_clean(f"warning: {warning.message}"))
     ET.SubElement(suite, "system-out").text = _clean(render(result))
     return suite
 

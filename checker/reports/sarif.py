@@ -5,7 +5,8 @@ message and as a code flow whose steps point at the actions' definitions and car
 changed variables (for a property's lasso, a last step goes back to where the cycle starts).
 
 Deadlocks and errors are results too (rules `mc/deadlock`, `mc/evaluation-error`,
-`mc/spec-error`), located at the spec class or the code that raised.
+`mc/spec-error`), located at the spec class or the code that raised; so are the vacuity
+check's warnings (`mc/vacuity`, level warning, error under --strict), at the action.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from checker import __version__
+from checker import __version__, batch
 from checker.graph import changed_variables, describe_action, lasso_line
 from checker.model import Model
 from checker.reports.text import behavior_intro, format_behavior, headline
@@ -112,8 +113,8 @@ def _result(checked: Checked, rules: dict[str, dict[str, Any]]) -> dict[str, Any
             "message": {"text": f"{result.spec}: {result.message}"},
             "locations": [_location(Location(display_path(result.spec), 1))],
         }
-    if result.verdict in ("ok", "incomplete"):
-        return None
+    if result.verdict in ("ok", "incomplete") or result.unreached:
+        return None  # a reachability property never reached: see _reachability
     where = spec_location(model) if model else Location(display_path(result.spec), 1)
     if result.verdict == "violation" and (result.invariant or result.property):
         name = result.invariant or result.property
@@ -151,10 +152,85 @@ def _result(checked: Checked, rules: dict[str, dict[str, Any]]) -> dict[str, Any
     return out
 
 
+def _reachability(checked: Checked, rules: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """An error per reachability property never reached, at its definition; and for
+    `--witness NAME` a note at NAME's definition whose code flow is the shortest example."""
+    result, model = checked.result, checked.model
+    if isinstance(result, NotChecked):
+        return []
+    out = []
+    fallback = Location(display_path(result.spec), 1)
+    for name in result.unreached:
+        rule_id = f"{result.spec_name}.{name}"
+        out.append(
+            {
+                "ruleId": rule_id,
+                "ruleIndex": _rule(rules, rule_id, _member_doc(model, name, "reachable")),
+                "level": "error",
+                "message": {
+                    "text": f"{result.spec_name}: reachability property {name} is never"
+                    " reached: no reachable state satisfies it"
+                },
+                "locations": [
+                    _location(member_location(model, name) if model is not None else fallback)
+                ],
+                "properties": {"spec": result.spec, "verdict": result.verdict},
+            }
+        )
+    if result.witness is not None and result.trace:
+        name = result.witness
+        rule_id = f"{result.spec_name}.{name}"
+        lines = [f"{result.spec_name}: {behavior_intro(result)}", *format_behavior(result)]
+        out.append(
+            {
+                "ruleId": rule_id,
+                "ruleIndex": _rule(rules, rule_id, _member_doc(model, name, "reachable")),
+                "level": "note",
+                "message": {"text": "\n".join(lines)},
+                "locations": [
+                    _location(member_location(model, name) if model is not None else fallback)
+                ],
+                "codeFlows": [_code_flow(result, model)],
+                "properties": {"spec": result.spec, "witness": name},
+            }
+        )
+    return out
+
+
+def _warnings(checked: Checked, rules: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """A result per warning of the vacuity check, at the action's (or method's) definition:
+    level warning, or error under --strict."""
+    result, model = checked.result, checked.model
+    if isinstance(result, NotChecked):
+        return []
+    out = []
+    for warning in result.warnings:
+        where = (
+            member_location(model, warning.name)
+            if model is not None
+            else Location(display_path(result.spec), 1)
+        )
+        out.append(
+            {
+                "ruleId": "mc/vacuity",
+                "ruleIndex": _rule(
+                    rules, "mc/vacuity", "a part of the spec that the search never exercised"
+                ),
+                "level": "error" if result.strict else "warning",
+                "message": {"text": f"{result.spec_name}: {warning.message}"},
+                "locations": [_location(where)],
+                "properties": {"spec": result.spec, "kind": warning.kind},
+            }
+        )
+    return out
+
+
 def to_sarif(runs: Sequence[Checked]) -> dict[str, Any]:
     rules: dict[str, dict[str, Any]] = {}
     results = [r for r in (_result(c, rules) for c in runs) if r is not None]
-    worst = max((int(c.result.exit_code) for c in runs), default=0)
+    for checked in runs:
+        results += _reachability(checked, rules) + _warnings(checked, rules)
+    worst = batch.worst(int(c.result.exit_code) for c in runs)
     return {
         "$schema": SCHEMA,
         "version": "2.1.0",

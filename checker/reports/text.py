@@ -5,7 +5,7 @@ from __future__ import annotations
 from checker.graph import lasso_line
 from checker.record import Record
 from checker.result import CheckResult, Simulation, Step
-from checker.values import show
+from checker.values import count, show
 
 
 def describe_step(step: Step) -> str:
@@ -56,11 +56,13 @@ def format_behavior(result: CheckResult) -> list[str]:
 
 def behavior_intro(result: CheckResult) -> str:
     n = len(result.trace)
+    states = count(n, "state")
     if result.verdict == "error":
-        return f"The behavior up to the state where it failed, {n} states:"
+        return f"The behavior up to the state where it failed, {states}:"
+    if result.witness is not None:
+        return f"The shortest behavior reaching {result.witness}, {states}:"
     if result.loop_start is None:
-        return f"The shortest behavior, {n} states:"
-    states = "1 state" if n == 1 else f"{n} states"
+        return f"The shortest behavior, {states}:"
     if result.loop_back is None:
         return f"A fair behavior that violates it: {states}, then stuttering in state {n} forever:"
     return (
@@ -74,26 +76,40 @@ def headline(result: CheckResult) -> list[str]:
     sim = result.simulation
     if result.verdict == "ok" and sim is not None:
         return [
-            f"No violation in {sim.walks:,} traces of depth <= {sim.max_depth}"
-            f" ({sim.visited:,} states visited, {result.distinct_states:,} distinct);"
+            f"No violation in {count(sim.walks, 'trace')} of depth <= {sim.max_depth}"
+            f" ({count(sim.visited, 'state')} visited, {result.distinct_states:,} distinct);"
             " simulation is not a proof."
         ]
     if result.verdict == "ok":
         if not result.invariants:
-            lines = [f"No invariant to check; explored {result.distinct_states:,} distinct states."]
+            lines = [f"No invariant to check; explored {_distinct(result)}."]
         else:
-            lines = [f"All invariants hold over {result.distinct_states:,} distinct states."]
+            lines = [f"All invariants hold over {_distinct(result)}."]
         if result.properties:
             lines.append(
                 f"Every temporal property holds under this fairness"
                 f" (checked in {result.liveness_seconds:.2f} s)."
             )
+        if result.reachable:
+            reached = ", ".join(f"{n} (depth {result.reached[n]})" for n in result.reachable)
+            lines.append(f"Every reachability property is reached: {reached}.")
+        return lines
+    if result.verdict == "violation" and result.unreached:
+        names = ", ".join(result.unreached)
+        lines = [
+            f"Error: reachability propert{'ies' if len(result.unreached) > 1 else 'y'} {names}"
+            f" {'are' if len(result.unreached) > 1 else 'is'} never reached: no reachable"
+            " state satisfies"
+            f" {'them' if len(result.unreached) > 1 else 'it'}."
+        ]
+        if result.invariants:
+            lines.append(f"All invariants hold over {_distinct(result)}.")
         return lines
     if result.verdict == "violation" and result.property is not None:
         formula = result.properties.get(result.property, "")
         lines = [f"Error: temporal property {result.property} ({formula}) is violated."]
         if result.invariants:
-            lines.append(f"All invariants hold over {result.distinct_states:,} distinct states.")
+            lines.append(f"All invariants hold over {_distinct(result)}.")
         return lines
     if result.verdict == "violation":
         return [f"Error: invariant {result.invariant} is violated."]
@@ -101,8 +117,8 @@ def headline(result: CheckResult) -> list[str]:
         return ["Error: deadlock reached (a state with no enabled action)."]
     if result.verdict == "incomplete":
         return [
-            f"Search incomplete: {result.bound}. No violation in the {result.distinct_states:,}"
-            " states explored, but this is not a proof."
+            f"Search incomplete: {result.bound}. No violation in the"
+            f" {count(result.distinct_states, 'state')} explored, but this is not a proof."
         ]
     err = result.error
     assert err is not None
@@ -139,6 +155,8 @@ def render(result: CheckResult) -> str:
         lines.append("  view: states are identified by the spec's view of them")
     if result.symmetry:
         lines.append(f"  symmetry: {result.symmetry}")
+    if result.reachable:
+        lines.append("  reachable: " + ", ".join(result.reachable))
     if result.properties:
         checked = [f"{name} ({formula})" for name, formula in result.properties.items()]
         lines.append("  properties: " + ", ".join(checked))
@@ -147,6 +165,7 @@ def render(result: CheckResult) -> str:
     if sim is not None:
         lines.append(f"  seed {sim.seed}: {sim.traces:,} traces of depth <= {sim.max_depth}")
     lines.extend(headline(result))
+    lines.extend(vacuity_lines(result))
     if result.trace:
         if sim is not None:
             n = len(result.trace)
@@ -158,25 +177,49 @@ def render(result: CheckResult) -> str:
             lines.append(behavior_intro(result))
         lines.extend(format_behavior(result))
     lines.extend(_counts(result) if sim is None else _simulation_counts(result, sim))
-    if result.coverage:
+    if result.coverage and (result.complete or any(c.fired for c in result.coverage)):
         width = max(len(c.name) for c in result.coverage)
         new = "new distinct states" if sim is None else "steps to a state not visited before"
         lines.append(f"Coverage (successors generated / {new}):")
         for cov in result.coverage:
-            note = "   never enabled" if cov.fired == 0 else ""
+            note = ""
+            if cov.name in result.off:
+                note = f"   off ({result.off[cov.name]})"
+            elif cov.fired == 0 and result.complete:
+                note = "   never enabled"
             lines.append(f"  {cov.name:<{width}} {cov.fired:>12,} {cov.new:>12,}{note}")
     return "\n".join(lines) + "\n"
+
+
+def vacuity_lines(result: CheckResult) -> list[str]:
+    """The vacuity check's warnings, the actions switched off, and what --strict makes of
+    them (checker.vacuity)."""
+    lines = [f"Warning: {w.message}" for w in result.warnings]
+    if result.off:
+        lines.append("Off (switched off by the constants):")
+        grouped: dict[str, list[str]] = {}
+        for name, switch in result.off.items():
+            grouped.setdefault(switch, []).append(name)
+        lines += [f"  {', '.join(names)}: {switch}" for switch, names in grouped.items()]
+    if result.strict and result.warnings:
+        n = count(len(result.warnings), "warning")
+        lines.append(f"Error: --strict: {n} about what never happened (exit 15).")
+    return lines
 
 
 def _counts(result: CheckResult) -> list[str]:
     rate = result.distinct_states / result.seconds if result.seconds > 0 else 0.0
     return [
-        f"{result.states_generated:,} states generated, {result.distinct_states:,} distinct states"
-        f" found, {result.queue:,} states left on queue.",
+        f"{count(result.states_generated, 'state')} generated, {_distinct(result)} found,"
+        f" {count(result.queue, 'state')} left on queue.",
         f"Depth of the search: {result.depth}.",
         _collisions(result),
         f"Finished in {result.seconds:.2f} s ({rate:,.0f} distinct states/s).",
     ]
+
+
+def _distinct(result: CheckResult) -> str:
+    return count(result.distinct_states, "distinct state")
 
 
 def _collisions(result: CheckResult) -> str:
@@ -191,8 +234,9 @@ def _collisions(result: CheckResult) -> str:
 def _simulation_counts(result: CheckResult, sim: Simulation) -> list[str]:
     rate = sim.visited / result.seconds if result.seconds > 0 else 0.0
     return [
-        f"{sim.visited:,} states visited in {sim.walks:,} traces,"
-        f" {result.distinct_states:,} distinct; {result.states_generated:,} successors generated.",
+        f"{count(sim.visited, 'state')} visited in {count(sim.walks, 'trace')},"
+        f" {result.distinct_states:,} distinct; {count(result.states_generated, 'successor')}"
+        " generated.",
         f"Deepest state visited: depth {result.depth}.",
         f"Finished in {result.seconds:.2f} s ({rate:,.0f} states visited/s).",
     ]

@@ -1,10 +1,12 @@
 """Die Hard jugs (from the TLA+ Examples): get exactly 4 gallons in the big jug.
 
 The invariant `big_is_not_4` is meant to fail: its counterexample is the puzzle's solution.
-TLC finds 16 distinct states and a 7-state behavior.
+TLC finds 16 distinct states and a 7-state behavior. The reachability property `solved` says
+the same the other way round: `mc check die_hard.py --invariant type_ok --witness solved`
+holds, and prints the solution as the shortest behavior reaching it.
 """
 
-from checker import Record, Spec, action, constant, invariant
+from checker import Record, Spec, action, constant, invariant, reachable
 
 
 class DieHard(Spec):
@@ -50,3 +52,8 @@ class DieHard(Spec):
     @invariant
     def big_is_not_4(self, s):
         return s.big != self.goal
+
+    @reachable
+    def solved(self, s):
+        """Some state has the goal in the big jug."""
+        return s.big == self.goal

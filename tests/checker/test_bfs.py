@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from checker import Record, Spec, action, constant, invariant
+from checker import Record, Spec, action, constant, invariant, terminal
 from checker.bfs import Options, check
 from checker.errors import ExitCode
 from checker.loader import load_model
@@ -33,6 +33,8 @@ class Counter(Spec):
 
 
 def run(spec: Spec, **options) -> object:
+    """Checked without deadlock detection (these specs stop), unless asked."""
+    options.setdefault("deadlock", False)
     return check(Model(spec), Options(**options))
 
 
@@ -68,11 +70,37 @@ def test_violation_in_an_initial_state():
     assert result.depth == 1 and result.distinct_states == 1
 
 
-def test_deadlock_only_reported_when_asked():
-    assert run(Counter()).verdict == "ok"
-    result = run(Counter(), deadlock=True)
+def test_deadlock_is_reported_by_default_as_in_tlc():
+    result = check(Model(Counter()))
     assert result.verdict == "deadlock" and result.exit_code == ExitCode.DEADLOCK
     assert [s.state.x for s in result.trace] == [0, 2, 4]  # first dead state found: x=4
+    assert run(Counter(), deadlock=False).verdict == "ok"  # --no-deadlock
+
+
+class Stopping(Counter):
+    """Counter whose end, x == top, is an intended final state."""
+
+    @terminal
+    def at_top(self, s):
+        return s.x == self.top
+
+
+def test_an_intended_final_state_is_no_deadlock_and_others_still_are():
+    result = check(Model(Stopping()))
+    assert result.verdict == "ok" and result.distinct_states == 5
+    # With top = 4 and a step of 2 only from even x, an odd x stops early: still a deadlock.
+    odd = check(Model(OddStop()))
+    assert odd.verdict == "deadlock" and [s.state.x for s in odd.trace] == [0, 1]
+
+
+class OddStop(Stopping):
+    """An odd x cannot move: x = 1 stops short of top, a deadlock."""
+
+    @action(step=(1, 2))
+    def add(self, s, step):
+        if s.x % 2 == 1 or s.x + step > self.top:
+            return None
+        return s.replace(x=s.x + step)
 
 
 def test_max_states_bound_is_not_a_pass():
@@ -111,7 +139,7 @@ def test_nondeterministic_actions_and_duplicate_initial_states():
     result = run(Branching(), deadlock=False)
     assert result.verdict == "violation"
     assert [s.state.path for s in result.trace] == [(), (1,), (1, 1), (1, 1, 0)]
-    ok = check(Model(Branching(), invariants=[]))
+    ok = check(Model(Branching(), invariants=[]), Options(deadlock=False))
     assert ok.distinct_states == 1 + 2 + 4 + 8
     assert ok.states_generated == 2 + 2 + 4 + 8
 
@@ -136,7 +164,7 @@ def test_state_dependent_domains_are_enumerated_in_canonical_order():
     assert result.verdict == "violation"
     assert [s.params["m"] for s in result.trace[1:]] == ["c", "b", "a"]
     # all orders of 3 messages: 1 + 3 + 6 + 6 states
-    assert check(Model(Messages(), invariants=[])).distinct_states == 16
+    assert check(Model(Messages(), invariants=[]), Options(deadlock=False)).distinct_states == 16
 
 
 def test_the_same_trace_on_every_run():

@@ -4,6 +4,7 @@ number of workers; a changed spec, other constants and corrupt files are refused
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import pickle
@@ -168,6 +169,8 @@ def outcome(result):
         result.queue,
         [(c.name, c.fired, c.new) for c in result.coverage],
         [(s.action, s.params, s.state) for s in result.trace],
+        result.reached,
+        result.witness,
     )
 
 
@@ -190,6 +193,8 @@ def settings(model, options: Options) -> Settings:
         (SPECS / "examples" / "two_phase.py", {}, Options(workers=2)),
         (SPECS / "examples" / "die_hard.py", {}, Options(max_states=10)),
         (SPECS / "examples" / "replicated_log.py", {}, Options(max_depth=5, deadlock=True)),
+        # reachability properties reached before and after the checkpoint, and a witness
+        (SPECS / "kip903.py", {"max_unclean_shutdowns": "0"}, Options(witness="leader_changed")),
     ],
 )
 def test_resuming_from_any_level_gives_the_same_result(
@@ -217,7 +222,7 @@ def test_resuming_from_any_level_gives_the_same_result(
     for folder in copies:
         saved = checkpoint.read(folder)
         workers = 3 - options.workers  # another number of workers
-        again = Options(options.deadlock, options.max_depth, options.max_states, workers)
+        again = dataclasses.replace(options, workers=workers)
         resumed = Checkpoints(folder, settings(model, again), saved)
         assert outcome(check(model, again, checkpoints=resumed)) == reference, folder.name
 
@@ -257,8 +262,8 @@ def test_other_constants_options_or_invariants_are_refused(mc, walk, saved):
     where = f"mc: error: checkpoint {saved / 'checkpoint.mc'}:"
     err = refused(mc, "--resume", saved, "-D", "top=5")
     assert f"{where} constants differ: top=5 vs 4 in the checkpoint" in err
-    err = refused(mc, "--resume", saved, "--max-depth", "3", "--deadlock")
-    assert f"{where} options differ: --deadlock true vs false, --max-depth 3 vs none" in err
+    err = refused(mc, "--resume", saved, "--max-depth", "3", "--no-deadlock")
+    assert f"{where} options differ: --no-deadlock true vs false, --max-depth 3 vs none" in err
     err = refused(mc, "--resume", saved, "--invariant", "not_planted", "--invariant", "x")
     assert f"{where} invariants differ: not_planted, x vs not_planted in the checkpoint" in err
     # Given and equal is fine:
@@ -389,9 +394,9 @@ def test_decoding_never_runs_code(mc, saved, tmp_path):
     err = refused(mc, "--resume", saved)
     assert f"checkpoint {file}: corrupt (" in err
     assert not (tmp_path / "ran").exists()
-    header = msgpack.packb({"format": 2})
+    header = msgpack.packb({"format": 1})
     file.write_bytes(
         checkpoint._FRAME.pack(checkpoint.MAGIC, len(header), hashlib.sha256(header).digest())
         + header
     )
-    assert "corrupt (format 2, this mc reads format 1)" in refused(mc, "--resume", saved)
+    assert "corrupt (format 1, this mc reads format 2)" in refused(mc, "--resume", saved)

@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import ROOT, SPECS
 
 COUNTER = """
-    from checker import Record, Spec, action, constant, invariant
+    from checker import Record, Spec, action, constant, invariant, terminal
 
     class Counter(Spec):
         '''Counts to top.'''
@@ -36,6 +36,10 @@ COUNTER = """
         @invariant
         def below_three(self, s):
             return s.x < 3
+
+        @terminal
+        def at_top(self, s):
+            return s.x == self.top
 """
 
 
@@ -50,9 +54,11 @@ def test_ok_and_violation_exit_codes(mc, write_spec):
 
 
 def test_deadlock_exit_code(mc, write_spec):
-    spec = write_spec(COUNTER)
-    result = mc("check", spec, "-D", "top=2", "--deadlock")
+    spec = write_spec(COUNTER.replace("        @terminal\n", ""))
+    result = mc("check", spec, "-D", "top=2")
     assert result.code == 11 and "deadlock reached" in result.out
+    assert "State 3: add(step=1)" in result.out
+    assert mc("check", spec, "-D", "top=2", "--no-deadlock").code == 0
 
 
 def test_incomplete_exit_code(mc, write_spec):

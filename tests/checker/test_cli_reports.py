@@ -13,7 +13,7 @@ from checker import batch
 from tests.conftest import SPECS
 
 PASSING = """
-    from checker import Record, Spec, action, constant, invariant
+    from checker import Record, Spec, action, constant, invariant, terminal
 
     class Passing(Spec):
         top = constant(2, "largest value")
@@ -28,6 +28,10 @@ PASSING = """
         @invariant
         def bounded(self, s):
             return s.x <= self.top
+
+        @terminal
+        def at_top(self, s):
+            return s.x == self.top
 """
 
 FAILING = """
@@ -207,3 +211,10 @@ def test_svg_and_png_need_graphviz(mc, write_spec, tmp_path, monkeypatch, option
     assert result.code == 151
     assert f"{option} needs Graphviz's `dot` program" in result.err
     assert "apt-get install graphviz" in result.err
+
+
+def test_a_run_of_one_spec_in_a_folder_says_one_spec(mc, tmp_path):
+    root = folder(tmp_path, only=PASSING)
+    result = mc("check", root, "--progress", "0")
+    assert result.code == 0
+    assert "Checked 1 spec: 1 ok. Exit code 0 (the worst)." in result.out

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from checker import Record, Spec, action, action_constraint, constraint, invariant
+from checker import Record, Spec, action, action_constraint, constraint, invariant, terminal
 from checker.bfs import Options, check
 from checker.errors import SpecError
 from checker.model import Model
@@ -129,6 +129,10 @@ class Logged(Spec):
         if s.x + d > 3:
             return None
         return s.replace(x=s.x + d, log=s.log + (d,))
+
+    @terminal
+    def at_three(self, s):
+        return s.x == 3
 
     def view(self, s):
         return s.x

@@ -18,7 +18,7 @@ from tests.conftest import ROOT
 PYTHON_TRACEBACK = "Traceback (most recent call last)"
 
 COUNTER = """\
-from checker import Record, Spec, action, constant, invariant
+from checker import Record, Spec, action, constant, invariant, terminal
 
 class Counter(Spec):
     top = constant(3, "the largest value")
@@ -35,14 +35,22 @@ class Counter(Spec):
     @invariant
     def small(self, s):
         return {holds}
-"""
+
+    @terminal
+    def at_top(self, s):
+        return s.x == self.top
+{extra}"""
 
 
 def counter(
-    init: str = "Record(x=0)", effect: str = "s.replace(x=s.x + step)", holds: str = "s.x < 10"
+    init: str = "Record(x=0)",
+    effect: str = "s.replace(x=s.x + step)",
+    holds: str = "s.x < 10",
+    extra: str = "",
 ) -> str:
-    """The Counter spec with one part replaced (lines: init 7, add 9-13, small 15-17)."""
-    return COUNTER.format(init=init, effect=effect, holds=holds)
+    """The Counter spec with one part replaced (lines: init 7, add 9-13, small 15-17, at_top
+    19-21; `extra` goes on from line 22)."""
+    return COUNTER.format(init=init, effect=effect, holds=holds, extra=extra)
 
 
 TWO_ACTIONS = """\
@@ -176,7 +184,41 @@ CASES = [
         ("{spec}:9: action add: parameter 'step' has no domain in @action(...)",),
         counter().replace("@action(step=(1, 2))", "@action"),
     ),
+    Case(
+        "invariant-without-state",
+        150,
+        (
+            "{spec}:15: @invariant small takes (self): its state parameter is missing; write"
+            " (self, s)",
+        ),
+        counter().replace("def small(self, s):", "def small(self):"),
+    ),
     # -- the command line: 151, before any state is explored
+    Case(
+        "constant-out-of-range",
+        151,
+        ("-D top=-1: it must be at least 1 (the largest value)",),
+        counter().replace(
+            'constant(3, "the largest value")', 'constant(3, "the largest value", min=1)'
+        ),
+        args=("-D", "top=-1"),
+    ),
+    Case(
+        "assumption-fails",
+        151,
+        ("assumption top_is_small does not hold with top=12: the counter stays below 10",),
+        counter(
+            extra="\n    @assume\n    def top_is_small(self):\n"
+            '        """the counter stays below 10"""\n        return self.top < 10\n'
+        ).replace("invariant, terminal", "invariant, terminal, assume"),
+        args=("-D", "top=12"),
+    ),
+    Case(
+        "misspelt-constant",
+        151,
+        ("-D tpo: Counter has no constant 'tpo' (constants: top); did you mean top?",),
+        args=("-D", "tpo=5"),
+    ),
     Case(
         "unknown-constant",
         151,
@@ -255,6 +297,38 @@ CASES = [
         report=True,
     ),
     Case(
+        "bool-where-int",
+        75,
+        (
+            "Error: action add(step=1) changed the kind of x: int in the initial states, bool in"
+            " the state it built (x = True)\n  in state {x: 0}",
+            "The behavior up to the state where it failed, 1 state:",
+        ),
+        counter(effect="s.replace(x=True)"),
+        report=True,
+    ),
+    Case(
+        "tuple-where-set",
+        75,
+        (
+            "Error: action add(step=1) changed the kind of isr: frozenset of int in the initial"
+            " states, tuple of int in the state it built (isr = (0,))",
+        ),
+        counter(init="Record(x=0, isr={0})", effect="s.replace(x=s.x + step, isr=sorted(s.isr))"),
+        report=True,
+    ),
+    Case(
+        "none-where-int",
+        75,
+        (
+            "Error: action add(step=1) changed the kind of x: int in the initial states, None in"
+            " the state it built (x = None); if x may hold None there, declare it in the spec"
+            " class: x: int | None",
+        ),
+        counter(effect="s.replace(x=None)"),
+        report=True,
+    ),
+    Case(
         "set-of-unhashables",
         75,
         (
@@ -329,6 +403,44 @@ CASES = [
         counter(holds="None"),
         report=True,
     ),
+    # -- what never happened: warnings after the verdict, 15 with --strict
+    Case(
+        "return-forgotten",
+        15,
+        (
+            "All invariants hold over 4 distinct states.\n"
+            "Warning: reset was never enabled: is its guard or its return wrong?",
+            "Error: --strict: 1 warning about what never happened (exit 15).",
+        ),
+        counter(
+            extra="\n    @action\n    def reset(self, s):\n        if s.x == 3:\n"
+            "            s.replace(x=0)\n"
+        ),
+        args=("--strict",),
+        report=True,
+    ),
+    Case(
+        "action-not-declared",
+        15,
+        (
+            "Warning: reset ({spec}:23) looks like an action, (self, s, ...) returning"
+            " s.replace(...), but is not declared and nothing calls it: decorate it with"
+            " @action?",
+        ),
+        counter(
+            extra="\n    def reset(self, s):\n        return s.replace(x=0) if s.x == 3 else None\n"
+        ),
+        args=("--strict",),
+        report=True,
+    ),
+    Case(
+        "empty-domain",
+        15,
+        ("Warning: reset was never tried: the domain of its parameter to is empty",),
+        counter(extra="\n    @action(to=())\n    def reset(self, s, to):\n        return s\n"),
+        args=("--strict",),
+        report=True,
+    ),
     # -- bounds: 152, partial counts
     Case(
         "max-states",
@@ -362,7 +474,7 @@ CASES = [
     ),
 ]
 
-ERROR_CODES = {75, 150, 151, 153}  # 152 is a bound, not an error: --debug adds nothing
+ERROR_CODES = {75, 150, 151, 153}  # 152 is a bound, 15 a warning: --debug adds nothing
 
 
 def _run(mc, tmp_path, case: Case, *flags: str):
@@ -469,3 +581,23 @@ def test_every_row_of_docs_errors_md_is_a_case_here():
     tested = {c.id: str(c.code) for c in CASES} | {"java-missing": "153"}
     assert rows == tested
     assert len(rows) >= 20
+
+
+# The mistakes of issue 15's table, each of which ended in "All invariants hold", exit 0:
+# each is a case above whose run now fails with a clear message.
+ISSUE_15 = {
+    "an action's return forgotten (never enabled)": "return-forgotten",
+    "@action forgotten on a method": "action-not-declared",
+    "an empty domain, @action(f=())": "empty-domain",
+    "faults=True where the bound counter is an int": "bool-where-int",
+    "isr=sorted(...) where the variable is a frozenset": "tuple-where-set",
+    "@invariant def small(self), the state parameter forgotten": "invariant-without-state",
+    "-D max_faults=-1": "constant-out-of-range",
+}
+
+
+@pytest.mark.parametrize("row", ISSUE_15, ids=list(ISSUE_15.values()))
+def test_each_silent_pass_of_issue_15_now_fails(mc, tmp_path, row):
+    case = next(c for c in CASES if c.id == ISSUE_15[row])
+    result, _, _ = _run(mc, tmp_path, case)
+    assert result.code == case.code != 0

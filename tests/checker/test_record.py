@@ -142,3 +142,33 @@ def test_records_pickle_and_copy_as_themselves():
     r = Record(a=1, m=Record({0: frozenset({Record(b=2)})}))
     assert pickle.loads(pickle.dumps(r)) == r
     assert copy.copy(r) is r and copy.deepcopy(r) is r
+
+
+def test_update_is_except_with_at():
+    """TLA+'s [s EXCEPT !.faults[f] = @ + 1], the common nested put."""
+    from checker import update
+
+    s = Record(faults=Record(crash=0, loss=1), log=((1,), ()), isr={0: 1})
+    assert update(s, "faults", "crash", lambda n: n + 1) == s.replace(
+        faults=put(s.faults, "crash", s.faults.crash + 1)
+    )
+    assert update(s, "log", 1, lambda log: log + (2,)).log == ((1,), (2,))
+    assert update(s, "isr", 0, lambda epoch: epoch + 1).isr == Record({0: 2})
+    with pytest.raises(KeyError, match="update\\(\\): no 'nope' in"):
+        update(s, "nope", lambda x: x)
+    with pytest.raises(IndexError, match="update\\(\\): no 5 in"):
+        update(s, "log", 5, lambda x: x)
+    with pytest.raises(TypeError, match="needs a key before the function"):
+        update(s, lambda x: x)
+
+
+def test_empty_values_print_as_python_would_write_them():
+    from checker.values import count, show
+
+    assert show(frozenset()) == "set()" and show(frozenset({2, 1})) == "{1, 2}"
+    assert show(Record()) == "{}" and show(Record(a=1)) == "{a: 1}"
+    assert (count(1, "state"), count(2, "state"), count(1_234, "spec")) == (
+        "1 state",
+        "2 states",
+        "1,234 specs",
+    )

@@ -84,6 +84,8 @@ def line(write_spec):
 
 
 def run(model: Model, seed: int = 1, traces: int = 20, depth: int = 30, **kw) -> CheckResult:
+    """Walks without deadlock detection (Line stops at its top), unless asked."""
+    kw.setdefault("deadlock", False)
     return simulate(model, Options(seed=seed, traces=traces, max_depth=depth, **kw))
 
 
@@ -193,7 +195,8 @@ def test_depth_bounds_every_walk_and_deadlocks_end_walks(line):
 def test_exit_codes_and_the_not_a_proof_text(mc, write_spec):
     ok = mc("simulate", DIE_HARD, "--seed", "2", "--traces", "100", "--depth", "50")
     assert ok.code == 0
-    assert ok.out.startswith("seed 2\nSimulating DieHard")
+    assert ok.out.startswith("Simulating DieHard") and ok.out.count("seed 2") == 1
+    assert ok.err.startswith("mc: seed 2\n")
     assert re.search(
         r"No violation in 100 traces of depth <= 50 \(5,000 states visited, \d+ distinct\);"
         r" simulation is not a proof\.",
@@ -203,8 +206,8 @@ def test_exit_codes_and_the_not_a_proof_text(mc, write_spec):
     assert bad.code == 12 and "Error: invariant big_is_not_4 is violated." in bad.out
     assert "Found at depth 50 in trace 99, shortened to depth 7 (6 steps):" in bad.out
     spec = write_spec(LINE, "line.py")
-    assert mc("simulate", spec, "-D", "top=3", "--deadlock", "--seed", "1").code == 11
-    assert mc("simulate", spec, "-D", "top=3", "--seed", "1", "--traces", "5").code == 0
+    assert mc("simulate", spec, "-D", "top=3", "--seed", "1").code == 11
+    assert mc("simulate", spec, "-D", "top=3", "--seed", "1", "--no-deadlock").code == 0
     assert mc("simulate", spec, "-D", "boom_at=2", "--seed", "1").code == 75
     assert mc("simulate", spec, "--invariant", "nope").code == 151
 
@@ -212,7 +215,7 @@ def test_exit_codes_and_the_not_a_proof_text(mc, write_spec):
 def test_a_run_without_seed_prints_one_that_repeats_it(mc, tmp_path):
     args = [DIE_HARD, "--traces", "30", "--depth", "20", "--progress", "0"]
     first = mc("simulate", *args, "--json", tmp_path / "a.json")
-    seed = re.match(r"seed (\d+)\n", first.out)
+    seed = re.match(r"mc: seed (\d+)\n", first.err)
     assert seed is not None
     again = mc("simulate", *args, "--seed", seed.group(1), "--json", tmp_path / "b.json")
     assert (first.code, _untimed(first.out)) == (again.code, _untimed(again.out))

@@ -69,6 +69,9 @@ def outcome(result: CheckResult) -> dict[str, object]:
         "queue": result.queue,
         "coverage": [(c.name, c.fired, c.new) for c in result.coverage],
         "trace": [(s.action, s.params, s.state, s.event) for s in result.trace],
+        "reached": result.reached,
+        "unreached": result.unreached,
+        "witness": result.witness,
     }
 
 
@@ -183,7 +186,7 @@ class Wide(Spec):
 
 
 def test_parents_are_chosen_in_the_local_engines_order(spark):
-    _, ok = both(spark, Model(Wide()))
+    _, ok = both(spark, Model(Wide()), deadlock=False)  # Wide stops at y = 3
     assert ok.distinct_states == 2 + 300 + 7 + 7
     _, bad = both(spark, Model(Wide(bad=5)))
     assert bad.verdict == "violation" and len(bad.trace) == 3
@@ -193,7 +196,7 @@ def test_parents_are_chosen_in_the_local_engines_order(spark):
 def test_max_states_and_max_depth_bounds(spark):
     model = Model(Wide())
     for limit in (1, 2, 3, 250, 302, 305, 316, 317):
-        _, result = both(spark, model, max_states=limit)
+        _, result = both(spark, model, max_states=limit, deadlock=False)
         assert result.distinct_states == min(limit, 316)
     # 302 states in two levels; then (2, 2) is the 303rd and the violating (5, 2) the 304th.
     _, cut = both(spark, Model(Wide(bad=5)), max_states=303)
@@ -201,7 +204,7 @@ def test_max_states_and_max_depth_bounds(spark):
     _, bad = both(spark, Model(Wide(bad=5)), max_states=304)
     assert bad.verdict == "violation" and bad.distinct_states == 304
     for depth in (1, 2, 3, 4):
-        _, result = both(spark, model, max_depth=depth)
+        _, result = both(spark, model, max_depth=depth, deadlock=False)
         assert result.verdict == ("ok" if depth == 4 else "incomplete")
     _, dead = both(spark, Model(Race(a="ok", b="dead")), max_depth=3, deadlock=True)
     assert dead.verdict == "deadlock"  # found while expanding the states at the bound
@@ -233,7 +236,7 @@ def test_an_invariant_that_raises_is_reported_like_the_local_engine(spark):
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(system=systems())
 def test_random_transition_systems_match_networkx(spark, system):
-    matches_networkx(system, lambda model: se.check(model, spark=spark))
+    matches_networkx(system, lambda model: se.check(model, Options(deadlock=False), spark=spark))
 
 
 def test_constraints_view_and_symmetry_agree_with_the_local_engine(spark):
@@ -255,6 +258,24 @@ def test_constraints_view_and_symmetry_agree_with_the_local_engine(spark):
     assert [s.state.bits for s in found.trace] == [(0, 0, 0), (1, 0, 0), (1, 1, 0), (1, 1, 1)]
     _, first = both(spark, Model(FlipAny(n=4)))
     assert first.trace[-2].state.bits == (1, 1, 1, 0)
+
+
+def test_kinds_final_states_and_reachability_agree_with_the_local_engine(spark):
+    from tests.checker.test_bfs import Stopping
+    from tests.checker.test_kinds import Faults
+
+    _, kinds = both(spark, Model(Faults()))
+    assert kinds.verdict == "error" and "faults.crash: int in the initial states" in (
+        kinds.error.message
+    )
+    _, final = both(spark, Model(Stopping()))
+    assert final.verdict == "ok" and final.distinct_states == 5
+    model = load_model(ROOT / "specs" / "kip903.py", {"max_unclean_shutdowns": "0"})
+    _, witness = both(spark, model, witness="replica_back_with_an_empty_disk")
+    assert [s.action for s in witness.trace] == [None, "replace_disk", "register_broker"]
+    die_hard = ROOT / "specs" / "examples" / "die_hard.py"
+    _, unreached = both(spark, load_model(die_hard, {"goal": "9"}))
+    assert (unreached.verdict, unreached.unreached) == ("violation", ["solved"])
 
 
 def test_key_components_compare_like_tuples():

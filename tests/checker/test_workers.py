@@ -127,7 +127,7 @@ class Unhashable(Spec):
 
 
 def test_a_list_inside_a_built_tuple_is_frozen():
-    result = check(Model(Unhashable()))
+    result = check(Model(Unhashable()), Options(deadlock=False))
     assert (result.verdict, result.distinct_states) == ("ok", 2)
     assert result.trace == [] and result.coverage[0].new == 1
 

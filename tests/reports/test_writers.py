@@ -217,7 +217,8 @@ def test_junit_one_case_per_invariant_failure_with_the_trace(kip903_result, tmp_
     assert root.tag == "testsuites"
     (suite,) = root.findall("testsuite")
     cases = suite.findall("testcase")
-    assert [c.get("name") for c in cases] == kip903_result.invariants
+    # A case per invariant, then per reachability property (not decided: skipped)
+    assert [c.get("name") for c in cases] == kip903_result.invariants + kip903_result.reachable
     assert {c.get("classname") for c in cases} == {junit.classname(kip903_result)}
     failed = [c for c in cases if c.find("failure") is not None]
     assert [c.get("name") for c in failed] == [kip903_result.invariant]
@@ -249,7 +250,7 @@ def test_junit_passing_spec_and_control_characters(tmp_path, write_spec):
 
             @action
             def ring(self, s):
-                return None
+                return s
 
             @invariant
             def fine(self, s):
@@ -630,7 +631,7 @@ def test_html_for_a_passing_spec_states_the_verdict(write_spec):
 
             @action
             def noop(self, s):
-                return None
+                return s
 
             @invariant
             def fine(self, s):
@@ -638,7 +639,7 @@ def test_html_for_a_passing_spec_states_the_verdict(write_spec):
         """
     )
     page = Page(html.render(check(spec)))
-    assert "All invariants hold over 1 distinct states." in page.text["report"]
+    assert "All invariants hold over 1 distinct state." in page.text["report"]
     assert page.scripts == 0
 
 

@@ -1,0 +1,282 @@
+"""The kinds of state variables (checker.kinds): inferred from the initial states, declared
+where that is not enough, and checked on every successor at the action that built it, in C
+and in pure Python alike."""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from checker import Record, Spec, action, invariant, put
+from checker import kinds as K
+from checker.bfs import Options, check
+from checker.errors import SpecError
+from checker.model import Model
+from checker.record import freeze
+from checker.speedups import hot
+
+
+class Replica(TypedDict):
+    fetch_offset: int
+    broker_epoch: int
+
+
+def kind_of(value) -> str:
+    return K.describe(K.infer(freeze(value)))
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        (1, "int"),
+        (True, "bool"),
+        ("a", "str"),
+        (b"a", "bytes"),
+        (None, "None"),
+        ((1, 2), "tuple of int"),
+        ((), "tuple"),
+        (((1,), ()), "tuple of tuple of int"),
+        ((None, 1), "tuple of (int or None)"),
+        ((1, "a"), "tuple (int, str)"),
+        (frozenset({1, 2}), "frozenset of int"),
+        (frozenset(), "frozenset"),
+        ({0: 1, 1: 2}, "map int -> int"),
+        (Record(), "record"),
+        (Record(a=1, b=frozenset({"x"})), "record {a: int, b: frozenset of str}"),
+    ],
+)
+def test_kinds_are_inferred_from_values(value, kind):
+    assert kind_of(value) == kind
+
+
+def test_bool_and_int_do_not_mix_even_though_they_compare_equal():
+    with pytest.raises(K.Clash) as clash:
+        K.infer((1, True))
+    assert clash.value.mixed
+
+
+@pytest.mark.parametrize(
+    ("hint", "kind"),
+    [
+        (int | None, "int or None"),
+        (tuple[int | None, ...], "tuple of (int or None)"),
+        (tuple[int, str], "tuple (int, str)"),
+        (frozenset[str], "frozenset of str"),
+        (dict[int, int], "map int -> int"),
+        (Replica, "record {broker_epoch: int, fetch_offset: int}"),
+        (Record, "record"),
+        (object, "anything"),
+    ],
+)
+def test_declared_types(hint, kind):
+    declared = K.declared(hint)
+    assert K.describe(declared) == kind
+    if declared.tag != K.RECORD:  # a record's fields are not written back
+        assert K.declared(eval(K.python_type(declared), {"Record": Record})) == declared
+
+
+def test_a_type_mc_does_not_know_is_refused():
+    with pytest.raises(K.TypeDeclarationError, match=r"the only union mc knows is X \| None"):
+        K.declared(int | str)
+    with pytest.raises(K.TypeDeclarationError, match="no type mc knows"):
+        K.declared(list[int])
+
+
+# The C check and its pure-Python twin, on values of every kind against every kind.
+VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["a", "b"]),
+    lambda inner: (
+        st.lists(inner, max_size=3).map(tuple)
+        | st.frozensets(st.integers(0, 3) | st.sampled_from(["a", "b"]), max_size=3)
+        | st.dictionaries(st.integers(0, 2), inner, max_size=2).map(Record)
+        | st.fixed_dictionaries({"a": inner, "b": inner}).map(lambda d: Record(**d))
+    ),
+    max_leaves=6,
+)
+
+
+@pytest.mark.skipif(hot is None, reason="checker._hot is not built (or MC_PURE_PYTHON=1)")
+@settings(max_examples=300, deadline=None)
+@given(VALUES, VALUES, VALUES)
+def test_the_c_check_and_the_python_check_agree(typed, value, old):
+    try:
+        kind = K.simplified(K.infer(freeze(typed)))
+    except K.Clash:
+        return
+    value, old = freeze(value), freeze(old)
+    # The old value is a part of the parent state, which is of its kind: only then may a
+    # part that the new value shares with it go unchecked.
+    for before in (old, K.MISSING, None, freeze(typed)):
+        if before is K.MISSING or K.conforms(before, K.MISSING, kind):
+            assert hot.conforms(value, before, kind) == K.conforms(value, before, kind)
+    # A value's own kind fits it, and so does a part shared with the old value.
+    assert K.conforms(freeze(typed), K.MISSING, kind)
+
+
+# -- the run -------------------------------------------------------------------------------
+
+
+class Faults(Spec):
+    """The issue's mistake: a fault counter set to True, which compares equal to 1."""
+
+    def init(self):
+        return Record(faults=Record(crash=0, loss=0), leader=0)
+
+    @action(f=("crash", "loss"))
+    def fault(self, s, f):
+        if s.faults[f] >= 1:
+            return None
+        return s.replace(faults=put(s.faults, f, True))
+
+    @invariant
+    def bounded(self, s):
+        return all(v <= 1 for v in s.faults.values())
+
+
+def test_a_bool_where_an_int_was_is_reported_at_the_action():
+    result = check(Model(Faults()))
+    assert result.verdict == "error" and result.exit_code == 75
+    assert (result.error.kind, result.error.name, result.error.params) == (
+        "action",
+        "fault",
+        {"f": "crash"},
+    )
+    assert result.error.message == (
+        "changed the kind of faults.crash: int in the initial states, bool in the state it"
+        " built (faults.crash = True)"
+    )
+    assert [s.action for s in result.trace] == [None]  # the parent: no invariant saw it
+
+
+class Shadowed(Spec):
+    """x = 1 and x = True are equal: an expander drops the second as a state it met. The
+    kind check is on every successor, so the mistake is found whatever the expanders met."""
+
+    def init(self):
+        return Record(x=0)
+
+    @action
+    def one(self, s):
+        return s.replace(x=1) if s.x == 0 else None
+
+    @action
+    def true(self, s):
+        return s.replace(x=True) if s.x == 0 else None
+
+
+@pytest.mark.parametrize("options", [{}, {"workers": 2}, {"live_bytes": 0}])
+def test_a_bool_equal_to_a_state_met_is_still_caught(options):
+    result = check(Model(Shadowed()), Options(**options))
+    assert result.verdict == "error" and result.error.name == "true"
+    assert "x: int in the initial states, bool in the state it built" in result.error.message
+
+
+class Sorted(Spec):
+    def init(self):
+        return Record(isr=frozenset({0}))
+
+    @action(b=(0, 1))
+    def join(self, s, b):
+        return None if b in s.isr else s.replace(isr=sorted(s.isr | {b}))
+
+
+def test_a_list_frozen_to_a_tuple_where_a_frozenset_was():
+    result = check(Model(Sorted()))
+    assert result.error.message == (
+        "changed the kind of isr: frozenset of int in the initial states, tuple of int in the"
+        " state it built (isr = (0, 1))"
+    )
+
+
+class Leaderless(Spec):
+    def init(self):
+        return Record(leader=0, epochs=(1, 1))
+
+    @action
+    def lose(self, s):
+        return s.replace(leader=None) if s.leader is not None else None
+
+    @action(b=(0, 1))
+    def crash(self, s, b):
+        return s.replace(epochs=put(s.epochs, b, None)) if s.epochs[b] is not None else None
+
+
+def test_none_where_the_initial_states_had_a_value_names_the_declaration_to_write():
+    result = check(Model(Leaderless()), Options(deadlock=False))
+    assert result.error.message == (
+        "changed the kind of leader: int in the initial states, None in the state it built"
+        " (leader = None); if leader may hold None there, declare it in the spec class:"
+        " leader: int | None"
+    )
+
+    class Declared(Leaderless):
+        leader: int | None
+
+    nested = check(Model(Declared()), Options(deadlock=False))
+    assert nested.error.message == (
+        "changed the kind of epochs[0]: int in the initial states, None in the state it built"
+        " (epochs[0] = None); if epochs may hold None there, declare it in the spec class:"
+        " epochs: tuple[int | None, ...]"
+    )
+
+    class Both(Declared):
+        epochs: tuple[int | None, ...]
+
+    assert check(Model(Both()), Options(deadlock=False)).verdict == "ok"
+
+
+def test_declared_types_must_fit_the_initial_states_and_name_variables():
+    class Wrong(Leaderless):
+        leader: str
+
+    result = check(Model(Wrong()))
+    assert result.verdict == "error" and result.error.kind == "init"
+    assert result.error.message == (
+        "returned states that mc cannot type: an initial state has leader = 0, not str as"
+        " declared"
+    )
+
+    class Misspelt(Leaderless):
+        leadr: int | None
+
+    with pytest.raises(SpecError, match=r"Misspelt declares the type of 'leadr', which is not a"
+                       r" variable of its states \(variables: epochs, leader\); did you mean"
+                       r" 'leader'\?"):
+        check(Model(Misspelt()))
+
+    class Unknown(Leaderless):
+        leader: list[int]
+
+    with pytest.raises(SpecError, match=r"Unknown.leader: list\[int\] is no type mc knows"):
+        Model(Unknown())
+
+
+def test_initial_states_that_mix_bool_and_int_are_refused():
+    class Mixed(Leaderless):
+        def init(self):
+            return [Record(leader=0, epochs=(1, 1)), Record(leader=True, epochs=(1, 1))]
+
+    result = check(Model(Mixed()))
+    assert result.verdict == "error" and result.error.kind == "init"
+    assert "leader mixes bool and int values (0, True): True == 1 in Python" in (
+        result.error.message
+    )
+
+
+class Appending(Spec):
+    """A list inside a built tuple is frozen by the engine (as put() would): no kind error."""
+
+    def init(self):
+        return Record(log=((0,),))
+
+    @action
+    def append(self, s):
+        return s.replace(log=(s.log[0], [1])) if len(s.log) == 1 else None
+
+
+def test_a_list_inside_a_tuple_is_frozen_before_its_kind_is_judged():
+    result = check(Model(Appending()), Options(deadlock=False))
+    assert result.verdict == "ok" and result.distinct_states == 2

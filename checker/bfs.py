@@ -31,6 +31,7 @@ from multiprocessing.connection import wait
 
 import numpy as np
 
+from checker.behaviour import Behaviour, Builder, Recording, predicate_value
 from checker.checkpoint import PIECE, Array, Checkpoints, Saved
 from checker.encoding import decode, fingerprint
 from checker.errors import EvaluationError
@@ -76,15 +77,32 @@ def check(
 ) -> CheckResult:
     """Explore every reachable state of `model`; return the verdict, counts and any trace.
     With `checkpoints`, write them (and resume from `checkpoints.resumed`)."""
-    options = options or Options()
+    return _run(_Search(model, options or Options(), progress, checkpoints))
+
+
+def record(
+    model: Model,
+    recording: Recording,
+    options: Options | None = None,
+    progress: Progress | None = None,
+) -> tuple[CheckResult, Behaviour | None]:
+    """`check`, recording the state graph as it goes (checker.behaviour): the result, and
+    the behaviour if the search explored every reachable state."""
+    search = _Search(model, options or Options(), progress, recording=recording)
+    result = _run(search)
+    complete = result.verdict == "ok"  # (exploring past violations, they leave it ok)
+    return result, search.builder.finish() if complete and search.builder else None
+
+
+def _run(search: _Search) -> CheckResult:
+    model, checkpoints, progress = search.model, search.checkpoints, search.progress
     result = model.new_result()
-    search = _Search(model, options, progress, checkpoints)
     start_time = time.perf_counter()
     collecting = gc.isenabled()
     gc.disable()  # states are acyclic: the cyclic collector would only walk them, again and again
     try:
         search.run()
-        model.settle_reachability(result, search.reached, options.witness, search.trace_to)
+        model.settle_reachability(result, search.reached, search.options.witness, search.trace_to)
     except _Stop as stop:
         result.verdict = stop.verdict
         for key, value in stop.fields.items():
@@ -145,6 +163,7 @@ class _Search:
         options: Options,
         progress: Progress | None,
         checkpoints: Checkpoints | None = None,
+        recording: Recording | None = None,
     ) -> None:
         self.model = model
         self.options = options
@@ -164,6 +183,8 @@ class _Search:
         self.reached: dict[str, tuple[int, int]] = {}
         self._level_wanted: list[int] = []  # those not reached when the level started
         self.workers: list[Worker] = []
+        self.recording = recording
+        self.builder = Builder(recording) if recording is not None else None
         self._chunks = 0  # chunks sent to expanders so far
         # Estimated bytes of live states each expander holds for this level and the next,
         # and how many states it holds for the next.
@@ -187,7 +208,7 @@ class _Search:
         return replay(self.model, chain_from_positions(self.model, self.links.chain(state)))
 
     def run(self) -> None:
-        self.workers = list(start(self.model, self.options.workers))
+        self.workers = list(start(self.model, self.options.workers, self.recording))
         self._live_next = {w.number: 0 for w in self.workers}
         self._sent = {w.number: 0 for w in self.workers}
         self._back = {w.number: 0 for w in self.workers}
@@ -221,6 +242,13 @@ class _Search:
             self.depth = 1
             self.current = number
             broken = self.model.violated(init.state)
+            if self.builder is not None:
+                self.builder.initial.append((number, init.binding))
+                values = [predicate_value(p, init.state) for _, p in self.recording.predicates]
+                self.builder.add_states(fp, np.array(values, np.uint8), [init.data])
+                if broken is not None and self.recording.go_on:
+                    self.builder.violations[number] = broken.name
+                    broken = None
             if broken is not None:
                 raise _Stop("violation", number, invariant=broken.name)
             for i in self.model.reached(init.state, self._wanted()):
@@ -457,7 +485,9 @@ class _Search:
         room = self._check_room(len(fresh))
         over = int(exp.positions[fresh[room]]) if room < len(fresh) else None  # refused
         fresh = fresh[:room]
-        bad = np.flatnonzero(exp.flagged[fresh])  # a violation, or an invariant that raised
+        go_on = self.recording is not None and self.recording.go_on
+        stops = exp.raised if go_on else exp.flagged  # a violation, or an invariant that raised
+        bad = np.flatnonzero(stops[fresh])
         kept = fresh[: bad[0] + 1] if len(bad) else fresh
         found_before = found.states
         positions = exp.positions[kept]
@@ -474,6 +504,8 @@ class _Search:
                 self._held[worker.number] += len(kept)
             found.add(blob, offsets, worker.number if keep else None, start)
             self.depth = found.depth
+            if self.builder is not None:
+                self._record_states(exp, used, kept, blob, offsets)
         else:
             keep = False
         indices = kept.astype(np.uint32).tobytes()
@@ -501,6 +533,8 @@ class _Search:
         if over is not None:
             stop_at(over)
             raise self._full()
+        if self.builder is not None and exp.stop is None:
+            self.builder.add_steps(exp.counts, exp.targets, exp.actions[: exp.limit], exp.keys)
         self._count(exp, exp.limit, exp.limit)
         if exp.stop is not None:
             self.queue = size - (part.first + exp.stop) + found.states
@@ -517,6 +551,23 @@ class _Search:
             j = int(np.searchsorted(kept, k))
             if j < len(kept) and int(kept[j]) == k:
                 self.reached[name] = (first + j, depth)
+
+    def _record_states(
+        self, exp: _Expansion, used: np.ndarray, kept: np.ndarray, blob: bytes, offsets: np.ndarray
+    ) -> None:
+        """The states a part admitted, for the recorded behaviour: fingerprints, predicate
+        values, encodings if asked, and (exploring past violations) what they violate."""
+        assert self.builder is not None and self.recording is not None
+        first = len(self.links) - len(kept)
+        if self.recording.go_on:
+            for number, candidate in enumerate(kept.tolist(), first):
+                if candidate in exp.broken:
+                    self.builder.violations[number] = exp.broken[candidate]
+        encodings: list[bytes] = []
+        if self.recording.states:
+            bounds = offsets.tolist()
+            encodings = [blob[bounds[i] : bounds[i + 1]] for i in range(len(kept))]
+        self.builder.add_states(used[kept], exp.values[kept], encodings)
 
     def _keep(self, worker: Worker, encoded: int) -> bool:
         """Whether `worker` keeps states of `encoded` bytes live for the next level, within
@@ -620,10 +671,21 @@ class _Expansion:
         self._blob = reply["blob"]
         self._offsets = np.frombuffer(reply["offsets"], dtype=np.uint64)
         self.broken: dict[int, str] = {k: name for k, name in reply["broken"]}
-        self.flagged = np.zeros(len(self.positions), dtype=bool)
+        self.raised = np.zeros(len(self.positions), dtype=bool)
+        self.raised[reply["raised"]] = True
+        self.flagged = self.raised.copy()
         self.flagged[list(self.broken)] = True
-        self.flagged[reply["raised"]] = True
         self.reached: list[list[int]] = reply["reached"]  # [candidate, reachable property]
+        # What a recorded search also gets (checker.behaviour), cut as the rest.
+        if "targets" in reply:
+            parents = len(counts) if self.stop is None else self.stop
+            self.counts = counts[:parents]
+            self.targets = np.frombuffer(reply["targets"], dtype=np.uint64)[: self.limit]
+            keys = reply.get("keys")
+            self.keys = None if keys is None else np.frombuffer(keys, np.uint64)[: self.limit]
+            values = np.frombuffer(reply["values"], dtype=np.uint8)
+            rows = len(self.positions)
+            self.values = values.reshape(rows, len(values) // rows if rows else 0)
 
     def encoding(self, candidate: int) -> bytes:
         return self._blob[int(self._offsets[candidate]) : int(self._offsets[candidate + 1])]

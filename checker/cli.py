@@ -579,17 +579,23 @@ def _explore(
     properties: Sequence[liveness.Property] = (),
     checkpoints: checkpoint.Checkpoints | None = None,
 ) -> CheckResult:
-    """The invariants on the chosen engine, then (if they hold) the temporal properties."""
+    """The invariants on the chosen engine, then (if they hold) the temporal properties, on
+    the state graph the local engine recorded as it searched (else it searches again)."""
     declared = [r.name for r in model.reachables]
     witness = run.witness if run.witness in declared else None
     options = dataclasses.replace(run.options, witness=witness)
     with Deadline(model, run.timeout) as deadline:
         progress = _progress(run.progress_interval)
+        behaviour = None
         if explorer is not None:
             result = explorer.check(model, options, progress, checkpoints)
+        elif properties and checkpoints is None:
+            recording = liveness.recording(model, properties)
+            result, behaviour = bfs.record(model, recording, options, progress)
         else:
             result = bfs.check(model, options, progress, checkpoints)
-        result = liveness.check(model, result, properties, _progress(run.progress_interval))
+        again = _progress(run.progress_interval) if behaviour is None else None
+        result = liveness.check(model, result, properties, behaviour, again)
     vacuity.review(model, result)
     result.strict = run.strict
     if deadline.fired and result.verdict == "incomplete":

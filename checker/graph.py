@@ -15,13 +15,15 @@ HTML report) draws either one:
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
 import networkx as nx
 
-from checker.errors import ExitCode, McError
+from checker.behaviour import Recording
+from checker.bfs import Options, record
+from checker.encoding import decode
+from checker.errors import EvaluationError, ExitCode, McError
 from checker.model import Model
 from checker.record import Record
 from checker.result import CheckResult, Step
@@ -152,43 +154,39 @@ def result_graph(result: CheckResult) -> nx.DiGraph:
 
 def state_space_graph(model: Model, max_states: int = DEFAULT_MAX_STATES) -> nx.DiGraph:
     """Every reachable state of `model` (full states as labels) and every transition, in the
-    explorer's order. Raises StateSpaceTooLarge as soon as more than `max_states` are found,
-    so a big spec is refused quickly instead of exhausting memory."""
-    g = nx.DiGraph(kind="state space")
-    numbers: dict[int, int] = {}  # fingerprint -> node number
-    queue: deque[tuple[int, Record, bytes]] = deque()
-
-    def admit(state: Record, data: bytes, fp: int, initial: bool) -> int:
-        if fp in numbers:
-            return numbers[fp]
-        if len(numbers) >= max_states:
-            raise StateSpaceTooLarge(
-                f"{model.name} has more than {max_states:,} distinct states; `mc graph` draws"
-                " small state spaces only: lower the constants with -D, or raise --max-states"
-            )
-        number = numbers[fp] = len(numbers) + 1
-        broken = model.violated(state)
-        _add_state(
-            g,
-            number,
-            state,
-            tuple(state),
-            initial=initial,
-            violated=broken.name if broken else None,
+    explorer's order: the local engine's search, recorded (checker.behaviour), going on past
+    states that violate an invariant. Raises StateSpaceTooLarge when there are more than
+    `max_states`, as soon as the search finds one more."""
+    recording = Recording(states=True, go_on=True)
+    options = Options(deadlock=False, max_states=max_states + 1)  # a deadlock is a state too
+    result, behaviour = record(model, recording, options)
+    if result.distinct_states > max_states:
+        raise StateSpaceTooLarge(
+            f"{model.name} has more than {max_states:,} distinct states; `mc graph` draws"
+            " small state spaces only: lower the constants with -D, or raise --max-states"
         )
-        queue.append((number, state, data))
-        return number
-
-    for init in model.initial():
-        admit(init.state, init.data, init.fp, initial=True)
-    while queue:
-        number, state, data = queue.popleft()
+    if behaviour is None:
+        assert result.error is not None, result.verdict
+        error = result.error
+        state = result.trace[-1].state if result.trace else None
+        raise EvaluationError(
+            error.kind, error.name, error.message, state=state, params=error.params
+        )
+    assert behaviour.encodings is not None
+    g = nx.DiGraph(kind="state space")
+    states = [decode(data) for data in behaviour.encodings]
+    initial = {number for number, _ in behaviour.initial}
+    for number, state in enumerate(states):
+        violated = behaviour.violations.get(number)
+        _add_state(g, number + 1, state, tuple(state), initial=number in initial, violated=violated)
+    for number, (state, data) in enumerate(zip(states, behaviour.encodings)):
+        start = int(behaviour.starts[number])
+        targets = behaviour.targets[start : int(behaviour.starts[number + 1])].tolist()
         bindings: dict[int, Sequence[tuple[Any, ...]]] = {}
-        for succ in model.expand(data):
+        for succ, target in zip(model.expand(data), targets):
             act = model.actions[succ.action]
             if succ.action not in bindings:
                 bindings[succ.action] = act.bindings(state)
             params = act.describe(bindings[succ.action][succ.binding])
-            target = admit(succ.state, succ.data, succ.fp, initial=False)
-            _add_action(g, number, target, act.name, params)
+            _add_action(g, number + 1, target + 1, act.name, params)
     return g

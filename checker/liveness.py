@@ -32,20 +32,23 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import networkx as nx
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import breadth_first_order, connected_components
 
+from checker import bfs
+from checker.behaviour import RAISED, TRUE, Behaviour, Recording
 from checker.errors import ConfigError, EvaluationError, SpecError
-from checker.model import ROOT, Model
-from checker.progress import Progress, Snapshot
+from checker.model import Model
+from checker.progress import Progress
 from checker.record import Record
 from checker.result import CheckResult, ErrorInfo
 from checker.spec import fairness_of, properties_of, property_kind
-from checker.trace import Link, chain_to, replay
-
-Label = tuple[int, int, tuple[int, ...]]  # (action, binding index, fairness constraints it takes)
+from checker.trace import chain_from_positions, replay
 
 
 @dataclass(frozen=True)
@@ -113,17 +116,34 @@ def _wf(kind: str) -> str:
     return "SF" if kind == "strong" else "WF"
 
 
+def recording(model: Model, properties: Sequence[Property], **more: Any) -> Recording:
+    """What the search records for `properties`: their predicates, and the binding keys of
+    the actions whose fairness is per binding."""
+    predicates: list[tuple[str, Callable[[Record], Any]]] = []
+    for prop in properties:
+        predicates.append((f"P:{prop.name}", prop.p))
+        if prop.q is not None:
+            predicates.append((f"Q:{prop.name}", prop.q))
+    keyed = frozenset(
+        ai for ai, act in enumerate(model.actions) if fairness_of(act.fn).each is not None
+    )
+    return Recording(tuple(predicates), keyed, **more)
+
+
 def check(
     model: Model,
     result: CheckResult,
     properties: Sequence[Property],
+    behaviour: Behaviour | None = None,
     progress: Progress | None = None,
 ) -> CheckResult:
-    """Check `properties` under the spec's fairness, once the safety run that produced
-    `result` found every invariant to hold; record the outcome in `result` and return it.
-    A violation sets verdict "violation", `property`, and the lasso (`trace`, `loop_start`,
-    `loop_back`); a predicate that raises sets verdict "error"; Ctrl-C (or SIGTERM) verdict
-    "incomplete". `result.properties` and `fairness` name what was selected either way."""
+    """Check `properties` under the spec's fairness, once the search that produced `result`
+    found every invariant to hold; record the outcome in `result` and return it. The state
+    graph is `behaviour`, as that search recorded it (`bfs.record` with `recording(...)`);
+    without it, the local engine searches again, recording. A violation sets verdict
+    "violation", `property`, and the lasso (`trace`, `loop_start`, `loop_back`); a predicate
+    that raises sets verdict "error"; Ctrl-C (or SIGTERM) verdict "incomplete".
+    `result.properties` and `fairness` name what was selected either way."""
     result.properties = {p.name: p.formula for p in properties}
     result.fairness = fairness(model) if properties else []
     if result.verdict != "ok" or not properties:
@@ -135,7 +155,17 @@ def check(
         )
     start = time.perf_counter()
     try:
-        graph = explore(model, properties, progress)
+        if behaviour is None:
+            # (the search that produced `result` has judged deadlocks already)
+            options = bfs.Options(deadlock=False)
+            wanted = recording(model, properties)
+            searched, behaviour = bfs.record(model, wanted, options, progress)
+            if searched.verdict == "incomplete" and searched.bound == "interrupted":
+                raise KeyboardInterrupt
+            if behaviour is None:
+                raise RuntimeError(f"the recorded search ended with {searched.verdict}")
+        graph = StateGraph(model, behaviour)
+        graph.raise_predicate_errors(properties)
         for prop in properties:
             lasso = counterexample(graph, prop)
             if lasso is not None:
@@ -144,13 +174,10 @@ def check(
     except _PredicateError as exc:
         result.verdict = "error"
         result.error = ErrorInfo.of(exc)
-        result.trace = replay(model, chain_to(exc.parents, exc.fp))
+        result.trace = replay(model, chain_from_positions(model, exc.positions))
     except KeyboardInterrupt:  # as the engines do: stop and say what was not decided
         result.verdict = "incomplete"
         result.bound = "interrupted while checking the temporal properties"
-    finally:
-        if progress is not None:
-            progress.close()
     result.liveness_seconds = time.perf_counter() - start
     result.seconds += result.liveness_seconds
     if result.verdict != "ok" and result.witness is not None:  # the trace is no witness now
@@ -163,131 +190,126 @@ def check(
 # -- the state graph ----------------------------------------------------------------------
 
 
-@dataclass
 class StateGraph:
-    """The reachable states, numbered in breadth-first order, and their non-stuttering steps."""
+    """The recorded behaviour without its stutters, with the fairness constraint(s) each
+    step takes. A step takes the constraint of its action as a whole (if the action is fair)
+    and that of its action and binding (if fair per binding)."""
 
-    fps: list[int] = field(default_factory=list)  # node -> fingerprint
-    init_index: dict[int, int] = field(default_factory=dict)  # initial node -> its init index
-    parents: dict[int, Link] = field(default_factory=dict)  # for the trace to a failing state
-    steps: nx.DiGraph = field(default_factory=nx.DiGraph)  # u -> v for u != v, no attributes
-    # (u, v) -> every (action, binding, constraints) of that step: tuples of ints, which the
-    # garbage collector stops tracking. The graph's dicts it tracks, and walks on every full
-    # collection: built during the search, they made it 2.5 times slower on kip996, so
-    # `steps` is built from these once the search is over.
-    labels: dict[tuple[int, int], tuple[Label, ...]] = field(default_factory=dict)
-    holds: dict[str, tuple[bytearray, bytearray]] = field(default_factory=dict)  # P, Q per node
-    constraints: list[Constraint] = field(default_factory=list)
-    enabled: list[set[int]] = field(default_factory=list)  # per constraint: where enabled
-    transitions: int = 0  # successors generated, stutters included
+    def __init__(self, model: Model, behaviour: Behaviour) -> None:
+        self.model = model
+        self.behaviour = behaviour
+        self.n = n = len(behaviour)
+        sources = behaviour.sources()
+        targets = behaviour.targets.astype(np.int64)
+        positions = np.arange(len(targets)) - behaviour.starts[sources]
+        moving = sources != targets  # a stutter neither enables nor takes anything
+        self.src, self.dst = sources[moving], targets[moving]
+        self.position = positions[moving]  # in the source's list of successors
+        actions = behaviour.actions[moving].astype(np.int64)
+        self.actions = actions
+        # Constraints: per fair action, one; per binding of an action fair per binding, one.
+        self.constraints: list[Constraint] = []
+        whole = np.full(len(model.actions), -1, dtype=np.int64)
+        for ai, act in enumerate(model.actions):
+            kind = fairness_of(act.fn).whole
+            if kind:
+                whole[ai] = len(self.constraints)
+                self.constraints.append(Constraint(kind == "strong", ai))
+        self.whole = whole[actions]  # per step: its action's constraint, or -1
+        self.each = np.full(len(actions), -1, dtype=np.int64)
+        if behaviour.keys is not None:
+            keys = behaviour.keys[moving]
+            keyed = keys != 0
+            pairs = np.stack([actions[keyed], keys[keyed].astype(np.int64)], axis=1)
+            unique, found, inverse = np.unique(
+                pairs, axis=0, return_index=True, return_inverse=True
+            )
+            rank = np.empty(len(unique), dtype=np.int64)  # numbered in the order first met
+            rank[np.argsort(found)] = np.arange(len(unique))
+            first = len(self.constraints)
+            for ai in unique[np.argsort(found), 0].tolist():
+                kind = fairness_of(model.actions[ai].fn).each
+                self.constraints.append(Constraint(kind == "strong", ai, None))
+            self.each[keyed] = first + rank[inverse.reshape(-1)]
+        # Where each constraint is enabled: (constraint, state) pairs, distinct.
+        taking = np.concatenate(
+            [
+                np.stack([self.whole, self.src], axis=1)[self.whole >= 0],
+                np.stack([self.each, self.src], axis=1)[self.each >= 0],
+            ]
+        )
+        self.enabled = np.unique(taking, axis=0) if len(taking) else np.empty((0, 2), np.int64)
+        # The step graph as networkx has it: each (u, v) once, in the order first taken.
+        codes = self.src * n + self.dst
+        _, first_step = np.unique(codes, return_index=True)
+        first_step.sort()
+        self.edge_src = self.src[first_step]
+        self.edge_dst = self.dst[first_step]
+        self.edge_step = first_step  # the step a (u, v) edge stands for
 
-    def fair_somewhere(self) -> set[int]:
-        """The states where some fair action is enabled (so stuttering there is unfair)."""
-        return set().union(*self.enabled)
+    def raise_predicate_errors(self, properties: Sequence[Property]) -> None:
+        """A predicate that raised (or returned a non-bool) on some state: raised again on
+        the first such state, as the search met them, with the trace to it."""
+        values = self.behaviour.values
+        worst = None
+        for prop in properties:
+            for which, predicate in (("P", prop.p), ("Q", prop.q)):
+                if predicate is None:
+                    continue
+                raised = np.flatnonzero(values[f"{which}:{prop.name}"] == RAISED)
+                if len(raised) and (worst is None or raised[0] < worst[0]):
+                    worst = (int(raised[0]), prop, predicate)
+        if worst is not None:
+            state, prop, predicate = worst
+            positions = self.path_to(state)
+            reached = replay(self.model, chain_from_positions(self.model, positions))[-1].state
+            _evaluate(prop, predicate, reached, positions)
+            raise RuntimeError("a property's predicate raised in the search, not again")
 
-    def label(self, u: int, v: int) -> Label:
-        return self.labels[u, v][0]
+    def path_to(self, state: int) -> list[int]:
+        """The positions from an initial state (its init index first) to `state`, along the
+        steps by which the search found each state."""
+        behaviour = self.behaviour
+        initial = dict(behaviour.initial)
+        first_in = _first_steps_in(behaviour)
+        positions = []
+        while state not in initial:
+            step = first_in[state]
+            parent = int(np.searchsorted(behaviour.starts, step, side="right") - 1)
+            positions.append(step - int(behaviour.starts[parent]))
+            state = parent
+        positions.append(initial[state])
+        positions.reverse()
+        return positions
+
+    def matrix(self, nodes: np.ndarray | None = None, offset: int = 0) -> Any:
+        """The step graph (or its part inside the boolean mask `nodes`) as a sparse matrix."""
+        src, dst = self.edge_src, self.edge_dst
+        if nodes is not None:
+            inside = nodes[src] & nodes[dst]
+            src, dst = src[inside], dst[inside]
+        return csr_matrix(
+            (np.ones(len(src), dtype=np.int8), (src + offset, dst + offset)),
+            shape=(self.n + offset, self.n + offset),
+        )
+
+
+def _first_steps_in(behaviour: Behaviour) -> dict[int, int]:
+    """State -> the first step (in the order the search took them) that reaches it."""
+    targets, first = np.unique(behaviour.targets, return_index=True)
+    return dict(zip(targets.tolist(), first.tolist()))
 
 
 class _PredicateError(EvaluationError):
-    """A property's predicate failed; carries what is needed to rebuild the trace to it."""
+    """A property's predicate failed; carries the trace (as positions) to the state."""
 
-    def __init__(self, exc: EvaluationError, fp: int, parents: dict[int, Link]) -> None:
+    def __init__(self, exc: EvaluationError, positions: list[int]) -> None:
         super().__init__(exc.kind, exc.name, exc.message, state=exc.state, cause=exc.cause)
-        self.fp = fp
-        self.parents = parents
-
-
-def explore(
-    model: Model, properties: Sequence[Property], progress: Progress | None = None
-) -> StateGraph:
-    """Every reachable state (through Model.initial and Model.expand only), each property's
-    predicates on it, and every step with the fairness constraints it takes."""
-    graph = StateGraph()
-    node_of: dict[int, int] = {}
-    declared = [fairness_of(act.fn) for act in model.actions]
-    # Per action: the constraint of the action as a whole (if fair), as a 0- or 1-tuple.
-    whole = [
-        (_new_constraint(graph, fair.whole, ai, None),) if fair.whole else ()
-        for ai, fair in enumerate(declared)
-    ]
-    each: dict[tuple[int, tuple[Any, ...]], int] = {}  # (action, binding) -> its constraint
-    for prop in properties:
-        graph.holds[prop.name] = (bytearray(), bytearray())
-
-    def admit(fp: int, state: Record, link: Link) -> int:
-        node = node_of[fp] = len(graph.fps)
-        graph.fps.append(fp)
-        graph.parents[fp] = link
-        for prop in properties:
-            p_values, q_values = graph.holds[prop.name]
-            p_values.append(_evaluate(prop, prop.p, state, fp, graph.parents))
-            if prop.q is not None:
-                q_values.append(_evaluate(prop, prop.q, state, fp, graph.parents))
-        return node
-
-    frontier: list[tuple[int, bytes, Record]] = []
-    for init in model.initial():
-        graph.transitions += 1
-        if init.fp not in node_of:
-            node = admit(init.fp, init.state, (None, ROOT, init.binding))
-            graph.init_index[node] = init.binding
-            frontier.append((node, init.data, init.state))
-    depth = 1
-    while frontier:
-        next_level: list[tuple[int, bytes, Record]] = []
-        for done, (u, data, state) in enumerate(frontier):
-            successors = model.expand(data)
-            bindings: dict[int, Sequence[tuple[Any, ...]]] = {}  # per action, in this state
-            graph.transitions += len(successors)
-            for succ in successors:
-                v = node_of.get(succ.fp)
-                if v is None:
-                    v = admit(succ.fp, succ.state, (graph.fps[u], succ.action, succ.binding))
-                    next_level.append((v, succ.data, succ.state))
-                if v == u:
-                    continue  # a stutter: neither enables nor takes anything
-                taken = whole[succ.action]
-                kind = declared[succ.action].each
-                if kind:
-                    if succ.action not in bindings:
-                        bindings[succ.action] = model.actions[succ.action].bindings(state)
-                    key = (succ.action, tuple(bindings[succ.action][succ.binding]))
-                    if key not in each:
-                        each[key] = _new_constraint(graph, kind, *key)
-                    taken = (*taken, each[key])
-                for c in taken:
-                    graph.enabled[c].add(u)
-                label = (succ.action, succ.binding, taken)
-                graph.labels[u, v] = graph.labels.get((u, v), ()) + (label,)
-            if progress is not None and progress.due():
-                queue = len(frontier) - done - 1 + len(next_level)
-                progress.report(
-                    Snapshot(
-                        depth, len(graph.fps), graph.transitions, queue, done + 1, len(frontier)
-                    )
-                )
-        frontier = next_level
-        depth += 1
-    graph.steps.add_nodes_from(range(len(graph.fps)))
-    graph.steps.add_edges_from(graph.labels)
-    return graph
-
-
-def _new_constraint(
-    graph: StateGraph, kind: str, action: int, binding: tuple[Any, ...] | None
-) -> int:
-    graph.constraints.append(Constraint(kind == "strong", action, binding))
-    graph.enabled.append(set())
-    return len(graph.constraints) - 1
+        self.positions = positions
 
 
 def _evaluate(
-    prop: Property,
-    predicate: Callable[[Record], Any],
-    state: Record,
-    fp: int,
-    parents: dict[int, Link],
+    prop: Property, predicate: Callable[[Record], Any], state: Record, positions: list[int]
 ) -> bool:
     try:
         value = predicate(state)
@@ -295,7 +317,7 @@ def _evaluate(
         error = EvaluationError(
             "property", prop.name, f"raised {type(exc).__name__}: {exc}", state=state, cause=exc
         )
-        raise _PredicateError(error, fp, parents) from exc
+        raise _PredicateError(error, positions) from exc
     if value is not True and value is not False:
         error = EvaluationError(
             "property",
@@ -303,129 +325,206 @@ def _evaluate(
             f"returned {value!r}; a property's predicate returns True or False",
             state=state,
         )
-        raise _PredicateError(error, fp, parents)
+        raise _PredicateError(error, positions)
     return value
 
 
 # -- fair components and lassos -----------------------------------------------------------
 
 
-def fair_components(graph: StateGraph, nodes: set[int]) -> list[set[int]]:
-    """The strongly connected sets inside `nodes` (with a step) where a behaviour can stay
-    forever, taking all their steps, and be fair (the Emerson-Lei refinement for SF)."""
-    within = graph.steps.subgraph(nodes)
-    work = [c for c in nx.strongly_connected_components(within) if len(c) > 1]
-    fair = []
-    while work:
-        comp = work.pop()
-        taken = _taken_inside(graph, comp)
-        unfair, drop = False, set()
-        for c, constraint in enumerate(graph.constraints):
-            enabled = graph.enabled[c] & comp
-            if c in taken or not enabled:
-                continue
-            if constraint.strong:
-                drop |= enabled
-            elif len(enabled) == len(comp):  # weak: enabled all along, never taken
-                unfair = True
-                break
-        if unfair:
-            continue  # any part of comp breaks the same weak fairness
-        if drop:
-            rest = within.subgraph(comp - drop)
-            work.extend(c for c in nx.strongly_connected_components(rest) if len(c) > 1)
-        else:
-            fair.append(comp)
-    return sorted(fair, key=min)
+def fair_components(graph: StateGraph, nodes: np.ndarray) -> list[np.ndarray]:
+    """The strongly connected sets inside the boolean mask `nodes` (with a step) where a
+    behaviour can stay forever, taking all their steps, and be fair (the Emerson-Lei
+    refinement for strong fairness), each as a sorted array of states, by smallest state."""
+    fair: list[np.ndarray] = []
+    work = nodes.copy()
+    while work.any():
+        labels = _components(graph, work)
+        refined = np.zeros(graph.n, dtype=bool)
+        for comp in labels:
+            drop = _unfair(graph, comp)
+            if drop is None:
+                fair.append(comp)
+            elif len(drop):
+                refined[np.setdiff1d(comp, drop)] = True
+        work = refined
+    return sorted(fair, key=lambda c: int(c[0]))
 
 
-def _taken_inside(graph: StateGraph, comp: set[int]) -> set[int]:
-    taken: set[int] = set()
-    for u in comp:
-        for v in graph.steps.succ[u]:
-            if v in comp:
-                for _, _, constraints in graph.labels[u, v]:
-                    taken.update(constraints)
-    return taken
+def _components(graph: StateGraph, nodes: np.ndarray) -> list[np.ndarray]:
+    """The strongly connected components inside `nodes` with more than one state."""
+    _, labels = connected_components(graph.matrix(nodes), directed=True, connection="strong")
+    labels = np.where(nodes, labels, -1)
+    order = np.argsort(labels, kind="stable")
+    sorted_labels = labels[order]
+    bounds = np.flatnonzero(np.diff(sorted_labels)) + 1
+    groups = np.split(order, bounds)
+    return [g for g in groups if len(g) > 1 and labels[g[0]] >= 0]
+
+
+def _unfair(graph: StateGraph, comp: np.ndarray) -> np.ndarray | None:
+    """None if a behaviour staying in `comp` and taking all its steps is fair; else the
+    states to drop to look for fair components inside it (none: no part of it is fair)."""
+    members = np.zeros(graph.n, dtype=bool)
+    members[comp] = True
+    inside = members[graph.src] & members[graph.dst]
+    taken = set(graph.whole[inside].tolist()) | set(graph.each[inside].tolist())
+    enabled = graph.enabled[members[graph.enabled[:, 1]]]
+    drop: list[np.ndarray] = []
+    for c in np.unique(enabled[:, 0]).tolist():
+        if c in taken:
+            continue
+        where = enabled[enabled[:, 0] == c, 1]
+        if graph.constraints[c].strong:
+            drop.append(where)
+        elif len(where) == len(comp):  # weak: enabled all along, never taken
+            return np.empty(0, dtype=np.int64)
+    return np.unique(np.concatenate(drop)) if drop else None
 
 
 @dataclass
 class Lasso:
     """A path from an initial state to `path[-1]`, then `cycle` (steps from there back to it)
-    repeated forever; an empty cycle stutters at `path[-1]` forever."""
+    repeated forever; an empty cycle stutters at `path[-1]` forever. A step is (u, v, the
+    position of the successor in u's list, its action)."""
 
     path: list[int]
-    cycle: list[tuple[int, int, Label]]
+    cycle: list[tuple[int, int, int, int]]
 
 
 def counterexample(graph: StateGraph, prop: Property) -> Lasso | None:
     """A fair behaviour that violates `prop`, as a lasso, or None if it holds."""
-    n = len(graph.fps)
-    p_values, q_values = graph.holds[prop.name]
-    initial = list(graph.init_index)
+    n = graph.n
+    values = graph.behaviour.values
+    p_values = values[f"P:{prop.name}"] == TRUE
+    q_values = values[f"Q:{prop.name}"] == TRUE if prop.q is not None else None
+    initial = [state for state, _ in graph.behaviour.initial]
     offset = 0  # the prefix graph's node of state u is u + offset
     if prop.kind == "leads_to":
         # Two copies of the graph: in the second (offset n), P and not Q held in a state of
         # the path, and Q has not held since; it is entered on a step into such a state.
-        bad = {u for u in range(n) if not q_values[u]}
-        trigger = {u for u in bad if p_values[u]}
-        prefix = nx.DiGraph(graph.steps.edges())
-        prefix.add_edges_from((u + n, v + n) for u, v in graph.steps.subgraph(bad).edges())
-        prefix.add_edges_from((u, v + n) for u, v in graph.steps.in_edges(trigger))
-        sources = initial + [u + n for u in initial if u in trigger]
-        prefix.add_nodes_from(sources)
+        assert q_values is not None
+        bad = ~q_values
+        trigger = bad & p_values
+        src, dst = graph.edge_src, graph.edge_dst
+        within = bad[src] & bad[dst]
+        into = trigger[dst]
+        # Each state's edges in the order networkx keeps them: its own, then those into the
+        # second copy (in the order of their target's number).
+        cross = np.flatnonzero(into)
+        cross = cross[np.lexsort((dst[cross], src[cross]))]
+        edges = np.concatenate(
+            [
+                np.stack([src, dst], axis=1),
+                np.stack([src[within] + n, dst[within] + n], axis=1),
+                np.stack([src[cross], dst[cross] + n], axis=1),
+            ]
+        )
+        order = np.argsort(edges[:, 0], kind="stable")
+        edges = edges[order]
+        sources = initial + [u + n for u in initial if trigger[u]]
         offset = n
+        size = 2 * n
     else:
-        bad = {u for u in range(n) if not p_values[u]}
+        bad = ~p_values
+        edges = np.stack([graph.edge_src, graph.edge_dst], axis=1)
         if prop.kind == "eventually":
-            prefix = graph.steps.subgraph(bad)
-            sources = [u for u in initial if u in bad]
+            edges = edges[bad[edges[:, 0]] & bad[edges[:, 1]]]
+            sources = [u for u in initial if bad[u]]
         else:
-            prefix = graph.steps
             sources = initial
+        size = n
     if not sources:
         return None
-    distance = nx.multi_source_dijkstra_path_length(prefix, sources, weight=None)
-    reached = {u for u in bad if u + offset in distance}
-    fair_enabled = graph.fair_somewhere()
-    # Candidates: (distance, state, 0 to stutter there or 1 to cycle in its component).
-    candidates = [(distance[u + offset], u, 0, None) for u in reached if u not in fair_enabled]
+    distance, parent = _bfs(edges, sources, size)
+    reached = bad & (distance[offset : offset + n] >= 0)
+    fair_enabled = np.zeros(n, dtype=bool)
+    fair_enabled[graph.enabled[:, 1]] = True
+    best = None  # (distance, state, 0 to stutter there or 1 to cycle in its component)
+    stutter = np.flatnonzero(reached & ~fair_enabled)
+    if len(stutter):
+        u = int(stutter[np.lexsort((stutter, distance[stutter + offset]))[0]])
+        best = (int(distance[u + offset]), u, 0, None)
     for comp in fair_components(graph, reached):
-        candidates += [(distance[u + offset], u, 1, comp) for u in comp]
-    if not candidates:
+        u = int(comp[np.lexsort((comp, distance[comp + offset]))[0]])
+        candidate = (int(distance[u + offset]), u, 1, comp)
+        if best is None or candidate[:3] < best[:3]:
+            best = candidate
+    if best is None:
         return None
-    _, entry, cycles, comp = min(candidates, key=lambda c: c[:3])
-    _, path = nx.multi_source_dijkstra(prefix, sources, target=entry + offset, weight=None)
-    states = [u % n if offset else u for u in path]
+    _, entry, cycles, comp = best
+    path = [entry + offset]
+    while parent[path[-1]] >= 0:
+        path.append(int(parent[path[-1]]))
+    states = [u % n if offset else u for u in reversed(path)]
     return Lasso(states, _cycle(graph, comp, entry) if cycles else [])
 
 
-def _cycle(graph: StateGraph, comp: set[int], entry: int) -> list[tuple[int, int, Label]]:
+def _bfs(edges: np.ndarray, sources: list[int], size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Distances (-1: unreached) and parents (-1: a source) of a breadth-first search from
+    `sources` in order, each node's edges in their order: the shortest paths networkx's
+    multi-source search finds."""
+    root = size  # one more node, with an edge to each source, in order
+    src = np.concatenate([np.full(len(sources), root), edges[:, 0]])
+    dst = np.concatenate([np.array(sources, dtype=np.int64), edges[:, 1]])
+    order = np.argsort(src, kind="stable")
+    counts = np.bincount(src, minlength=size + 1)
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    matrix = csr_matrix((np.ones(len(dst), np.int8), dst[order], indptr), shape=(size + 1,) * 2)
+    visit, parent = breadth_first_order(matrix, root, directed=True, return_predecessors=True)
+    distance = np.full(size + 1, -1, dtype=np.int64)
+    distance[root] = -1
+    parent = parent.astype(np.int64)
+    for v in visit[1:].tolist():
+        u = parent[v]
+        distance[v] = 0 if u == root else distance[u] + 1
+    parent[parent == root] = -1
+    parent[parent < 0] = -1
+    return distance[:size], parent[:size]
+
+
+def _cycle(graph: StateGraph, comp: np.ndarray, entry: int) -> list[tuple[int, int, int, int]]:
     """Steps inside `comp` from `entry` back to it that keep every fairness constraint: each
     constraint enabled in comp is taken, or (weak ones) a state where it is disabled is
-    visited. Greedy: the nearest step or state for each constraint in turn."""
-    within = graph.steps.subgraph(comp)
-    takers: dict[int, list[tuple[int, int, Label]]] = {}
-    for u in sorted(comp):
+    visited. Greedy: the nearest step or state for each constraint in turn (networkx, on the
+    component alone)."""
+    members = np.zeros(graph.n, dtype=bool)
+    members[comp] = True
+    inside = np.flatnonzero(members[graph.src] & members[graph.dst])
+    within = nx.DiGraph()
+    within.add_nodes_from(comp.tolist())
+    labels: dict[tuple[int, int], list[tuple[int, int, tuple[int, ...]]]] = {}
+    for i in inside.tolist():
+        u, v = int(graph.src[i]), int(graph.dst[i])
+        taken = tuple(int(c) for c in (graph.whole[i], graph.each[i]) if c >= 0)
+        labels.setdefault((u, v), []).append((int(graph.position[i]), int(graph.actions[i]), taken))
+    within.add_edges_from(labels)
+    enabled_at: dict[int, set[int]] = {}
+    members_enabled = graph.enabled[members[graph.enabled[:, 1]]]
+    for c, u in members_enabled.tolist():
+        enabled_at.setdefault(c, set()).add(u)
+    takers: dict[int, list[tuple[int, int, tuple[int, int, tuple[int, ...]]]]] = {}
+    for u in sorted(comp.tolist()):
         for v in within.succ[u]:
-            for label in graph.labels[u, v]:
+            for label in labels[u, v]:
                 for c in label[2]:
                     takers.setdefault(c, []).append((u, v, label))
-    steps: list[tuple[int, int, Label]] = []
+    steps: list[tuple[int, int, int, int]] = []
     visited, taken = {entry}, set()
     here = entry
+    nodes = set(comp.tolist())
 
-    def take(u: int, v: int, label: Label) -> None:
-        steps.append((u, v, label))
+    def take(u: int, v: int, label: tuple[int, int, tuple[int, ...]]) -> None:
+        steps.append((u, v, label[0], label[1]))
         visited.add(v)
         taken.update(label[2])
 
     def walk(to: int) -> None:
         for u, v in itertools.pairwise(nx.shortest_path(within, here, to)):
-            take(u, v, graph.label(u, v))
+            take(u, v, labels[u, v][0])
 
     for c, constraint in enumerate(graph.constraints):
-        enabled = graph.enabled[c] & comp
+        enabled = enabled_at.get(c, set())
         if not enabled or c in taken:
             continue
         if not constraint.strong and visited - enabled:
@@ -437,12 +536,12 @@ def _cycle(graph: StateGraph, comp: set[int], entry: int) -> list[tuple[int, int
             take(u, v, label)
             here = v
         else:  # weak, disabled somewhere in comp (else comp would not be fair)
-            target = min(comp - enabled, key=lambda w: (distance[w], w))
+            target = min(nodes - enabled, key=lambda w: (distance[w], w))
             walk(target)
             here = target
     if not steps:  # no constraint asked for anything: any cycle through entry will do
         v = min(within.succ[entry])
-        take(entry, v, graph.label(entry, v))
+        take(entry, v, labels[entry, v][0])
         here = v
     walk(entry)
     return steps
@@ -452,12 +551,13 @@ def _record(
     model: Model, graph: StateGraph, result: CheckResult, prop: Property, lasso: Lasso
 ) -> None:
     """Replay the lasso (every engine agrees on its steps) into `result`."""
-    fps = graph.fps
-    first = lasso.path[0]
-    chain = [(ROOT, graph.init_index[first], fps[first])]
-    chain += [(*graph.label(u, v)[:2], fps[v]) for u, v in itertools.pairwise(lasso.path)]
-    chain += [(action, binding, fps[v]) for _, v, (action, binding, _) in lasso.cycle]
-    steps = replay(model, chain)
+    behaviour = graph.behaviour
+    initial = dict(behaviour.initial)
+    positions = [initial[lasso.path[0]]]
+    for u, v in itertools.pairwise(lasso.path):
+        positions.append(_first_position(graph, u, v))
+    positions += [position for _, _, position, _ in lasso.cycle]
+    steps = replay(model, chain_from_positions(model, positions))
     result.verdict = "violation"
     result.property = prop.name
     result.loop_start = len(lasso.path) - 1
@@ -465,3 +565,11 @@ def _record(
         result.trace, result.loop_back = steps[:-1], steps[-1]
     else:
         result.trace, result.loop_back = steps, None
+
+
+def _first_position(graph: StateGraph, u: int, v: int) -> int:
+    """The position in u's successors of its first step to v."""
+    behaviour = graph.behaviour
+    start, end = int(behaviour.starts[u]), int(behaviour.starts[u + 1])
+    hits = np.flatnonzero(behaviour.targets[start:end] == v)
+    return int(hits[0])

@@ -22,11 +22,11 @@ would. A failure's message is the text report `mc check` prints: verdict and tra
 from __future__ import annotations
 
 import os
-from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
 from checker import bfs, liveness, vacuity
+from checker.behaviour import Recording
 from checker.encoding import decode, encode
 from checker.errors import ConfigError
 from checker.loader import build_model, load_spec_class
@@ -87,7 +87,12 @@ def check(
         model = load(spec, invariants, False, **constants)
         selected = liveness.select(model, properties)
     options = bfs.Options(deadlock=deadlock, max_depth=max_depth, max_states=max_states)
-    result = liveness.check(model, bfs.check(model, options), selected)
+    if selected:
+        recording = liveness.recording(model, selected)
+        result, behaviour = bfs.record(model, recording, options)
+        result = liveness.check(model, result, selected, behaviour)
+    else:
+        result = bfs.check(model, options)
     vacuity.review(model, result)
     result.strict = strict
     return result
@@ -164,24 +169,20 @@ def assert_symmetric(
     symmetry = Symmetry.of(model.spec)
     if symmetry is None:
         raise AssertionError(f"{model.name} declares no symmetry")
-    checked = 0
-    seen = {init.fp for init in model.initial()}
-    queue = deque(model.initial())
-    while queue:
-        current = queue.popleft()
-        checked += 1
-        if checked > max_states:
-            raise AssertionError(
-                f"{model.name} has more than {max_states:,} states: use smaller constants"
-            )
-        successors = model.expand(current.data)
+    recording = Recording(states=True, go_on=True)  # the engine's search, every state kept
+    options = bfs.Options(deadlock=False, max_states=max_states + 1)  # a deadlock is a state too
+    result, behaviour = bfs.record(model, recording, options)
+    if result.distinct_states > max_states:
+        raise AssertionError(
+            f"{model.name} has more than {max_states:,} states: use smaller constants"
+        )
+    if behaviour is None or behaviour.encodings is None:
+        raise AssertionError("\nthe search did not explore every state\n" + render(result))
+    for data in behaviour.encodings:
+        state, successors = decode(data), model.expand(data)
         for p in symmetry.others:
-            _assert_renames(model, symmetry, current.state, successors, p)
-        for succ in successors:
-            if succ.fp not in seen:
-                seen.add(succ.fp)
-                queue.append(succ)
-    return checked
+            _assert_renames(model, symmetry, state, successors, p)
+    return len(behaviour)
 
 
 def _assert_renames(model: Model, symmetry: Symmetry, state: Any, successors: Any, p: Any) -> None:

@@ -32,9 +32,10 @@ from typing import Any
 import msgpack
 import numpy as np
 
+from checker.behaviour import Recording, binding_key, predicate_value
 from checker.encoding import decode, encode_state, fingerprint
 from checker.errors import EvaluationError
-from checker.model import Model
+from checker.model import Binding, Model
 from checker.record import Record, StateError, freeze
 from checker.speedups import hot
 
@@ -45,13 +46,21 @@ Request = dict[str, Any]
 class Expander:
     """Does the work. Keeps, per level, the live states the engine gave it to keep (in the
     order it kept them), the states it met at the current level, and the candidates of the
-    chunks the engine has not yet decided about."""
+    chunks the engine has not yet decided about.
 
-    def __init__(self, model: Model) -> None:
+    When the search records its behaviour (checker.behaviour), it also returns the
+    fingerprint of every successor (the states it met are then a dict: state -> fingerprint),
+    the values of the recorded predicates on the candidates, and the binding key of the steps
+    of the actions that need one."""
+
+    def __init__(self, model: Model, recording: Recording | None = None) -> None:
         self.model = model
+        self.recording = recording
         self.levels: dict[int, list[Record]] = {}  # level -> its live states kept here
-        self.seen: set[Record] = set()
-        self.pending: dict[int, tuple[int, list[Record]]] = {}  # chunk -> (level, candidates)
+        self.seen: set[Record] | dict[Record, int] = {} if recording else set()
+        self.fps: dict[int, list[int]] = {}  # level -> its kept states' fingerprints (recording)
+        # chunk -> (level, candidates, their fingerprints)
+        self.pending: dict[int, tuple[int, list[Record], array]] = {}
         # The reachability properties (indexes) not reached when the level started: checked
         # on the level's candidates.
         self.wanted: list[int] = list(range(len(model.reachables)))
@@ -78,15 +87,20 @@ class Expander:
         self.wanted = wanted
         for old in [n for n in self.levels if n < level]:
             del self.levels[old]
+            self.fps.pop(old, None)
         self.pending.clear()
-        if forget:
+        if forget and self.recording:
+            self.seen = dict(zip(self.levels.get(level, ()), self.fps.get(level, ())))
+        elif forget:
             self.seen = set(self.levels.get(level, ()))
 
     def admit(self, request: Request) -> None:
-        level, candidates = self.pending.pop(request["chunk"])
+        level, candidates, fps = self.pending.pop(request["chunk"])
         if request["keep"]:
-            kept = self.levels.setdefault(level + 1, [])
-            kept += [candidates[i] for i in np.frombuffer(request["indices"], np.uint32).tolist()]
+            indices = np.frombuffer(request["indices"], np.uint32).tolist()
+            self.levels.setdefault(level + 1, []).extend([candidates[i] for i in indices])
+            if self.recording:
+                self.fps.setdefault(level + 1, []).extend([fps[i] for i in indices])
 
     def expand(self, request: Request) -> Reply:
         """Successors of the chunk's states: the action of each (uint16), the number per state
@@ -101,7 +115,11 @@ class Expander:
         level = request["level"]
         if "blob" in request:
             states = _decoded(request["blob"], request["offsets"])
-            self.seen.update(states)
+            if self.recording:
+                fingerprint_of = self.model.fingerprint_of
+                self.seen.update((s, fingerprint_of(s)) for s in states)  # type: ignore[union-attr]
+            else:
+                self.seen.update(states)  # type: ignore[union-attr]
         else:
             first = request["start"]
             states = self.levels[level][first : first + request["count"]]
@@ -117,6 +135,9 @@ class Expander:
         error = None
         constraints = model.constraints
         reduces = model.reduces
+        recording = self.recording
+        steps = _Steps(recording) if recording else None  # every successor's fingerprint...
+        bindings: list[Binding] | None = [] if recording and recording.keyed else None
         total = 0  # successors of the chunk so far
         for i, state in enumerate(states):
             if constraints and not model.within_constraints(state):
@@ -124,31 +145,43 @@ class Expander:
                 stuck.append(0)
                 continue
             try:
-                enabled = model.successors(state, successors, actions)
+                enabled = model.successors(state, successors, actions, bindings)
                 if not enabled and model.terminals and model.final(state):
                     enabled = True  # an intended final state: no deadlock
                 first = len(candidates)
-                _unmet(model, state, successors, actions, total, seen, candidates, positions)
-                for succ, position in zip(candidates[first:], positions[first:]):
-                    try:
-                        data = encode_state(succ)
-                    except StateError as exc:
-                        raise _unencodable(model, actions[position], state, exc) from exc
-                    fps.append(model.fingerprint_of(succ, data) if reduces else fingerprint(data))
-                    encodings.append(data)
+                if steps is not None:
+                    steps.take(model, state, successors, actions, total, seen, bindings)
+                    candidates += steps.found
+                    positions += steps.positions
+                    fps.extend([seen[succ] for succ in steps.found])  # type: ignore[index]
+                    encodings += steps.encodings
+                else:
+                    _unmet(model, state, successors, actions, total, seen, candidates, positions)
+                    for succ, position in zip(candidates[first:], positions[first:]):
+                        try:
+                            data = encode_state(succ)
+                        except StateError as exc:
+                            raise _unencodable(model, actions[position], state, exc) from exc
+                        fp = model.fingerprint_of(succ, data) if reduces else fingerprint(data)
+                        fps.append(fp)
+                        encodings.append(data)
             except EvaluationError:  # the engine raises it again, with the state and step
                 error = i
                 del actions[total:]
+                if steps is not None:
+                    steps.cut(total)
                 break
+            if bindings is not None:
+                bindings.clear()
             counts.append(len(successors))
             stuck.append(not enabled)
             total += len(successors)
             successors.clear()  # freed now, while they are still in the cache
         del candidates[len(fps) :]  # those of a state whose expansion raised were not encoded
         broken, raised, reached = self._verdicts(candidates)
-        self.pending[request["chunk"]] = (level, candidates)
+        self.pending[request["chunk"]] = (level, candidates, fps)
         sizes = np.fromiter(map(len, encodings), np.uint64, len(encodings))
-        return {
+        reply: Reply = {
             "actions": array("H", actions).tobytes(),
             "counts": counts.tobytes(),
             "stuck": bytes(stuck),
@@ -161,6 +194,9 @@ class Expander:
             "reached": reached,
             "error": error,
         }
+        if steps is not None:
+            reply.update(steps.reply(self.model, candidates))
+        return reply
 
     def _verdicts(
         self, candidates: list[Record]
@@ -180,7 +216,7 @@ class Expander:
         for k, state in enumerate(candidates):
             try:
                 invariant = violated(state)
-                got = model.reached(state, wanted) if wanted and invariant is None else ()
+                got = model.reached(state, wanted) if wanted else ()
             except EvaluationError:
                 raised.append(k)
                 continue
@@ -191,6 +227,69 @@ class Expander:
                     hit.add(i)
                     reached.append([k, i])
         return broken, raised, reached
+
+
+class _Steps:
+    """What a recorded search needs of a chunk besides the candidates: the fingerprint of
+    every successor, the key of the steps whose action has per-binding fairness, and the
+    values of the recorded predicates on the candidates."""
+
+    def __init__(self, recording: Recording) -> None:
+        self.recording = recording
+        self.targets = array("Q")
+        self.keys = array("Q")
+        self.found: list[Record] = []  # the last state's candidates, their positions and
+        self.positions: list[int] = []  # encodings (their fingerprints are in `seen`)
+        self.encodings: list[bytes] = []
+
+    def take(
+        self,
+        model: Model,
+        state: Record,
+        successors: list[Record],
+        actions: list[int],
+        offset: int,
+        seen: dict[Record, int],
+        bindings: list[Binding] | None,
+    ) -> None:
+        """A state's successors: each one's fingerprint, from `seen` or computed for a
+        candidate (added to `seen` at once: a later successor may equal it)."""
+        self.found, self.positions, self.encodings = [], [], []
+        keyed = self.recording.keyed
+        for index, succ in enumerate(successors):
+            try:
+                fp = seen.get(succ)
+            except TypeError:
+                succ = successors[index] = _refrozen(model, state, actions[offset + index], succ)
+                fp = seen.get(succ)
+            if fp is None:
+                try:
+                    data = encode_state(succ)
+                except StateError as exc:
+                    raise _unencodable(model, actions[offset + index], state, exc) from exc
+                fp = seen[succ] = model.fingerprint_of(succ, data)
+                self.found.append(succ)
+                self.positions.append(offset + index)
+                self.encodings.append(data)
+            self.targets.append(fp)
+            if bindings is not None:
+                ai = actions[offset + index]
+                self.keys.append(binding_key(bindings[index]) if ai in keyed else 0)
+
+    def cut(self, total: int) -> None:
+        """Forget the steps of a state whose expansion raised."""
+        del self.targets[total:]
+        del self.keys[total:]
+
+    def reply(self, model: Model, candidates: list[Record]) -> Reply:
+        values = bytearray()
+        for state in candidates:
+            for _, predicate in self.recording.predicates:
+                values.append(predicate_value(predicate, state))
+        out: Reply = {"targets": self.targets.tobytes(), "values": bytes(values)}
+        if self.recording.keyed:
+            out["keys"] = self.keys.tobytes()
+        return out
 
 
 def _unmet(
@@ -253,8 +352,8 @@ def _unencodable(model: Model, ai: int, state: Record, exc: StateError) -> Evalu
 class _InProcess:
     """An expander behind the same send/receive interface as a worker process."""
 
-    def __init__(self, model: Model) -> None:
-        self.expander = Expander(model)
+    def __init__(self, model: Model, recording: Recording | None) -> None:
+        self.expander = Expander(model, recording)
         self._replies: list[Reply] = []
         self.number = 0
 
@@ -274,12 +373,15 @@ class _InProcess:
 
 
 class _Process:
-    def __init__(self, model: Model, number: int) -> None:
+    def __init__(self, model: Model, number: int, recording: Recording | None) -> None:
         context = multiprocessing.get_context("fork")  # the child inherits the loaded model
         self.conn, child = context.Pipe()
         self.number = number
         self.process = context.Process(
-            target=_serve, args=(child, model), name=f"mc-worker-{number}", daemon=True
+            target=_serve,
+            args=(child, model, recording),
+            name=f"mc-worker-{number}",
+            daemon=True,
         )
         self.process.start()
         child.close()
@@ -309,12 +411,12 @@ class _Process:
         self.process.join(5)
 
 
-def _serve(conn: Connection, model: Model) -> None:
+def _serve(conn: Connection, model: Model, recording: Recording | None) -> None:
     """A worker process's loop: the engine process decides about Ctrl-C and SIGTERM."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     gc.disable()  # as in the engine process (checker.bfs.check)
-    expander = Expander(model)
+    expander = Expander(model, recording)
     while True:
         try:
             request = msgpack.unpackb(conn.recv_bytes(), raw=False)
@@ -331,8 +433,8 @@ def _serve(conn: Connection, model: Model) -> None:
 Worker = _InProcess | _Process
 
 
-def start(model: Model, count: int) -> Sequence[Worker]:
+def start(model: Model, count: int, recording: Recording | None = None) -> Sequence[Worker]:
     """`count` expanders: this process for 1, else that many worker processes."""
     if count <= 1:
-        return [_InProcess(model)]
-    return [_Process(model, n) for n in range(count)]
+        return [_InProcess(model, recording)]
+    return [_Process(model, n, recording) for n in range(count)]

@@ -1,7 +1,7 @@
 """The state graph a search records, for what needs more than a verdict: temporal properties
 (checker.liveness), `mc graph` and the testing helpers.
 
-The local engine's search records it as it goes (checker.bfs, `Options(record=...)`): the
+The local engine's search records it as it goes (checker.local.bfs, `Options(record=...)`): the
 states numbered in the order the search found them, and every step of every state, in the
 order `Model.successors` lists them (so a step's position among its state's steps is its
 position in that list, from which checker.trace rebuilds it). Compact arrays: a fingerprint

@@ -17,7 +17,6 @@ import click
 from checker import (
     __version__,
     batch,
-    bfs,
     checkpoint,
     kinds,
     liveness,
@@ -34,11 +33,12 @@ from checker.errors import (
     McError,
     SpecError,
 )
-from checker.graph import DEFAULT_MAX_STATES, state_space_graph
 from checker.loader import NoSpecError, load_model, load_spec_class
+from checker.local import bfs
 from checker.model import Model
 from checker.progress import Progress
 from checker.reports import dot, graphviz, mermaid, outputs, text
+from checker.reports.graph import DEFAULT_MAX_STATES, state_space_graph
 from checker.reports.sarif import Checked
 from checker.result import CheckResult, NotChecked
 from checker.spec import (

@@ -40,9 +40,9 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
-from checker import bfs
 from checker.behaviour import RAISED, TRUE, Behaviour, Recording
 from checker.errors import ConfigError, EvaluationError, SpecError
+from checker.local import bfs
 from checker.model import Model
 from checker.progress import Progress
 from checker.record import Record

@@ -1,176 +1,28 @@
-"""A Spec instance compiled for the engines: actions with resolved domains, invariants,
-constraints, and the two functions every engine uses: `expand`, a state's successors, and
-`fingerprint_of`, what identifies a state (its view, up to symmetry)."""
+"""The compiled spec at work: the two functions every engine uses, `expand` (a state's
+successors, the initial states' too) and `fingerprint_of` (what identifies a state: its view,
+up to symmetry), and the checks of a state (invariants, reachability, final states)."""
 
 from __future__ import annotations
 
 import difflib
 import inspect
-import itertools
-import re
-import string
-import typing
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from checker import kinds
+from checker.compiled import Binding, CompiledSpec, Invariant
 from checker.encoding import decode, encode, encode_state, fingerprint
-from checker.errors import ConfigError, EvaluationError, SpecError
-from checker.record import Map, Record, StateError, canonical_order, freeze
-from checker.result import CheckResult, Event, Step
-from checker.spec import (
-    On,
-    Spec,
-    action_constraints_of,
-    actions_of,
-    constants_of,
-    constraints_of,
-    invariants_of,
-    on_of,
-    reachables_of,
-    switches_of,
-    terminals_of,
-)
+from checker.errors import EvaluationError, SpecError
+from checker.record import Map, Record, StateError, freeze
+from checker.result import CheckResult, Step
+from checker.spec import Spec
 from checker.speedups import hot
-from checker.symmetry import Permutation, Symmetry
+from checker.symmetry import Permutation
 from checker.values import show
 
 _conforms = kinds.conforms if hot is None else hot.conforms
-
-Binding = tuple[Any, ...]
 _REDUCED_CACHE = 1 << 18  # entries (about 25 MB) of Model.fingerprint_of's cache, per process
 ROOT = -1  # the action index of an initial state's link; its binding index is its init index
-
-
-def _domain_order(values: Iterable[Any]) -> tuple[Any, ...]:
-    """Sets have no stable iteration order across processes: put them in canonical order.
-    A domain that is a set in the state (the messages in flight) is the same set object in
-    many states, so its order is cached by the set's identity."""
-    if type(values) is frozenset:
-        if not values:
-            return ()
-        order = _orders.get(id(values))
-        if order is None:
-            order = tuple(canonical_order(values))
-            if len(_orders) >= _ORDERS:
-                _orders.clear()
-                _ordered.clear()
-            _orders[id(values)] = order
-            _ordered.append(values)  # held, so that its id is not reused while cached
-        return order
-    if isinstance(values, (set, frozenset)):
-        return tuple(canonical_order(values))
-    return tuple(values)
-
-
-_ORDERS = 1 << 14
-_orders: dict[int, tuple[Any, ...]] = {}
-_ordered: list[frozenset[Any]] = []
-
-
-@dataclass(frozen=True)
-class Action:
-    name: str
-    fn: Callable[..., Any]  # bound method (s, *params)
-    params: tuple[str, ...]
-    # Per parameter: a tuple of values, or a function of the state giving them.
-    domains: tuple[Any, ...]
-    # All bindings when no domain depends on the state (computed once), else None.
-    static_bindings: tuple[Binding, ...] | None
-    on: On | None = None  # where it happens, for sequence charts
-    # Per parameter whose domain is a function of the state and of earlier parameters
-    # (`replica=lambda s, leader: ...`): the indexes of those parameters; else None.
-    depends: tuple[tuple[int, ...] | None, ...] = ()
-
-    def event(self, state: Record, binding: Binding) -> Event | None:
-        """The sequence-chart event of this action fired with `binding` in `state`."""
-        if self.on is None:
-            return None
-        names = {**self.describe(binding), "s": state}
-        on = self.on
-        try:
-            process = _TEMPLATES.format(on.process, **names)
-            for kind, peer in (("send", on.sends), ("receive", on.receives), ("call", on.calls)):
-                if peer is not None:
-                    return Event(process, kind, _TEMPLATES.format(peer, **names), on.message)
-        except (AttributeError, KeyError, IndexError, TypeError, ValueError) as exc:
-            raise EvaluationError(
-                "action",
-                self.name,
-                f"its @on template failed: {type(exc).__name__}: {exc}",
-                state=state,
-                params=self.describe(binding),
-            ) from exc
-        return Event(process, "local")
-
-    def bindings(self, state: Record) -> Sequence[Binding]:
-        if self.static_bindings is not None:
-            return self.static_bindings
-        if any(self.depends):
-            return self._dependent_bindings(state)
-        domains = []
-        for param, domain in zip(self.params, self.domains):
-            if callable(domain):
-                domain = self._domain(param, domain, state, ())
-            domains.append(domain)
-        return tuple(itertools.product(*domains))
-
-    def values(self, state: Record) -> Sequence[Any]:
-        """The values of a one-parameter action's parameter in `state` (bindings unpacked)."""
-        domain = self.domains[0]
-        return self._domain(self.params[0], domain, state, ()) if callable(domain) else domain
-
-    def _dependent_bindings(self, state: Record) -> tuple[Binding, ...]:
-        """The bindings when a domain depends on earlier parameters: for each binding of
-        those, the values its function gives, in product order (the first parameter
-        varying slowest)."""
-        prefixes: list[Binding] = [()]
-        for param, domain, depends in zip(self.params, self.domains, self.depends):
-            if not callable(domain):
-                prefixes = [p + (v,) for p in prefixes for v in domain]
-            elif not depends:
-                values = self._domain(param, domain, state, ())
-                prefixes = [p + (v,) for p in prefixes for v in values]
-            else:
-                prefixes = [
-                    p + (v,)
-                    for p in prefixes
-                    for v in self._domain(param, domain, state, tuple(p[i] for i in depends))
-                ]
-        return tuple(prefixes)
-
-    def _domain(
-        self, param: str, domain: Callable[..., Any], state: Record, earlier: tuple[Any, ...]
-    ) -> tuple[Any, ...]:
-        """A parameter's domain in `state` (given the values of the earlier parameters it
-        takes), in canonical order."""
-        try:
-            return _domain_order(domain(state, *earlier))
-        except Exception as exc:
-            raise EvaluationError(
-                "action",
-                self.name,
-                f"the domain of parameter {param!r} raised {type(exc).__name__}: {exc}",
-                state=state,
-                params=dict(zip(self.params, earlier)) if earlier else None,
-                cause=exc,
-            ) from exc
-
-    def describe(self, binding: Binding) -> dict[str, Any]:
-        return dict(zip(self.params, binding))
-
-
-@dataclass(frozen=True)
-class Invariant:
-    name: str
-    fn: Callable[[Record], Any]
-
-
-@dataclass(frozen=True)
-class Constraint:
-    name: str
-    fn: Callable[..., Any]  # (s) for a state constraint, (s, t) for an action constraint
 
 
 class Successor(NamedTuple):  # a tuple: one is built per generated state
@@ -194,7 +46,7 @@ class Successors(list):  # type: ignore[type-arg]
         self.deadlocked = deadlocked
 
 
-class Model:
+class Model(CompiledSpec):
     """The engines' view of a spec: no Kafka, no printing, just states and transitions."""
 
     def __init__(
@@ -205,138 +57,12 @@ class Model:
         symmetry: bool = True,
     ):
         """`symmetry=False` ignores the symmetry the spec declares (`mc check --no-symmetry`)."""
-        self.spec = spec
-        self.path = path
-        cls = type(spec)
-        self.name = cls.__name__
-        self.title = (inspect.getdoc(cls) or cls.__name__).splitlines()[0]
-        self.constants = spec.constants
-        try:  # an action or predicate overridden without its decorator is a TypeError
-            found, predicates = actions_of(cls), invariants_of(cls)
-            bounds, steps = constraints_of(cls), action_constraints_of(cls)
-            wanted, finals = reachables_of(cls), terminals_of(cls)
-        except TypeError as exc:
-            raise SpecError(f"{path}: {exc}" if path else str(exc)) from None
-        found = self._ordered(found, spec.action_order)
-        self.actions = tuple(self._compile_action(n, f, d) for n, (f, d) in found.items())
-        if not self.actions:
-            raise SpecError(f"{self.name} declares no actions (decorate methods with @action)")
-        # What `successors` loops over: (index, function, arity, static bindings, action),
-        # the bindings of a one-parameter action as bare values (no argument unpacking).
-        self._plan = tuple(
-            (
-                ai,
-                act.fn,
-                len(act.params),
-                None
-                if act.static_bindings is None
-                else tuple(b for b, in act.static_bindings)
-                if len(act.params) == 1
-                else act.static_bindings,
-                act,
-            )
-            for ai, act in enumerate(self.actions)
-        )
-        declared = {n: Invariant(n, getattr(spec, n)) for n in predicates}
-        if invariants is not None:
-            unknown = [n for n in invariants if n not in declared]
-            if unknown:
-                raise ConfigError(
-                    f"--invariant {unknown[0]}: {self.name} has no such invariant"
-                    f" (invariants: {', '.join(declared) or 'none'})"
-                )
-            self.invariants = tuple(declared[n] for n in invariants)
-        else:
-            self.invariants = tuple(declared.values())
-        # Reachability properties: each must hold in some reachable state; those the
-        # constants switch off (name -> "max_crashes=0") are not checked.
-        constants = constants_of(cls)
-        for n, f in wanted.items():
-            unknown = [c for c in switches_of(f) if c not in constants]
-            if unknown:
-                raise SpecError(
-                    f"{path or self.name}: reachable {n}: switch={unknown[0]!r} is not a"
-                    f" constant ({', '.join(constants) or 'none'})"
-                )
-        self.reachables_off = {
-            n: describe_switch(spec, switches_of(f))
-            for n, f in wanted.items()
-            if switches_of(f) and not any(getattr(spec, c) for c in switches_of(f))
-        }
-        self.reachables = tuple(
-            Invariant(n, getattr(spec, n)) for n in wanted if n not in self.reachables_off
-        )
-        # The spec's intended final states: no successor there is no deadlock.
-        self.terminals = tuple(Invariant(n, getattr(spec, n)) for n in finals)
-        self.constraints = tuple(Constraint(n, getattr(spec, n)) for n in bounds)
-        self.action_constraints = tuple(Constraint(n, getattr(spec, n)) for n in steps)
-        self._constrained = bool(self.action_constraints)
-        if spec.view is not None and not callable(spec.view):
-            raise SpecError(f"{self.name}.view must be a method view(self, s), not {spec.view!r}")
-        self.view: Callable[[Record], Any] | None = spec.view
-        # The symmetry in use (None: none declared, or turned off). Liveness checking must
-        # refuse it: a cycle among representatives need not be a cycle among real states.
-        self.symmetry: Symmetry | None = Symmetry.of(spec) if symmetry else None
-        # Whether states are identified by more than their encoding.
-        self.reduces = self.view is not None or self.symmetry is not None
+        super().__init__(spec, path, invariants, symmetry)
         self._reduced_fps: dict[int, int] = {}  # concrete fingerprint -> fingerprint_of
         # The states' kind (checker.kinds), from the initial states and the declared types:
         # known once the initial states are.
-        self._declared = self._declared_types(spec)
         self._kinds: kinds.Kind | None = None
         self._initial: list[Record] | None = None
-
-    def _ordered(self, found: dict[str, Any], order: Sequence[str] | None) -> dict[str, Any]:
-        """The actions in the spec's `action_order`, which names each of them once."""
-        if order is None:
-            return found
-        where = f"{self.path or self.name}: {self.name}.action_order"
-        if isinstance(order, str) or not all(isinstance(n, str) for n in order):
-            raise SpecError(f"{where} must be a tuple of action names, not {order!r}")
-        names = list(order)
-        unknown = [n for n in names if n not in found]
-        if unknown:
-            close = difflib.get_close_matches(unknown[0], list(found), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise SpecError(f"{where} names {unknown[0]!r}, which is no action{hint}")
-        twice = [n for n in names if names.count(n) > 1]
-        if twice:
-            raise SpecError(f"{where} names {twice[0]!r} twice")
-        missing = [n for n in found if n not in names]
-        if missing:
-            raise SpecError(f"{where} leaves out {', '.join(missing)}: name every action once")
-        return {n: found[n] for n in names}
-
-    def _declared_types(self, spec: Spec) -> dict[str, kinds.Kind]:
-        """The state variables' types the spec declares: its bare annotations (`leader: int |
-        None`, no value), in its class and its bases."""
-        out: dict[str, kinds.Kind] = {}
-        for klass in reversed(type(spec).__mro__):
-            if not issubclass(klass, Spec) or klass is Spec:
-                continue
-            bare = [n for n in vars(klass).get("__annotations__", {}) if n not in vars(klass)]
-            if not bare:
-                continue
-            try:
-                hints = typing.get_type_hints(klass)
-            except Exception as exc:
-                raise SpecError(
-                    f"{self.path or self.name}: the annotations of {klass.__name__} cannot be"
-                    f" evaluated: {type(exc).__name__}: {exc}"
-                ) from None
-            for name in bare:
-                try:
-                    out[name] = kinds.declared(hints[name])
-                except kinds.TypeDeclarationError as exc:
-                    raise SpecError(
-                        f"{self.path or self.name}: {klass.__name__}.{name}: {exc}"
-                    ) from None
-        return out
-
-    @property
-    def declared_types(self) -> dict[str, kinds.Kind]:
-        """The state variables' types the spec declares (bare annotations), by name."""
-        return dict(self._declared)
 
     @property
     def kinds(self) -> kinds.Kind:
@@ -352,67 +78,6 @@ class Model:
         # Nor with the states' kind, which names the shapes (classes) of this process: an
         # executor infers it again, from its own initial states.
         return {**self.__dict__, "_reduced_fps": {}, "_kinds": None, "_initial": None}
-
-    def _compile_action(self, name: str, fn: Callable[..., Any], domains: dict[str, Any]) -> Action:
-        code = fn.__code__
-        where = f"{code.co_filename}:{code.co_firstlineno}: action {name}"
-        sig = list(inspect.signature(fn).parameters)
-        if len(sig) < 2:
-            raise SpecError(f"{where} must take (self, s, ...): the state comes after self")
-        params = tuple(sig[2:])
-        missing = [p for p in params if p not in domains]
-        extra = [d for d in domains if d not in params]
-        if missing:
-            raise SpecError(f"{where}: parameter {missing[0]!r} has no domain in @action(...)")
-        if extra:
-            raise SpecError(f"{where}: @action gives a domain for {extra[0]!r}, not a parameter")
-        resolved = []
-        depends: list[tuple[int, ...] | None] = []
-        for index, p in enumerate(params):
-            domain = domains[p]
-            if isinstance(domain, str):
-                if not hasattr(self.spec, domain):
-                    raise SpecError(f"{where}: domain {domain!r} of {p!r} is not a spec attribute")
-                domain = getattr(self.spec, domain)
-            if callable(domain):
-                resolved.append(domain)
-                depends.append(_depends(where, p, domain, params[:index]))
-                continue
-            depends.append(None)
-            try:
-                resolved.append(_domain_order(domain))
-            except TypeError:
-                raise SpecError(
-                    f"{where}: the domain of {p!r} must be an iterable or a function of the "
-                    f"state, not {domain!r}"
-                ) from None
-        where_on = on_of(fn)
-        if where_on is not None:
-            _check_templates(where, where_on, params)
-        declared = constants_of(type(self.spec))
-        for switch in switches_of(fn):
-            if switch not in declared:
-                known = ", ".join(declared) or "none"
-                raise SpecError(f"{where}: switch={switch!r} is not a constant ({known})")
-        bound = getattr(self.spec, name)
-        static = None
-        if not any(callable(d) for d in resolved):
-            static = tuple(itertools.product(*resolved))
-        return Action(name, bound, params, tuple(resolved), static, where_on, tuple(depends))
-
-    def new_result(self) -> CheckResult:
-        """An empty result for a check of this model, for an engine to fill in."""
-        return CheckResult(
-            spec=self.path,
-            spec_name=self.name,
-            constants=dict(self.constants),
-            invariants=[inv.name for inv in self.invariants],
-            constraints=[c.name for c in self.constraints],
-            action_constraints=[c.name for c in self.action_constraints],
-            view=self.view is not None,
-            symmetry=None if self.symmetry is None else self.symmetry.describe(),
-            reachable=[r.name for r in self.reachables],
-        )
 
     # -- states ----------------------------------------------------------------------------
 
@@ -829,40 +494,6 @@ class Model:
         return [i for i in wanted if _holds("reachable", props[i].name, props[i].fn, state)]
 
 
-def _depends(
-    where: str, param: str, domain: Callable[..., Any], earlier: tuple[str, ...]
-) -> tuple[int, ...]:
-    """The earlier parameters a domain function takes after the state, by index: `lambda s,
-    leader: ...` is the domain of a parameter after `leader`, for each value of it."""
-    try:
-        sig = inspect.signature(domain)
-    except (TypeError, ValueError):  # a builtin: a function of the state alone
-        return ()
-    names = [
-        p.name
-        for p in sig.parameters.values()
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
-    ]
-    if not names:
-        raise SpecError(f"{where}: the domain of {param!r} must take the state (s, ...)")
-    unknown = [n for n in names[1:] if n not in earlier]
-    if unknown:
-        raise SpecError(
-            f"{where}: the domain of {param!r} takes {unknown[0]!r}, which is no earlier"
-            f" parameter (a domain takes the state, then earlier parameters by name:"
-            f" {', '.join(earlier) or 'none before it'})"
-        )
-    return tuple(earlier.index(n) for n in names[1:])
-
-
-def describe_switch(spec: Spec, names: Sequence[str]) -> str:
-    """The constants of a switch and their values: "max_crashes=0", "a, b = 0"."""
-    values = [getattr(spec, n) for n in names]
-    if len(names) > 1 and len(set(map(repr, values))) == 1:
-        return f"{', '.join(names)} = {values[0]}"
-    return ", ".join(f"{n}={v}" for n, v in zip(names, values))
-
-
 def _holds(
     kind: str,
     name: str,
@@ -888,44 +519,6 @@ def _holds(
             params=params,
         )
     return ok
-
-
-class _TemplateFormatter(string.Formatter):
-    """str.format, except that an index may name a parameter: "voter {s.leader_id[f]}"."""
-
-    _ACCESSOR = re.compile(r"\.(\w+)|\[(\w+)\]")
-
-    def get_field(self, field_name: str, args: Any, kwargs: Any) -> tuple[Any, str]:
-        root = re.match(r"\w*", field_name).group(0)  # type: ignore[union-attr]
-        value = kwargs[root]
-        for attr, key in self._ACCESSOR.findall(field_name[len(root) :]):
-            if attr:
-                value = getattr(value, attr)
-            else:
-                value = value[kwargs[key] if key in kwargs else int(key) if key.isdigit() else key]
-        return value, root
-
-
-_TEMPLATES = _TemplateFormatter()
-
-
-def _check_templates(where: str, on: On, params: tuple[str, ...]) -> None:
-    """Every {name} in an @on template must be a parameter or `s` (the state)."""
-    known = {*params, "s"}
-    for template in (on.process, on.sends, on.receives, on.calls):
-        if template is None:
-            continue
-        try:
-            fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
-        except ValueError as exc:
-            raise SpecError(f"{where}: @on template {template!r}: {exc}") from None
-        for field in fields:
-            root = re.split(r"[.\[]", field, maxsplit=1)[0]
-            if root not in known:
-                raise SpecError(
-                    f"{where}: @on template {template!r} names {root!r}; it may use"
-                    f" {', '.join(sorted(known))}"
-                )
 
 
 def _encoded(

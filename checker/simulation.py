@@ -22,9 +22,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from checker.compiled import Binding
 from checker.encoding import encode
 from checker.errors import EvaluationError
-from checker.model import ROOT, Binding, Model, Successor, Successors
+from checker.model import ROOT, Model, Successor, Successors
 from checker.progress import Progress, WalkSnapshot
 from checker.record import StateError
 from checker.result import ActionCoverage, CheckResult, ErrorInfo, Simulation

@@ -1,4 +1,4 @@
-"""The Spark engine (`mc check --engine spark`): the same breadth-first search as checker.bfs,
+"""The Spark engine (`mc check --engine spark`): the same breadth-first search as checker.local.bfs,
 level by level, with the frontier and the visited set partitioned by fingerprint across a
 Spark cluster (or `local[*]`, or a Spark Connect server).
 
@@ -48,10 +48,10 @@ from importlib import metadata
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from checker.bfs import Options
 from checker.checkpoint import Array, Checkpoints, Saved
 from checker.encoding import decode
 from checker.errors import ConfigError, EngineError, EvaluationError
+from checker.local.bfs import Options
 from checker.model import ROOT, Model
 from checker.progress import Progress, Snapshot
 from checker.result import ActionCoverage, CheckResult, ErrorInfo
@@ -503,7 +503,7 @@ def check(
     on_level: Callable[[LevelStats], None] | None = None,
     checkpoints: Checkpoints | None = None,
 ) -> CheckResult:
-    """Explore every reachable state of `model` on Spark: the same result as checker.bfs.check
+    """Explore every reachable state of `model` on Spark: the same result as checker.local.bfs.check
     (verdict, counts, coverage, trace), computed level by level across the cluster. With
     `checkpoints`, write them (and resume from `checkpoints.resumed`)."""
     options = options or Options()
@@ -535,7 +535,7 @@ def check(
         result.error = ErrorInfo.of(exc)
         if failed.fp is not None:
             result.trace = replay(model, chain_to(search.links, failed.fp))
-    except KeyboardInterrupt:  # as checker.bfs: stop, cancel the jobs, report what we have
+    except KeyboardInterrupt:  # as checker.local.bfs: stop, cancel the jobs, report what we have
         result.verdict = "incomplete"
         result.bound = "interrupted"
         search.cancel()
@@ -675,7 +675,7 @@ class _Search:
         self.progress = progress
         self.on_level = on_level
         self.n_actions = len(model.actions)
-        # Counts, exactly as checker.bfs keeps them.
+        # Counts, exactly as checker.local.bfs keeps them.
         self.distinct = 0
         self.generated = 0
         self.depth = 0
@@ -802,7 +802,7 @@ class _Search:
         return replay(self.model, chain_to(self.links, fp))
 
     def _initial(self) -> DataFrame:
-        """Level 1 on the driver, exactly as checker.bfs does it (init() is usually small)."""
+        """Level 1 on the driver, exactly as checker.local.bfs does it (init() is usually small)."""
         model, limit = self.model, self.options.max_states
         try:
             initial = model.initial()
@@ -1109,7 +1109,7 @@ class _Search:
         metrics: Mapping[str, Any],
         bad: bytes | None,
     ) -> None:
-        """Stop like checker.bfs would, at the first event of the level in its order: an
+        """Stop like checker.local.bfs would, at the first event of the level in its order: an
         expansion that raised or a deadlock (at the parent's key, before its successors), the
         --max-states bound, or a new state that violates an invariant (or makes one raise)."""
         events: list[tuple[bytes, int, str]] = []
@@ -1172,7 +1172,7 @@ class _Search:
         fired: list[int],
         new_counts: list[int],
     ) -> None:
-        """Counts as checker.bfs has them when it stops while expanding the parent at
+        """Counts as checker.local.bfs has them when it stops while expanding the parent at
         `parent_key`, whose successors up to the event are in `fired` and `new_counts`."""
         before = self._fired_before(frontier, parent_key)
         self.generated += sum(before)
@@ -1241,7 +1241,7 @@ class _Search:
         raise _Stop("violation", fp, invariant=broken.name)
 
     def _stop_at_depth_bound(self, frontier: DataFrame, level: int) -> None:
-        """As checker.bfs: the states at the bound are expanded and their successors counted;
+        """As checker.local.bfs: the states at the bound are expanded and their successors counted;
         the search is complete only if none is new. The first state (in order) that raises
         or deadlocks stops it there."""
         from pyspark.sql import functions as F

@@ -25,11 +25,12 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from checker import bfs, liveness, vacuity
+from checker import liveness, vacuity
 from checker.behaviour import Recording
 from checker.encoding import decode, encode
 from checker.errors import ConfigError
 from checker.loader import build_model, load_spec_class
+from checker.local import bfs
 from checker.model import Model
 from checker.reports.text import render
 from checker.result import CheckResult

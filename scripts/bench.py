@@ -10,7 +10,11 @@
    `--tlc JAR`, TLC (`-workers 2`, on TwoPhase.tla from `--tlc-model DIR`, by default the
    jar's folder). Times, peak RSS and the ratios the hot-path issue sets targets for.
 3. With `--deep`: kip996_read with 5 voters, searched to its shortest stale read.
-4. The local engine against the Spark engine (local[2]) on TwoPhase of growing size.
+4. With `--liveness`: temporal properties checked on the behaviour graph the search records
+   (seconds in all and for the liveness phase, bytes per state of the graph, peak RSS); with
+   `--baseline REV`, the same check at that revision (which searched the graph again, as
+   networkx objects) and the speed-up.
+5. The local engine against the Spark engine (local[2]) on TwoPhase of growing size.
 
 Tables are written to build/bench.md. Figures are from this run on this machine: compare
 ratios, not absolutes, and run nothing else meanwhile. `--quick` skips TwoPhase RM=8 (~1.7M
@@ -50,11 +54,23 @@ RUNS: list[tuple[str, dict[str, str]]] = [
     ("specs/kip1023.py", {}),
 ]
 LARGE = {"rm": "8"}
+TWO_PHASE = "specs/examples/two_phase.py"
 DEEP = ("specs/kip996_read.py", {"voters": "5"}, ["reads_are_linearizable"])
+# (spec file, constants, temporal properties, whether to run the baseline): `--liveness`.
+# The second is the scale row (millions of states): the baseline would take hours.
+LIVENESS: list[tuple[str, dict[str, str], list[str], bool]] = [
+    ("specs/kip966.py", {"max_unflushed_losses": "2"}, ["has_leader"], True),
+    (
+        "specs/kip996.py",
+        {"max_epoch": "5", "max_records": "2", "max_isolations": "2"},
+        ["leader_elected"],
+        False,
+    ),
+]
 
 CHILD = """
 import json, resource, sys, time
-from checker.bfs import Options, check
+from checker.local.bfs import Options, check
 from checker.loader import load_model
 spec, constants, workers = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
 invariants = json.loads(sys.argv[4]) if len(sys.argv) > 4 else None
@@ -74,7 +90,7 @@ print(json.dumps({
 # The baseline revision's engine (before the hot-path work, `check` took no invariants).
 CHILD_BASELINE = """
 import json, sys, time
-from checker.bfs import Options, check
+from checker.local.bfs import Options, check
 from checker.loader import load_model
 model = load_model(sys.argv[1], json.loads(sys.argv[2]))
 start = time.perf_counter()
@@ -83,6 +99,42 @@ seconds = time.perf_counter() - start
 print(json.dumps({"verdict": result.verdict, "distinct": result.distinct_states,
                   "seconds": seconds, "checker": __import__("checker").__file__}))
 """
+
+# The search, recording the behaviour graph, then the temporal properties on it (as `mc check`).
+CHILD_LIVENESS = """
+import json, resource, sys, time
+from checker import liveness
+from checker.local.bfs import Options, record
+from checker.loader import load_model
+spec, constants, names = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+model = load_model(spec, constants)
+props = liveness.select(model, names)
+start = time.perf_counter()
+result, behaviour = record(model, liveness.recording(model, props), Options(deadlock=False))
+result = liveness.check(model, result, props, behaviour)
+seconds = time.perf_counter() - start
+print(json.dumps({
+    "verdict": result.verdict, "distinct": result.distinct_states, "seconds": seconds,
+    "liveness_seconds": result.liveness_seconds, "behaviour_bytes": behaviour.nbytes,
+    "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "children_rss_kib": 0,
+}))
+"""
+
+# The baseline revision's liveness: a search, then `liveness.check` explores again.
+CHILD_LIVENESS_BASELINE = """
+import json, sys, time
+from checker import liveness
+from checker.bfs import Options, check
+from checker.loader import load_model
+spec, constants, names = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+model = load_model(spec, constants)
+props = liveness.select(model, names)
+start = time.perf_counter()
+result = liveness.check(model, check(model, Options()), props)
+print(json.dumps({"verdict": result.verdict, "distinct": result.distinct_states,
+                  "seconds": time.perf_counter() - start}))
+"""
+
 
 # A peer run in its own process, so that its peak RSS is its own.
 CHILD_TIMED = """
@@ -95,11 +147,13 @@ print(json.dumps({"code": out.returncode, "seconds": seconds, "out": out.stdout[
 """
 
 
-def measure(spec: str, constants: dict[str, str], child: str = CHILD, *args: str, env=None) -> dict:
-    """Run `child` on a spec in a process of its own (with `env`: in the baseline's tree)."""
+def measure(
+    spec: str, constants: dict[str, str], child: str = CHILD, *args: str, env=None, cwd=ROOT
+) -> dict:
+    """Run `child` on a spec in a process of its own, in `cwd` with `env`."""
     out = subprocess.run(
         [sys.executable, "-c", child, spec, json.dumps(constants), *args],
-        cwd=ROOT if env is None else BASELINE,
+        cwd=cwd,
         capture_output=True,
         text=True,
         env=env,
@@ -148,8 +202,9 @@ def engine_table(
     for spec, constants in runs:
         counts = None
         before = None
-        if env is not None and (BASELINE / spec).exists():
-            before = measure(spec, constants, CHILD_BASELINE, "1", env=env)
+        # (not at RM=8: the baseline takes minutes there; its figure is in docs/performance.md)
+        if env is not None and (BASELINE / spec).exists() and constants != LARGE:
+            before = measure(spec, constants, CHILD_BASELINE, "1", env=env, cwd=BASELINE)
             if not before["checker"].startswith(str(BASELINE)):
                 raise SystemExit(f"the baseline run imported {before['checker']}")
         for workers in (1, 2):
@@ -218,9 +273,11 @@ def peer_table(two_phase: dict, tlc: Path | None, tlc_model: Path | None) -> lis
     header = (
         "| TwoPhase RM | distinct | minicheck s | TLC s (2 workers) | mc w1 s | mc w2 s "
         "| mc w1 time / minicheck | mc w2 speed / minicheck | mc w2 speed / TLC "
-        "| minicheck RSS MiB | TLC RSS MiB | mc w1 RSS MiB | mc w2 RSS MiB |"
+        "| minicheck RSS MiB | TLC RSS MiB | mc w1 RSS MiB | mc w2 RSS MiB "
+        "| mc w1 pure-Python s |"
     )
-    lines = [header, "|" + "---|" * 13]
+    lines = [header, "|" + "---|" * 14]
+    pure = {**os.environ, "MC_PURE_PYTHON": "1"}
     for rm in sorted({rm for rm, _ in two_phase}, key=int):
         out = subprocess.run(
             [python, str(ROOT / "scripts" / "minicheck_two_phase.py"), rm],
@@ -240,12 +297,15 @@ def peer_table(two_phase: dict, tlc: Path | None, tlc_model: Path | None) -> lis
                 raise SystemExit(f"RM={rm}: TLC {t['distinct']} states, mc {one['distinct']}")
             tlc_s, tlc_rss = f"{t['seconds']:.2f}", f"{t['rss_kib'] / 1024:.0f}"
             tlc_ratio = f"{t['seconds'] / two['seconds']:.2f}"
+        slow = "-"  # the pure-Python hot path, up to RM=7 (RM=8 would take minutes)
+        if int(rm) <= 7:
+            slow = f"{measure(TWO_PHASE, {'rm': rm}, CHILD, '1', env=pure)['seconds']:.2f}"
         lines.append(
             f"| {rm} | {one['distinct']:,} | {peer['seconds']:.2f} | {tlc_s} "
             f"| {one['seconds']:.2f} | {two['seconds']:.2f} "
             f"| {one['seconds'] / peer['seconds']:.2f} | {peer['seconds'] / two['seconds']:.2f} "
             f"| {tlc_ratio} | {peer['rss_kib'] / 1024:.0f} | {tlc_rss} "
-            f"| {peak_mib(one):.0f} | {peak_mib(two):.0f} |"
+            f"| {peak_mib(one):.0f} | {peak_mib(two):.0f} | {slow} |"
         )
         print(lines[-1], flush=True)
     return lines
@@ -263,6 +323,33 @@ def deep_table() -> list[str]:
         f"| {r['distinct']:,} | {r['depth']} | {r['seconds']:.1f} | {peak_mib(r):.0f} |",
     ]
     print(lines[-1], flush=True)
+    return lines
+
+
+def liveness_table(baseline: str | None) -> list[str]:
+    """Table 4: temporal properties on the recorded behaviour graph (and at `baseline`)."""
+    lines = [
+        "| spec | constants | properties | verdict | distinct | s | liveness s "
+        "| graph B/state | peak RSS MiB | baseline s | speed-up |",
+        "|" + "---|" * 11,
+    ]
+    env = baseline_env(baseline) if baseline else None
+    for spec, constants, props, compare in LIVENESS:
+        r = measure(spec, constants, CHILD_LIVENESS, json.dumps(props))
+        old = "-", "-"
+        if env is not None and compare:
+            names = json.dumps(props)
+            b = measure(spec, constants, CHILD_LIVENESS_BASELINE, names, env=env, cwd=BASELINE)
+            if (b["verdict"], b["distinct"]) != (r["verdict"], r["distinct"]):
+                raise SystemExit(f"{spec} {constants}: the baseline disagrees: {b} {r}")
+            old = f"{b['seconds']:.1f}", f"{b['seconds'] / r['seconds']:.1f}x"
+        lines.append(
+            f"| {spec} | {consts_text(constants)} | {', '.join(props)} | {r['verdict']} "
+            f"| {r['distinct']:,} | {r['seconds']:.1f} | {r['liveness_seconds']:.1f} "
+            f"| {r['behaviour_bytes'] / r['distinct']:.1f} | {peak_mib(r):.0f} "
+            f"| {old[0]} | {old[1]} |"
+        )
+        print(lines[-1], flush=True)
     return lines
 
 
@@ -335,6 +422,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="skip TwoPhase RM=8 (~1.7M)")
     parser.add_argument("--spark-only", action="store_true", help="only local vs Spark")
     parser.add_argument("--deep", action="store_true", help="kip996_read, 5 voters (minutes)")
+    parser.add_argument("--liveness", action="store_true", help="temporal properties (minutes)")
     parser.add_argument("--tlc", type=Path, metavar="JAR", help="TLC's tla2tools.jar")
     parser.add_argument(
         "--tlc-model", type=Path, metavar="DIR", help="the folder of TwoPhase.tla (the jar's)"
@@ -355,6 +443,9 @@ def main() -> None:
         if args.deep:
             print(flush=True)
             lines += ["", *deep_table()]
+    if args.liveness:
+        print(flush=True)
+        lines += ["", *liveness_table(args.baseline)]
     if not args.no_spark:
         print(flush=True)
         lines += ["", *spark_table(SPARK_RUNS + (SPARK_LARGE if args.large else []))]

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from html import escape
 
-from checker.chart import result_chart
-from checker.graph import changed_variables, describe_action, lasso_line, result_graph
 from checker.reports import msc, trace_svg
+from checker.reports.chart import result_chart
+from checker.reports.graph import changed_variables, describe_action, lasso_line, result_graph
 from checker.reports.text import behavior_intro, format_behavior, headline
 from checker.result import CheckResult
 from checker.values import show

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import networkx as nx
 
-from checker.chart import Chart
+from checker.reports.chart import Chart
 
 # Mermaid has no escape that works everywhere: Mermaid 11 leaves entity codes (`#quot;`)
 # undecoded in sequence diagrams and flowchart labels, `;` ends a sequence statement, `%%`

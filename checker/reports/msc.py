@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from html import escape
 
-from checker.chart import Chart, Message
+from checker.reports.chart import Chart, Message
 
 CHAR = 7.3  # px per character of 12px DejaVu Sans Mono (0.6 em), rounded up
 ROW = 44

@@ -19,10 +19,10 @@ from typing import Any, TypeVar
 
 import click
 
-from checker.chart import result_chart
 from checker.errors import ConfigError
-from checker.graph import result_graph
 from checker.reports import dot, graphviz, html, itf, json_report, junit, mermaid, msc, sarif
+from checker.reports.chart import result_chart
+from checker.reports.graph import result_graph
 from checker.reports.sarif import Checked
 from checker.result import CheckResult
 

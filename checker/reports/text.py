@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from checker.graph import lasso_line
 from checker.record import Record
+from checker.reports.graph import lasso_line
 from checker.result import CheckResult, Simulation, Step
 from checker.values import count, show
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from checker import Record, Spec, action, canonical_order, invariant
-from checker.bfs import Options, check
 from checker.errors import SpecError
+from checker.local.bfs import Options, check
 from checker.model import Model
 from tests.conftest import SPECS
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from checker import Record, Spec, action, constant, invariant, terminal
-from checker.bfs import Options, check
 from checker.errors import ExitCode
 from checker.loader import load_model
+from checker.local.bfs import Options, check
 from checker.model import Model
 from tests.conftest import SPECS
 

@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 
 from checker import checkpoint
-from checker.bfs import Options, check
 from checker.checkpoint import Array, Checkpoints, Settings
 from checker.loader import load_model
+from checker.local.bfs import Options, check
 from tests.conftest import ROOT, SPECS
 
 # Three counters up to `top`, a bad state planted at depth 10. The tests stop a run inside an

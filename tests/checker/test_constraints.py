@@ -8,8 +8,8 @@ import json
 import pytest
 
 from checker import Record, Spec, action, action_constraint, constraint, invariant, terminal
-from checker.bfs import Options, check
 from checker.errors import SpecError
+from checker.local.bfs import Options, check
 from checker.model import Model
 
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from checker import Record, Spec, action, invariant, put
 from checker import kinds as K
-from checker.bfs import Options, check
 from checker.errors import SpecError
+from checker.local.bfs import Options, check
 from checker.model import Model
 from checker.record import freeze
 from checker.speedups import hot

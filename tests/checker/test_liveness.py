@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker import Record, Spec, action, always_eventually, eventually, invariant, leads_to
-from checker.bfs import Options
-from checker.bfs import check as check_invariants
 from checker.errors import ConfigError, ExitCode, SpecError
 from checker.liveness import check, fairness, select
 from checker.loader import load_model
+from checker.local.bfs import Options
+from checker.local.bfs import check as check_invariants
 from checker.model import Model
 from specs.kip966 import Kip966
 from specs.kip996 import Kip996

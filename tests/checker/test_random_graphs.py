@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker import Record, Spec, action, invariant
-from checker.bfs import Options, check
+from checker.local.bfs import Options, check
 from checker.model import Model
 from checker.result import CheckResult
 

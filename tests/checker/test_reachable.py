@@ -9,8 +9,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from checker.bfs import Options, check
 from checker.loader import load_model
+from checker.local.bfs import Options, check
 from checker.reports import html, itf
 from checker.reports.sarif import Checked, to_sarif
 from tests.conftest import SPECS

@@ -11,9 +11,9 @@ import sys
 import pytest
 
 from checker import Record, Spec, action, invariant
-from checker.bfs import check
 from checker.encoding import encode
 from checker.loader import load_model
+from checker.local.bfs import check
 from checker.model import Model
 from checker.result import CheckResult
 from checker.simulation import Options, simulate

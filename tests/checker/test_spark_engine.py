@@ -24,9 +24,9 @@ from hypothesis import HealthCheck, given, settings
 
 from checker import Record, Spec, action, checkpoint, constant, invariant
 from checker import spark_engine as se
-from checker.bfs import Options, check
 from checker.errors import ExitCode
 from checker.loader import load_model
+from checker.local.bfs import Options, check
 from checker.model import Model
 from checker.result import CheckResult
 from tests.bundled import BUNDLED
@@ -454,7 +454,7 @@ CONNECT = textwrap.dedent(
     """
     import json, sys
     from checker import spark_engine as se
-    from checker.bfs import check
+    from checker.local.bfs import check
     from checker.loader import load_model
     try:
         spark = se.session(remote="local", conf={"spark.sql.shuffle.partitions": "2"})

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from checker import Record, Spec, action, constant, invariant
-from checker.bfs import check
 from checker.errors import SpecError
+from checker.local.bfs import check
 from checker.model import Model
 from checker.spec import Constant
 

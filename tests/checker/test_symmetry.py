@@ -9,9 +9,9 @@ import json
 import pytest
 
 from checker import Record, Spec, action, constant, invariant, put
-from checker.bfs import Options, check
 from checker.encoding import encode
 from checker.loader import load_model
+from checker.local.bfs import Options, check
 from checker.model import Model
 from checker.testing import assert_symmetric
 from tests.bundled import BUNDLED

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from checker import Record, Spec, action, invariant
-from checker.bfs import Options, check
 from checker.loader import load_model
+from checker.local.bfs import Options, check
 from checker.model import Model
 from tests.bundled import BUNDLED
 from tests.conftest import ROOT

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from checker import bfs
 from checker.loader import load_model
+from checker.local import bfs
 from checker.model import Model
 from checker.result import CheckResult
 from tests.conftest import SPECS

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.graph import describe_action
+from checker.reports.graph import describe_action
 from tests.conftest import ROOT, SPECS
 from tests.reports.test_writers import Page
 

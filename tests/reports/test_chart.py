@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from checker.chart import SPEC, Box, Call, Message, sequence_chart
 from checker.record import Record
+from checker.reports.chart import SPEC, Box, Call, Message, sequence_chart
 from checker.result import Event, Step
 
 

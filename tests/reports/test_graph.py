@@ -8,9 +8,14 @@ import networkx as nx
 import pydot
 import pytest
 
-from checker.graph import StateSpaceTooLarge, describe_action, state_space_graph, trace_graph
 from checker.loader import load_model
 from checker.record import Record
+from checker.reports.graph import (
+    StateSpaceTooLarge,
+    describe_action,
+    state_space_graph,
+    trace_graph,
+)
 from checker.values import show
 from tests.conftest import SPECS
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from checker.bfs import check as check_invariants
-from checker.chart import result_chart
-from checker.graph import result_graph
 from checker.liveness import check, select
 from checker.loader import load_model
+from checker.local.bfs import check as check_invariants
 from checker.reports import dot, graphviz, html, itf, json_report, junit, mermaid, msc, sarif
+from checker.reports.chart import result_chart
+from checker.reports.graph import result_graph
 from checker.reports.sarif import Checked
 from checker.reports.text import render
 from tests.checker.test_liveness import TICKET

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from checker.chart import sequence_chart
 from checker.errors import ExitCode
-from checker.graph import changed_variables, describe_action, trace_graph
 from checker.loader import load_model
 from checker.record import Record
 from checker.reports import dot, graphviz, html, itf, junit, mermaid, msc, sarif
+from checker.reports.chart import sequence_chart
+from checker.reports.graph import changed_variables, describe_action, trace_graph
 from checker.reports.sarif import Checked
 from checker.result import NotChecked
 from checker.testing import check

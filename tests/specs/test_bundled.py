@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from checker.bfs import check
 from checker.loader import load_model
+from checker.local.bfs import check
 from tests.bundled import BUNDLED
 from tests.conftest import ROOT
 

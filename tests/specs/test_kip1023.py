@@ -4,8 +4,8 @@ corner-case handling, a follower bootstrapped under a new leader misses tiered o
 from __future__ import annotations
 
 from checker import action, invariant, on
-from checker.bfs import check
 from checker.loader import load_model
+from checker.local.bfs import check
 from checker.model import Model
 from checker.spec import invariants_of
 from specs.kip1023 import Kip1023

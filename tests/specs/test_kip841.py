@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from checker.bfs import check
 from checker.loader import load_model
+from checker.local.bfs import check
 from tests.conftest import SPECS
 
 KIP841 = SPECS / "kip841.py"

@@ -4,8 +4,8 @@ replica standing loses one."""
 from __future__ import annotations
 
 from checker import invariant
-from checker.bfs import check
 from checker.loader import load_model
+from checker.local.bfs import check
 from checker.model import Model
 from specs.kip966 import Kip966
 from tests.conftest import SPECS

@@ -3,8 +3,8 @@ linearizable."""
 
 from __future__ import annotations
 
-from checker.bfs import check
 from checker.loader import load_model
+from checker.local.bfs import check
 from tests.conftest import SPECS
 
 KIP996 = SPECS / "kip996.py"

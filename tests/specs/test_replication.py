@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from checker import invariant
-from checker.bfs import check
 from checker.loader import load_model
+from checker.local.bfs import check
 from checker.model import Model
 from specs.replication import Replication
 from tests.conftest import SPECS

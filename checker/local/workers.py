@@ -1,6 +1,6 @@
 """Expanding chunks of a BFS level, in this process or in forked worker processes.
 
-The local engine (checker.bfs) hands a chunk of a level to an expander: states the expander
+The local engine (checker.local.bfs) hands a chunk of a level to an expander: states the expander
 itself keeps as live objects (it found them at the previous level), or their encodings. The
 expander computes every successor with `Model.successors` and drops at once those equal (by
 `==`, on Python's own hash) to a state it has met at this level: a parent, or a successor it
@@ -33,9 +33,10 @@ import msgpack
 import numpy as np
 
 from checker.behaviour import Recording, binding_key, predicate_value
+from checker.compiled import Binding
 from checker.encoding import decode, encode_state, fingerprint
 from checker.errors import EvaluationError
-from checker.model import Binding, Model
+from checker.model import Model
 from checker.record import Record, StateError, freeze
 from checker.speedups import hot
 
@@ -415,7 +416,7 @@ def _serve(conn: Connection, model: Model, recording: Recording | None) -> None:
     """A worker process's loop: the engine process decides about Ctrl-C and SIGTERM."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    gc.disable()  # as in the engine process (checker.bfs.check)
+    gc.disable()  # as in the engine process (checker.local.bfs.check)
     expander = Expander(model, recording)
     while True:
         try:

@@ -2,7 +2,7 @@
 
 A level is a list of segments, each a blob of concatenated encoded states with their offsets
 (one more offset than states), and where its states are also kept live: the expander that
-found them, and their position in its own list for the level (checker.workers). Engines
+found them, and their position in its own list for the level (checker.local.workers). Engines
 append segments as states are found, cut the level into chunks in order (`plan`), and read a
 chunk's encodings back (`read`) when no expander holds it live, or for a checkpoint.
 """

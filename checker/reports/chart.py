@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from checker.graph import describe_action, lasso_line
+from checker.reports.graph import describe_action, lasso_line
 from checker.result import CheckResult, Step
 
 CONTROLLER = "controller"  # drawn first when present: it is the hub of the KRaft protocols

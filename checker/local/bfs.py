@@ -5,11 +5,11 @@ them), and a state's parent is the first state that reached it, so the counterex
 shortest one and is the same on every run and for any number of workers.
 
 A level is cut into parts, expanded by expanders (this process, or `workers` forked
-processes: checker.workers), each part by the expander that holds its states live when it
+processes: checker.local.workers), each part by the expander that holds its states live when it
 can. An expander returns its candidates (the successors it had not met) with their
 fingerprints, encodings and invariant verdicts; for each part, in order, this process admits
-those that are new (numpy over their fingerprints: checker.visited), which become the next
-level (checker.frontier), and tells the expander which to keep. So the verdict, counts and
+those that are new (numpy over their fingerprints: checker.local.visited), which become the next
+level (checker.local.frontier), and tells the expander which to keep. So the verdict, counts and
 trace are those of a one-state-at-a-time search, whatever the parts and the workers; where
 that search would have stopped mid-part (a violation, a deadlock, an error, --max-states),
 the counts are cut at the same point. docs/performance.md says why each piece is there.
@@ -35,13 +35,13 @@ from checker.behaviour import Behaviour, Builder, Recording, predicate_value
 from checker.checkpoint import PIECE, Array, Checkpoints, Saved
 from checker.encoding import decode, fingerprint
 from checker.errors import EvaluationError
-from checker.frontier import SPILL_BYTES, Frontier, Part
+from checker.local.frontier import SPILL_BYTES, Frontier, Part
+from checker.local.visited import ROOT, Links, Visited
+from checker.local.workers import Reply, Worker, start
 from checker.model import Model
 from checker.progress import Progress, Snapshot
 from checker.result import ActionCoverage, CheckResult, ErrorInfo
 from checker.trace import chain_from_positions, replay
-from checker.visited import ROOT, Links, Visited
-from checker.workers import Reply, Worker, start
 
 LIVE_BYTES = 1 << 30  # all expanders together, estimated as LIVE_FACTOR x the encoded size
 LIVE_FACTOR = 3  # a live state's memory per byte of its encoding (measured: docs/performance.md)

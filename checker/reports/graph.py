@@ -21,9 +21,9 @@ from typing import Any
 import networkx as nx
 
 from checker.behaviour import Recording
-from checker.bfs import Options, record
 from checker.encoding import decode
 from checker.errors import EvaluationError, ExitCode, McError
+from checker.local.bfs import Options, record
 from checker.model import Model
 from checker.record import Record
 from checker.result import CheckResult, Step

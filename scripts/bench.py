@@ -90,7 +90,7 @@ print(json.dumps({
 # The baseline revision's engine (before the hot-path work, `check` took no invariants).
 CHILD_BASELINE = """
 import json, sys, time
-from checker.local.bfs import Options, check
+from checker.bfs import Options, check  # (the baseline predates checker.local)
 from checker.loader import load_model
 model = load_model(sys.argv[1], json.loads(sys.argv[2]))
 start = time.perf_counter()
@@ -420,6 +420,7 @@ def main() -> None:
     parser.add_argument("--no-spark", action="store_true", help="skip local vs Spark")
     parser.add_argument("--large", action="store_true", help="add RM=8 to local vs Spark")
     parser.add_argument("--quick", action="store_true", help="skip TwoPhase RM=8 (~1.7M)")
+    parser.add_argument("--only", metavar="TEXT", help="only the specs whose path contains TEXT")
     parser.add_argument("--spark-only", action="store_true", help="only local vs Spark")
     parser.add_argument("--deep", action="store_true", help="kip996_read, 5 voters (minutes)")
     parser.add_argument("--liveness", action="store_true", help="temporal properties (minutes)")
@@ -437,6 +438,7 @@ def main() -> None:
     lines: list[str] = []
     if not args.spark_only:
         runs = [r for r in RUNS if not (args.quick and r[1] == LARGE)]
+        runs = [r for r in runs if args.only is None or args.only in r[0]]
         engine, two_phase = engine_table(runs, args.baseline)
         print(flush=True)
         lines += [*engine, "", *peer_table(two_phase, args.tlc, tlc_model)]

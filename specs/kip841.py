@@ -34,4 +34,12 @@ class Kip841(KRaftReplication):
             for b in self.brokers
         )
 
-    fenced_broker_not_in_isr = invariant(kraft.fenced_broker_not_in_isr)
+    @invariant
+    def fenced_broker_not_in_isr(self, s: State) -> bool:
+        """No fenced broker is in the ISR (ValidControllerState), except as the ISR's last
+        member where the ISR cannot become empty (before KIP-966)."""
+        if self.last_isr_member_stays:
+            return kraft.fenced_broker_not_in_larger_isr(s)
+        return kraft.fenced_broker_not_in_isr(s)
+
+    last_isr_member_stays = True  # hook: KIP-966 empties the ISR

@@ -21,7 +21,8 @@ records are gone (the "last replica standing" problem the KIP solves).
 
 from __future__ import annotations
 
-from checker import Record, State, constant, reachable
+from checker import Record, State, constant, invariant, reachable
+from invariants import kraft
 from specs.kip903 import Kip903
 from specs.kraft import NO_LEADER
 
@@ -31,8 +32,9 @@ class Kip966(Kip903):
 
     fixed = constant(True, "KIP-966: ELR, HWM only with |ISR| >= MinISR, epoch on file")
     kip903 = True  # KIP-966 came after KIP-903
+    min_isr = constant(2, "MinISR: min.insync.replicas", min=1)
     fence_broker_limit = constant(1, "FenceBrokerLimit: running brokers fenced", min=0)
-    data_loss_shutdown_limit = constant(1, "DataLossShutdownLimit: log-losing crashes", min=0)
+    data_loss_shutdown_limit = constant(0, "DataLossShutdownLimit: log-losing crashes", min=0)
 
     @property
     def avoid_last_replica_standing(self) -> bool:
@@ -134,6 +136,23 @@ class Kip966(Kip903):
         return self.maybe_update_partition_on_broker_change(
             s, t, md.isr - {b}, md.elr - {b}, new_unfenced
         )
+
+    @property
+    def last_isr_member_stays(self) -> bool:
+        return not self.kip966
+
+    def superset_min_isr(self) -> int:
+        return self.min_isr if self.kip966 else 0
+
+    @invariant
+    def min_isr_recovery_quorum(self, s: State) -> bool:
+        """MinIsrRecoveryQuorum: with ISR and ELR empty, LastKnownELR holds MinISR replicas."""
+        return not self.kip966 or kraft.min_isr_recovery_quorum(s, self.min_isr)
+
+    @invariant
+    def valid_controller_isr_and_elr(self, s: State) -> bool:
+        """ValidControllerIsrAndElr: ISR and ELR disjoint replicas; no ELR at MinISR."""
+        return not self.kip966 or kraft.valid_controller_isr_and_elr(s, self.min_isr)
 
     @reachable(switch="fixed")
     def elr_in_use(self, s: State) -> bool:

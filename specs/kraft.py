@@ -31,7 +31,8 @@ from __future__ import annotations
 
 from itertools import chain, combinations
 
-from checker import Record, Spec, State, action, constant, on, put, without
+from checker import Record, Spec, State, action, constant, invariant, on, put, without
+from invariants import kraft
 
 LEADER, FOLLOWER = "Leader", "Follower"
 NO_LEADER = "NoLeader"
@@ -72,7 +73,7 @@ class KRaftReplication(Spec):
     broker_count = constant(2, "BrokerCount: brokers (more than the RF allow reassignment)", min=1)
     init_replication_factor = constant(2, "InitReplicationFactor: initial replicas", min=1)
     values = constant(1, "Values: how many producer values (A, B, ...) may be written", min=0)
-    min_isr = constant(1, "MinISR: min.insync.replicas", min=0)
+    min_isr = constant(1, "MinISR: min.insync.replicas", min=1)
     init_isr_size = constant(2, "InitIsrSize: initial ISR (the rest start out of sync)", min=1)
     no_data_loss_shutdown_limit = constant(0, "NoDataLossShutdownLimit: clean shutdowns", min=0)
     data_loss_shutdown_limit = constant(0, "DataLossShutdownLimit: log-losing crashes", min=0)
@@ -640,8 +641,34 @@ class KRaftReplication(Spec):
         return out
 
     # ==================================================================================
+    # Safety properties (the TLA+ model's invariants; predicates in invariants/kraft.py)
+    # ==================================================================================
+
+    leader_completeness = invariant(kraft.leader_completeness)
+    leader_candidate_completeness = invariant(kraft.leader_candidate_completeness)
+
+    @invariant
+    def replication_quorum_superset(self, s: State) -> bool:
+        """ReplicationQuorumSupersetProperty: a non-stale leader's maximal ISR covers the
+        controller's leader candidates (KIP-966: while its ISR is at least MinISR)."""
+        return kraft.replication_quorum_superset(s, self.superset_min_isr())
+
+    @invariant
+    def log_matching(self, s: State) -> bool:
+        """LogMatchingProperty: below both replicas' HWMs, their logs hold the same values."""
+        return kraft.log_matching(s, self.values)
+
+    metadata_log_matching = invariant(kraft.metadata_log_matching)
+    consistent_read = invariant(kraft.consistent_read)
+    no_committed_record_lost_globally = invariant(kraft.no_committed_record_lost_globally)
+
+    # ==================================================================================
     # Hooks the KIPs change
     # ==================================================================================
+
+    def superset_min_isr(self) -> int:
+        """hook: from which leader ISR size the maximal ISR must cover the candidates."""
+        return 0
 
     def epoch_on_start(self, s: State, b: int) -> int:
         """hook: the broker epoch a starting broker holds (v3.5: none, 0)."""

@@ -19,7 +19,6 @@ class Kip841(KRaftReplication):
     """KIP-841: the controller keeps fenced brokers out of the ISR."""
 
     fixed = constant(True, "KIP-841: the controller checks that ISR members are unfenced")
-    fence_broker_limit = constant(1, "FenceBrokerLimit: running brokers fenced", min=0)
 
     @property
     def kip841(self) -> bool:

@@ -31,7 +31,18 @@ from __future__ import annotations
 
 from itertools import chain, combinations
 
-from checker import Record, Spec, State, action, constant, invariant, on, put, without
+from checker import (
+    Record,
+    Spec,
+    State,
+    action,
+    constant,
+    invariant,
+    on,
+    put,
+    terminal,
+    without,
+)
 from invariants import kraft
 
 LEADER, FOLLOWER = "Leader", "Follower"
@@ -57,6 +68,9 @@ BLANK_METADATA = Record(
     partition_epoch=0,
 )
 NO_PENDING_AP = Record(epoch=0, request=None)
+# The limits that make a broker restart and register again: the constants that switch on
+# the actions which only follow a restart (@action(switch=...)).
+RESTARTS = ("no_data_loss_shutdown_limit", "data_loss_shutdown_limit")
 
 
 def subsets(xs) -> list[frozenset]:
@@ -77,7 +91,7 @@ class KRaftReplication(Spec):
     init_isr_size = constant(2, "InitIsrSize: initial ISR (the rest start out of sync)", min=1)
     no_data_loss_shutdown_limit = constant(0, "NoDataLossShutdownLimit: clean shutdowns", min=0)
     data_loss_shutdown_limit = constant(0, "DataLossShutdownLimit: log-losing crashes", min=0)
-    fence_broker_limit = constant(0, "FenceBrokerLimit: running brokers fenced", min=0)
+    fence_broker_limit = constant(1, "FenceBrokerLimit: running brokers fenced", min=0)
     leader_shrink_isr_limit = constant(0, "LeaderShrinkIsrLimit: ISR shrinks", min=0)
     reassignment_limit = constant(0, "ReassignmentLimit: partition reassignments", min=0)
     avoid_last_replica_standing = constant(
@@ -233,7 +247,7 @@ class KRaftReplication(Spec):
     # Actions (TLA+'s Next: for each broker, in this order; then the reassignment)
     # ==================================================================================
 
-    @action(b="brokers", fair_each="weak")
+    @action(b="brokers", fair_each="weak", switch=RESTARTS)
     @on("broker {b}", sends="controller", message="RegisterBroker")
     def broker_start(self, s: State, b: int) -> State | None:
         """BrokerStart: a stopped broker starts and sends a registration request with a new
@@ -257,7 +271,7 @@ class KRaftReplication(Spec):
         )
         return send(s, self.registration_request(s, b, incarnation))
 
-    @action(b="brokers", fair_each="weak")
+    @action(b="brokers", fair_each="weak", switch=RESTARTS)
     @on("broker {b}", receives="controller", message="RegisterBrokerResponse")
     def receive_broker_reg_response(self, s: State, b: int) -> list[State]:
         """ReceiveBrokerRegResponse: the broker runs with its new broker epoch, caught up with
@@ -518,7 +532,7 @@ class KRaftReplication(Spec):
         )
         return self.shut_down(s, t, b)
 
-    @action(b="brokers", fair_each="weak")
+    @action(b="brokers", fair_each="weak", switch=RESTARTS)
     @on("controller", receives="broker {b}", message="RegisterBroker")
     def receive_broker_reg_request(self, s: State, b: int) -> list[State]:
         """ReceiveBrokerRegRequest: the controller accepts a registration from a fenced broker
@@ -578,7 +592,7 @@ class KRaftReplication(Spec):
         )
         return self.handle_broker_fenced(s, b)
 
-    @action(b="brokers", fair_each="weak")
+    @action(b="brokers", fair_each="weak", switch="fence_broker_limit")
     @on("controller")
     def unfence_broker(self, s: State, b: int) -> list[State]:
         """UnfenceBroker: the controller unfences a fenced, running broker (a heartbeat)."""
@@ -661,6 +675,17 @@ class KRaftReplication(Spec):
     metadata_log_matching = invariant(kraft.metadata_log_matching)
     consistent_read = invariant(kraft.consistent_read)
     no_committed_record_lost_globally = invariant(kraft.no_committed_record_lost_globally)
+
+    @terminal
+    def settled(self, s: State) -> bool:
+        """Where the model stops (TLC runs it with -deadlock): no broker is starting and no
+        leader waits for an AlterPartition response; the followers have converged with the
+        leader (SendFetchRequest waits for a difference). Stale messages may stay in flight
+        (a Fetch or AlterPartition response nobody waits for): the model keeps them."""
+        return not any(
+            s.broker_state[b].status == STARTING or self.pending_alter_partition_response(s, b)
+            for b in self.brokers
+        )
 
     # ==================================================================================
     # Hooks the KIPs change

@@ -27,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from checker import testing  # noqa: E402
 from checker.bfs import Options, check  # noqa: E402
 from checker.loader import load_model, load_spec_class  # noqa: E402
 from checker.spec import invariants_of  # noqa: E402
@@ -102,12 +103,31 @@ CONFIGS = [
         {**ZERO_V35, **TWO, "UncleanShutdownLimit": 1},
     ),
 ]
+# Temporal properties, as the model's cfg says to check them: LivenessSpec, without VIEW (mc:
+# tla_view=false); the properties TLC checks, and mc's translations of them.
+LIVENESS = (
+    "kip-966, 2 brokers, MinISR 2, one fencing, liveness (no VIEW)",
+    KIP966,
+    {**ZERO_966, **TWO, "MinISR": 2, "FenceBrokerLimit": 1},
+)
+TLC_PROPERTIES = (
+    "EventuallyRuns EventuallyUnfenced EventuallyMetadataConverges"
+    " EventuallyWriteIsAcceptedOrRejected EventuallyAcknowledgedValueFullyReplicated"
+)
 SHIPPED = ("kip-966 as shipped (3 brokers, one fencing, one data-loss shutdown)", KIP966, {})
 
 
-def cfg_text(shipped: str, replace: dict[str, int]) -> str:
+def cfg_text(shipped: str, replace: dict[str, int], liveness: bool = False) -> str:
     lines = []
     for line in shipped.splitlines():
+        if liveness and line.strip() == "VIEW view":
+            continue
+        if liveness and line.strip() == "INIT Init":
+            line = "SPECIFICATION LivenessSpec"
+        if liveness and line.strip() == "NEXT Next":
+            continue
+        if liveness and line.strip() == "\\* PROPERTY":
+            line = f"PROPERTY {TLC_PROPERTIES}"
         m = re.match(r"\s*(\w+)\s*=\s*(.*)$", line)
         if m and m.group(1) in replace:
             value = replace[m.group(1)]
@@ -159,7 +179,9 @@ def run_tlc(folder: Path, module: str, cfg: str, workers: int, peers: Path) -> d
     out = run.stdout
     counts = re.search(r"([\d,]+) states generated, ([\d,]+) distinct states found", out)
     depth = re.search(r"depth of the complete state graph search is (\d+)", out)
-    violated = re.search(r"Invariant (\w+) is violated", out)
+    violated = re.search(r"Invariant (\w+) is violated", out) or re.search(
+        r"Temporal properties were (violated)", out
+    )
     if not counts or not depth:
         raise RuntimeError(f"TLC failed:\n{out[-3000:]}\n{run.stderr[-2000:]}")
     return {
@@ -171,12 +193,20 @@ def run_tlc(folder: Path, module: str, cfg: str, workers: int, peers: Path) -> d
     }
 
 
-def run_mc(spec: str, constants: dict[str, str], workers: int) -> dict:
+def run_mc(spec: str, constants: dict[str, str], workers: int, liveness: bool = False) -> dict:
     cls, _ = load_spec_class(str(ROOT / spec))
     names = [n for n in invariants_of(cls) if n != "no_committed_record_lost_globally"]
-    model = load_model(str(ROOT / spec), constants, names)
     start = time.time()
-    result = check(model, Options(deadlock=False, workers=workers))
+    if liveness:
+        typed = {k: v == "true" if v in ("true", "false") else int(v) for k, v in constants.items()}
+        result = testing.check(
+            str(ROOT / spec), invariants=names, deadlock=False, tla_view=False, **typed
+        )
+        if result.property:
+            result.invariant = result.property
+    else:
+        model = load_model(str(ROOT / spec), constants, names)
+        result = check(model, Options(deadlock=False, workers=workers))
     return {
         "generated": result.states_generated,
         "distinct": result.distinct_states,
@@ -192,14 +222,17 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "tlc-comparison.md")
     parser.add_argument("--shipped", action="store_true", help="also the shipped kip-966 cfg")
     args = parser.parse_args()
-    configs = [(*c, 1) for c in CONFIGS] + ([(*SHIPPED, 2)] if args.shipped else [])
+    configs = [(*c, 1, False) for c in CONFIGS] + [(*LIVENESS, 1, True)]
+    configs += [(*SHIPPED, 2, False)] if args.shipped else []
     rows, same = [], True
-    for name, (folder, module, spec), replace, workers in configs:
+    for name, (folder, module, spec), replace, workers, liveness in configs:
         model_dir = args.peers / "vanlightly" / folder
-        cfg = cfg_text((model_dir / f"{module}.cfg").read_text(), replace)
+        cfg = cfg_text((model_dir / f"{module}.cfg").read_text(), replace, liveness)
         constants = constants_of(cfg)
         tlc = run_tlc(model_dir, module, cfg, workers, args.peers)
-        mc = run_mc(spec, constants, workers)
+        mc = run_mc(spec, constants, workers, liveness)
+        if liveness:
+            constants["tla_view"] = "false"
         equal = (tlc["distinct"], tlc["depth"]) == (mc["distinct"], mc["depth"])
         same &= equal
         print(f"{name}: TLC {tlc}  mc {mc}  {'equal' if equal else 'DIFFERENT'}", flush=True)
@@ -221,16 +254,22 @@ def write(path: Path, rows) -> None:
         "(`specs/kraft.py` and its KIP layers) with the same constants, without deadlock",
         "checking and without `no_committed_record_lost_globally`. Both identify states by the",
         "model's VIEW (all but the auxiliary variables and the discarded messages). Equal: the",
-        "distinct states and the depth are the same.",
+        "distinct states and the depth are the same. The liveness row is the cfg's own way to",
+        "check temporal properties (`SPECIFICATION LivenessSpec`, no VIEW; mc: `-D",
+        "tla_view=false`, the same weak fairness per broker): TLC checks EventuallyRuns,",
+        "EventuallyUnfenced, EventuallyMetadataConverges, EventuallyWriteIsAcceptedOrRejected",
+        "and EventuallyAcknowledgedValueFullyReplicated; mc its translations (per broker, per",
+        "value). ok: every invariant (and property) holds.",
         "",
         "| configuration | mc spec | TLC distinct | mc distinct | TLC depth | mc depth "
-        "| TLC generated | mc generated | TLC s | mc s | workers | equal |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| TLC generated | mc generated | TLC | mc | TLC s | mc s | workers | equal |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---|",
     ]
     for name, spec, _dashes, tlc, mc, equal, workers in rows:
         lines.append(
             f"| {name} | `{spec}` | {tlc['distinct']:,} | {mc['distinct']:,} | {tlc['depth']} "
             f"| {mc['depth']} | {tlc['generated']:,} | {mc['generated']:,} "
+            f"| {tlc['verdict']} | {mc['verdict']} "
             f"| {tlc['seconds']:.1f} | {mc['seconds']:.1f} | {workers} "
             f"| {'yes' if equal else '**no**'} |"
         )

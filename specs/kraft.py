@@ -36,8 +36,10 @@ from checker import (
     Spec,
     State,
     action,
+    always_eventually,
     constant,
     invariant,
+    leads_to,
     on,
     put,
     terminal,
@@ -94,6 +96,7 @@ class KRaftReplication(Spec):
     fence_broker_limit = constant(1, "FenceBrokerLimit: running brokers fenced", min=0)
     leader_shrink_isr_limit = constant(0, "LeaderShrinkIsrLimit: ISR shrinks", min=0)
     reassignment_limit = constant(0, "ReassignmentLimit: partition reassignments", min=0)
+    tla_view = constant(True, "identify states by the TLA+ model's VIEW (false: for liveness)")
     avoid_last_replica_standing = constant(
         True, "AvoidLastReplicaStanding (v3.5): no data-loss crash of the last ISR member"
     )
@@ -123,7 +126,11 @@ class KRaftReplication(Spec):
         return tuple(chr(ord("A") + i) for i in range(self.values))
 
     def view(self, s: State) -> Record:
-        """TLA+'s `view`: all but the auxiliary variables and the discarded messages."""
+        """TLA+'s `view`: all but the auxiliary variables and the discarded messages. With
+        `tla_view=false`, all variables (as TLC checks temporal properties, without VIEW: the
+        view drops the fault counters, so merged states would close cycles of faults)."""
+        if not self.tla_view:
+            return s
         return without(s, "aux_broker_epoch", "aux_ctrs", "aux_flo", "messages_discard")
 
     # ==================================================================================
@@ -686,6 +693,80 @@ class KRaftReplication(Spec):
             s.broker_state[b].status == STARTING or self.pending_alter_partition_response(s, b)
             for b in self.brokers
         )
+
+    # ==================================================================================
+    # Liveness (the TLA+ model's, under its fairness: weak fairness of each broker's
+    # protocol steps, `fair_each="weak"` above; faults are not fair). TLA+'s \A b: P(b) ~>
+    # Q(b) is one leads_to per broker here (mc has no per-binding leads_to), for brokers 1-3.
+    # ==================================================================================
+
+    @always_eventually
+    def eventually_metadata_converges(self, s: State) -> bool:
+        """EventuallyMetadataConverges: again and again, each replica's partition metadata is
+        the controller's, or it is a follower with no record to act on, or it was removed."""
+        md = s.con_partition_metadata
+        for b in self.brokers:
+            mine = s.partition_metadata[b]
+            if (mine.isr, mine.leader, mine.leader_epoch, mine.partition_epoch) == (
+                md.isr,
+                md.leader,
+                md.leader_epoch,
+                md.partition_epoch,
+            ):
+                continue
+            if s.partition_status[b] == FOLLOWER and not any(
+                self.partition_needs_action(s, b, o)
+                for o in range(len(s.broker_metadata_log[b]) + 1, len(s.con_metadata_log) + 1)
+            ):
+                continue
+            if s.partition_status[b] is None and b not in md.replicas:
+                continue
+            return False
+        return True
+
+    broker_1_eventually_runs = leads_to(
+        lambda s: _status(s, 1) == STARTING,
+        lambda s: _status(s, 1) == RUNNING and s.con_broker_reg[1].status == UNFENCED,
+        "EventuallyRuns for broker 1: once starting, it runs unfenced.",
+    )
+    broker_1_eventually_unfenced = leads_to(
+        lambda s: 1 in s.con_broker_reg and s.con_broker_reg[1].status == FENCED,
+        lambda s: 1 in s.con_broker_reg and s.con_broker_reg[1].status == UNFENCED,
+        "EventuallyUnfenced for broker 1: once fenced, it is unfenced again.",
+    )
+    broker_2_eventually_runs = leads_to(
+        lambda s: _status(s, 2) == STARTING,
+        lambda s: _status(s, 2) == RUNNING and s.con_broker_reg[2].status == UNFENCED,
+        "EventuallyRuns for broker 2: once starting, it runs unfenced.",
+    )
+    broker_2_eventually_unfenced = leads_to(
+        lambda s: 2 in s.con_broker_reg and s.con_broker_reg[2].status == FENCED,
+        lambda s: 2 in s.con_broker_reg and s.con_broker_reg[2].status == UNFENCED,
+        "EventuallyUnfenced for broker 2: once fenced, it is unfenced again.",
+    )
+    broker_3_eventually_runs = leads_to(
+        lambda s: _status(s, 3) == STARTING,
+        lambda s: _status(s, 3) == RUNNING and s.con_broker_reg[3].status == UNFENCED,
+        "EventuallyRuns for broker 3: once starting, it runs unfenced.",
+    )
+    broker_3_eventually_unfenced = leads_to(
+        lambda s: 3 in s.con_broker_reg and s.con_broker_reg[3].status == FENCED,
+        lambda s: 3 in s.con_broker_reg and s.con_broker_reg[3].status == UNFENCED,
+        "EventuallyUnfenced for broker 3: once fenced, it is unfenced again.",
+    )
+    eventually_write_is_accepted_or_rejected = leads_to(
+        lambda s: "A" in s.inv_sent,
+        lambda s: "A" in s.inv_pos_acked or "A" in s.inv_neg_acked,
+        "EventuallyWriteIsAcceptedOrRejected for value A: once written, it is acknowledged.",
+    )
+    eventually_acknowledged_value_fully_replicated = leads_to(
+        lambda s: "A" in s.inv_pos_acked,
+        lambda s: all(
+            any(e.value == "A" for e in s.partition_data[b].log)
+            for b in s.con_partition_metadata.replicas
+        ),
+        "EventuallyAcknowledgedValueFullyReplicated for value A: every replica gets it.",
+    )
 
     # ==================================================================================
     # Hooks the KIPs change
@@ -1316,6 +1397,11 @@ class KRaftReplication(Spec):
         if truncate_to > 1:
             return Record(log=data.log[: truncate_to - 1], leo=truncate_to, hwm=data.hwm)
         return Record(log=(), hwm=data.hwm, leo=1)
+
+
+def _status(s: State, b: int) -> str | None:
+    bs = s.broker_state.get(b)
+    return None if bs is None else bs.status
 
 
 # -- the network (the TLA+ module `network`) ----------------------------------------------

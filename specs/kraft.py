@@ -37,6 +37,7 @@ from checker import (
     State,
     action,
     always_eventually,
+    assume,
     constant,
     invariant,
     leads_to,
@@ -116,6 +117,13 @@ class KRaftReplication(Spec):
 
     kip841 = False  # hook: ISR members must be UNFENCED (specs/kip841.py)
     kip903 = False  # hook: ISR members' broker epochs must be current (specs/kip903.py)
+
+    @assume
+    def replicas_fit(self) -> bool:
+        """MinISR <= InitIsrSize <= InitReplicationFactor <= BrokerCount (the ASSUMEs)."""
+        return (
+            self.min_isr <= self.init_isr_size <= self.init_replication_factor <= self.broker_count
+        )
 
     @property
     def brokers(self) -> range:

@@ -705,7 +705,8 @@ class KRaftReplication(Spec):
     # ==================================================================================
     # Liveness (the TLA+ model's, under its fairness: weak fairness of each broker's
     # protocol steps, `fair_each="weak"` above; faults are not fair). TLA+'s \A b: P(b) ~>
-    # Q(b) is one leads_to per broker here (mc has no per-binding leads_to), for brokers 1-3.
+    # Q(b) is one leads_to per broker here (mc has no per-binding leads_to), for brokers 1-3,
+    # and per value for values A and B.
     # ==================================================================================
 
     @always_eventually
@@ -762,18 +763,31 @@ class KRaftReplication(Spec):
         lambda s: 3 in s.con_broker_reg and s.con_broker_reg[3].status == UNFENCED,
         "EventuallyUnfenced for broker 3: once fenced, it is unfenced again.",
     )
-    eventually_write_is_accepted_or_rejected = leads_to(
+    value_A_eventually_accepted_or_rejected = leads_to(
         lambda s: "A" in s.inv_sent,
         lambda s: "A" in s.inv_pos_acked or "A" in s.inv_neg_acked,
         "EventuallyWriteIsAcceptedOrRejected for value A: once written, it is acknowledged.",
     )
-    eventually_acknowledged_value_fully_replicated = leads_to(
+    value_A_eventually_fully_replicated = leads_to(
         lambda s: "A" in s.inv_pos_acked,
         lambda s: all(
             any(e.value == "A" for e in s.partition_data[b].log)
             for b in s.con_partition_metadata.replicas
         ),
         "EventuallyAcknowledgedValueFullyReplicated for value A: every replica gets it.",
+    )
+    value_B_eventually_accepted_or_rejected = leads_to(
+        lambda s: "B" in s.inv_sent,
+        lambda s: "B" in s.inv_pos_acked or "B" in s.inv_neg_acked,
+        "EventuallyWriteIsAcceptedOrRejected for value B: once written, it is acknowledged.",
+    )
+    value_B_eventually_fully_replicated = leads_to(
+        lambda s: "B" in s.inv_pos_acked,
+        lambda s: all(
+            any(e.value == "B" for e in s.partition_data[b].log)
+            for b in s.con_partition_metadata.replicas
+        ),
+        "EventuallyAcknowledgedValueFullyReplicated for value B: every replica gets it.",
     )
 
     # ==================================================================================

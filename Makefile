@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install test-tools check test lint bench clean
+.PHONY: install test-tools check test lint bench compare-tlc clean
 
 $(STAMP): pyproject.toml setup.py checker/_hot.c scripts/ensure-java.sh
 	bash scripts/ensure-java.sh
@@ -36,6 +36,11 @@ lint: install
 # ~1.7M-state run; --no-spark skips the second table.
 bench: install
 	$(BIN)/python scripts/bench.py $(BENCH_ARGS)
+
+# TLC (java, tla2tools.jar) on Vanlightly's TLA+ models against mc on specs/kraft.py's family:
+# writes docs/tlc-comparison.md (a few minutes; the tests do not need TLC).
+compare-tlc: install
+	$(BIN)/python scripts/compare_tlc.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache

@@ -1,52 +1,44 @@
 """KIP-841: fenced replicas should not be allowed to join the ISR in KRaft.
 
-The KIP's two invariants: a fenced or in-controlled-shutdown replica is not eligible to be in
-the ISR, and is not eligible to become leader. The controller rejects an AlterPartition whose
-new ISR holds an ineligible replica with INELIGIBLE_REPLICA, and never elects one; the leader
-proposes only active replicas (from its metadata cache) and reverts to the last committed ISR
-when rejected. With `fixed=False` the controller trusts the leader, as before the KIP.
+The layer on specs/kraft.py (Kafka 3.5 KRaft replication, translated from Vanlightly's TLA+
+model): the controller rejects an AlterPartition whose proposed ISR holds a broker that is not
+UNFENCED, with INELIGIBLE_REPLICA (the model's IsEligibleBroker, first half). In the model a
+shutting-down broker is fenced at once (the shutdowns fence it), so "fenced or shutting down"
+is "fenced" here. With `fixed=False` the controller trusts the leader, as before the KIP: a
+fenced follower that keeps fetching is proposed and accepted (`fenced_broker_not_in_isr`).
 """
 
 from __future__ import annotations
 
-from checker import Record, State, constant, invariant
-from invariants import replication
-from specs.replication import Replication
+from checker import State, constant, invariant, reachable
+from invariants import kraft
+from specs.kraft import FENCED, KRaftReplication
 
 
-class Kip841(Replication):
-    """KIP-841: fenced and shutting-down replicas are kept out of the ISR and leadership."""
+class Kip841(KRaftReplication):
+    """KIP-841: the controller keeps fenced brokers out of the ISR."""
 
-    fixed = constant(True, "KIP-841: the controller and leader check replicas are active")
-    max_controlled_shutdowns = constant(1, "fault bound: controlled shutdowns (then clean stop)")
-    max_unclean_shutdowns = constant(1, "fault bound: crashes that keep the whole log")
+    fixed = constant(True, "KIP-841: the controller checks that ISR members are unfenced")
 
     @property
     def kip841(self) -> bool:
         return self.fixed
 
-    def ineligible(self, s: State, b: int) -> bool:
-        """Fenced, or in controlled shutdown (the state KIP-841 persists)."""
-        return b in s.fenced or b in s.shutting_down
+    @reachable(switch="fence_broker_limit")
+    def fenced_follower_fetching(self, s: State) -> bool:
+        """A fenced broker runs and still has the partition in a fetcher."""
+        return any(
+            s.con_broker_reg[b].status == FENCED
+            and any(f.partition is not None for f in s.broker_fetchers[b].values())
+            for b in self.brokers
+        )
 
-    def leader_may_propose(self, s: State, f: int, replica: Record) -> bool:
-        # The leader proposes only active replicas, as its metadata cache knows them.
-        if self.kip841 and self.ineligible(s, f):
-            return False
-        return super().leader_may_propose(s, f, replica)
+    @invariant
+    def fenced_broker_not_in_isr(self, s: State) -> bool:
+        """No fenced broker is in the ISR (ValidControllerState), except as the ISR's last
+        member where the ISR cannot become empty (before KIP-966)."""
+        if self.last_isr_member_stays:
+            return kraft.fenced_broker_not_in_larger_isr(s)
+        return kraft.fenced_broker_not_in_isr(s)
 
-    def alter_partition_error(self, s: State, request: Record) -> str | None:
-        error = super().alter_partition_error(s, request)
-        if error is None and self.kip841 and any(self.ineligible(s, b) for b in request.isr):
-            return "INELIGIBLE_REPLICA"
-        return error
-
-    def electable(self, s: State, b: int) -> bool:
-        # KRaft never elected fenced brokers; KIP-841 also excludes shutting-down ones.
-        if self.kip841 and b in s.shutting_down:
-            return False
-        return super().electable(s, b)
-
-    isr_members_eligible = invariant(replication.isr_members_eligible)
-    leader_is_eligible = invariant(replication.leader_is_eligible)
-    leader_in_isr = invariant(replication.leader_in_isr)
+    last_isr_member_stays = True  # hook: KIP-966 empties the ISR

@@ -1,132 +1,160 @@
 """KIP-966: Eligible Leader Replicas (ELR).
 
-Before the KIP, with min.insync.replicas = 2 the ISR may shrink to the leader alone and the
-leader still advances the high watermark; if that last replica then loses unflushed records in
-an unclean shutdown, it comes back as the only ISR member, is elected, and committed records
-are gone ("last replica standing"). The KIP's rules (see ../shared/kips/kip-966-notes.md):
+The layer on specs/kip903.py (Kafka 3.5 KRaft replication with KIP-841 and KIP-903), as
+Vanlightly's kip-966 TLA+ model changes his v3.5 one (folder kafka_data_replication/kraft/
+kip-966 of github.com/Vanlightly/kafka-tlaplus, MIT licence). The protocol changes:
 
-1. The HWM advances only while |ISR| >= MinISR.
-2. Replicas leaving the ISR below MinISR join the ELR (as many as keep |ISR| + |ELR| at
-   MinISR); the ELR is emptied once |ISR| >= MinISR.
-3. A fenced broker leaves the ISR even as its last member.
-4. A clean shutdown writes the broker epoch to a file; the restarted broker sends it as
-   PreviousBrokerEpoch. A mismatch (unclean shutdown) removes the replica from the ISR and the
-   ELR and records it in LastKnownELR.
-5. With no electable ISR member, the controller elects an unfenced ELR member, which becomes
-   the only ISR member.
+1. The HWM advances only while the leader's |ISR| >= MinISR (CanAdvanceHwm).
+2. The ISR may become empty: a fenced broker leaves it even as its last member.
+3. Replicas leaving the ISR while it is below MinISR join the ELR; the ELR is emptied once
+   |ISR| >= MinISR (UpdateElr). ELR members removed from it (but still replicas) while the
+   ISR is below MinISR are remembered in LastKnownELR.
+4. With no ISR member, the controller elects an unfenced ELR member, which becomes the only
+   ISR member.
+5. A broker writes its broker epoch to a file on a clean shutdown and sends it when it
+   registers; one that registers with none (0) is unclean: it leaves the ISR and the ELR.
 
-`fixed=False` is the KRaft behaviour before the KIP (with KIP-841 and KIP-903).
-Abstracted: unclean recovery (rule 6) and the "last known leader" fallback.
-
-Liveness: with faults bounded, and brokers that restart or shut down eventually registering,
-being unfenced and completing their shutdown (the shared model's fairness), the partition has
-a running leader again and again (`has_leader`).
+`fixed=False` is the v3.5 model with AvoidLastReplicaStanding = FALSE: the last ISR member
+may crash losing its log, come back as the only ISR member and be elected, and committed
+records are gone (the "last replica standing" problem the KIP solves).
 """
 
 from __future__ import annotations
 
-from checker import Record, State, always_eventually, constant, invariant, reachable, without
-from invariants import replication
+from checker import Record, State, constant, invariant, reachable
+from invariants import kraft
 from specs.kip903 import Kip903
+from specs.kraft import NO_LEADER
 
 
 class Kip966(Kip903):
     """KIP-966: Eligible Leader Replicas keep committed records on a MinISR quorum."""
 
-    fixed = constant(True, "KIP-966: ELR, HWM only with |ISR| >= MinISR, no last-member rule")
+    fixed = constant(True, "KIP-966: ELR, HWM only with |ISR| >= MinISR, epoch on file")
     kip903 = True  # KIP-966 came after KIP-903
-    min_isr = constant(2, "min.insync.replicas")
-    max_controlled_shutdowns = constant(1, "fault bound: controlled shutdowns (then clean stop)")
-    max_unclean_shutdowns = constant(0, "fault bound: crashes that keep the whole log")
-    max_unflushed_losses = constant(1, "fault bound: crashes losing unflushed records")
-    max_disk_replacements = constant(0, "fault bound: crashes with the disk replaced (empty log)")
+    min_isr = constant(2, "MinISR: min.insync.replicas", min=1)
+    fence_broker_limit = constant(1, "FenceBrokerLimit: running brokers fenced", min=0)
+    data_loss_shutdown_limit = constant(0, "DataLossShutdownLimit: log-losing crashes", min=0)
+
+    @property
+    def avoid_last_replica_standing(self) -> bool:
+        return False  # the v3.5 guard is off: without the fix, the data loss is reachable
 
     @property
     def kip966(self) -> bool:
         return self.fixed
 
-    def view(self, s: State) -> Record:
-        """States that differ only in LastKnownELR are one state: rule 4 records it, but no
-        action, invariant or property reads it (rule 6, unclean recovery, is not modelled),
-        so such states behave alike (TLC's VIEW; see docs/writing-specs.md)."""
-        return without(s, "last_known_elr")
+    # The controller's partition state and PartitionChangeRecords carry the ELR (3).
+    def partition_change_record(self, **fields) -> Record:
+        if self.kip966:
+            fields.setdefault("elr", frozenset())
+            fields.setdefault("last_known_elr", frozenset())
+        return super().partition_change_record(**fields)
 
-    def initial_isr(self) -> tuple[int, ...]:
-        return tuple(self.broker_ids)  # every replica in sync, holding the committed record
+    # 1. CanAdvanceHwm
+    def safe_to_advance_hwm(self, b: int, isr: frozenset) -> bool:
+        return not self.kip966 or len(isr) >= self.min_isr
 
-    # Rule 1
-    def hwm_may_advance(self, s: State) -> bool:
-        if self.kip966 and len(s.isr) < self.min_isr:
-            return False
-        return super().hwm_may_advance(s)
+    # 2. RemoveBrokerFromISR
+    def remove_broker_from_isr(self, isr: frozenset, b: int) -> frozenset:
+        return isr - {b} if self.kip966 else super().remove_broker_from_isr(isr, b)
 
-    # Rules 2 and 3
-    def remove_from_isr(self, s: State, b: int) -> State:
-        if not self.kip966 or b not in s.isr:
-            return super().remove_from_isr(s, b)
-        isr, leader = without(s.isr, b), s.leader
-        if leader == b:
-            leader, isr = self.choose_leader(s, isr)
-        return self.change_partition(s, leader=leader, isr=isr)
-
-    def isr_changed(self, s: State, old_isr: Record) -> State:
-        s = super().isr_changed(s, old_isr)
+    # 3. UpdateElr
+    def update_elr_on_isr_or_replica_change(self, s: State, isr, replicas):
         if not self.kip966:
-            return s
-        elr = s.elr - set(s.isr)
-        if len(s.isr) >= self.min_isr:
-            elr = frozenset()
+            return None
+        md = s.con_partition_metadata
+        if len(isr) >= self.min_isr:
+            return frozenset()
+        return (md.elr & replicas) | ((md.isr & replicas) - isr)
+
+    def apply_partition_change(self, s: State, t: State, **md) -> State:
+        if not self.kip966:
+            return super().apply_partition_change(s, t, **md)
+        old = s.con_partition_metadata
+        if len(md["isr"]) >= self.min_isr:
+            last_known_elr = frozenset()
         else:
-            for removed in sorted(set(old_isr) - set(s.isr)):
-                if len(s.isr) + len(elr) < self.min_isr:
-                    elr |= {removed}
-        return s.replace(elr=elr)
-
-    # Rule 5
-    def choose_leader(self, s: State, isr: Record) -> tuple[int | None, Record]:
-        leader, isr = super().choose_leader(s, isr)
-        if leader is not None or not self.kip966:
-            return leader, isr
-        candidate = next((b for b in sorted(s.elr) if self.electable(s, b)), None)
-        if candidate is None:
-            return None, isr
-        return candidate, Record({candidate: s.broker_epoch[candidate]})
-
-    # Rule 4
-    def registered(self, s: State, b: int, previous_epoch: int | None, last_epoch: int) -> State:
-        s = super().registered(s, b, previous_epoch, last_epoch)
-        if not self.kip966 or previous_epoch == last_epoch or b not in s.elr:
-            return s
-        return s.replace(
-            elr=s.elr - {b},
-            last_known_elr=s.last_known_elr | {b},
-            partition_epoch=s.partition_epoch + 1,
+            last_known_elr = old.last_known_elr | (md["replicas"] & (old.elr - md["elr"]))
+        fields = dict(md, last_known_elr=last_known_elr)
+        return t.replace(
+            con_partition_metadata=Record(fields),
+            con_metadata_log=s.con_metadata_log
+            + (Record(dict(fields, type="PartitionChangeRecord")),),
         )
 
-    @always_eventually
-    def has_leader(self, s: State) -> bool:
-        """The partition has a running leader, again and again: whenever it loses its
-        leader, it eventually elects one."""
-        return s.leader is not None and self.is_leader(s, s.leader)
+    # 4. MaybeUpdatePartitionOnBrokerChange, electing from the ELR
+    def maybe_update_partition_on_broker_change(self, s, t, new_isr, new_elr, new_unfenced):
+        if not self.kip966:
+            return super().maybe_update_partition_on_broker_change(
+                s, t, new_isr, new_elr, new_unfenced
+            )
+        md = s.con_partition_metadata
+        elr_candidates = sorted(new_elr & new_unfenced)
+        no_leader_change = (
+            md.leader == NO_LEADER and not new_isr and not elr_candidates
+        ) or md.leader in new_isr
+        if no_leader_change and new_isr == md.isr and new_elr == md.elr:
+            return [t]
+        if no_leader_change:
+            return [self.change(s, t, md.leader, new_isr, new_elr, md.leader_epoch)]
+        if new_isr:
+            return [
+                self.change(s, t, c, new_isr, new_elr, md.leader_epoch + 1) for c in sorted(new_isr)
+            ]
+        if elr_candidates:
+            return [
+                self.change(s, t, c, new_isr | {c}, new_elr - {c}, md.leader_epoch + 1)
+                for c in elr_candidates
+            ]
+        return [self.change(s, t, NO_LEADER, new_isr, new_elr, md.leader_epoch + 1)]
+
+    # 5. The broker epoch on file
+    def epoch_on_start(self, s: State, b: int) -> int:
+        if not self.kip966:
+            return super().epoch_on_start(s, b)
+        return s.broker_state[b].broker_epoch
+
+    def epoch_on_shutdown(self, s: State, b: int, clean: bool) -> int:
+        if not self.kip966:
+            return super().epoch_on_shutdown(s, b, clean)
+        return s.broker_state[b].broker_epoch if clean else 0
+
+    def registration_request(self, s: State, b: int, incarnation: int) -> Record:
+        m = super().registration_request(s, b, incarnation)
+        if not self.kip966:
+            return m
+        return Record(dict(m, broker_epoch=s.broker_state[b].broker_epoch))
+
+    def on_registration(self, s: State, b: int, m: Record) -> list[State]:
+        if not self.kip966 or m.broker_epoch != 0:
+            return super().on_registration(s, b, m)
+        # ProcessUncleanBroker: out of the ISR and the ELR, whatever MinISR.
+        md = s.con_partition_metadata
+        new_unfenced = s.con_unfenced | {b}
+        t = s.replace(con_unfenced=new_unfenced)
+        return self.maybe_update_partition_on_broker_change(
+            s, t, md.isr - {b}, md.elr - {b}, new_unfenced
+        )
+
+    @property
+    def last_isr_member_stays(self) -> bool:
+        return not self.kip966
+
+    def superset_min_isr(self) -> int:
+        return self.min_isr if self.kip966 else 0
+
+    @invariant
+    def min_isr_recovery_quorum(self, s: State) -> bool:
+        """MinIsrRecoveryQuorum: with ISR and ELR empty, LastKnownELR holds MinISR replicas."""
+        return not self.kip966 or kraft.min_isr_recovery_quorum(s, self.min_isr)
+
+    @invariant
+    def valid_controller_isr_and_elr(self, s: State) -> bool:
+        """ValidControllerIsrAndElr: ISR and ELR disjoint replicas; no ELR at MinISR."""
+        return not self.kip966 or kraft.valid_controller_isr_and_elr(s, self.min_isr)
 
     @reachable(switch="fixed")
     def elr_in_use(self, s: State) -> bool:
         """A replica is in the ELR (it left the ISR below MinISR)."""
-        return bool(s.elr)
-
-    @reachable(switch="max_unflushed_losses")
-    def replica_lost_unflushed_records(self, s: State) -> bool:
-        """A running replica holds fewer records than were committed: it lost unflushed ones."""
-        return any(
-            s.local_epoch[b] is not None and len(s.log[b]) < len(s.committed)
-            for b in self.broker_ids
-        )
-
-    @invariant
-    def elr_empty_while_isr_at_min_isr(self, s: State) -> bool:
-        """The ELR is empty while |ISR| >= MinISR."""
-        return replication.elr_empty_while_isr_at_least(s, self.min_isr)
-
-    no_committed_record_lost = invariant(replication.no_committed_record_lost)
-    isr_and_elr_hold_committed_records = invariant(replication.isr_and_elr_hold_committed_records)
-    isr_and_elr_disjoint = invariant(replication.isr_and_elr_disjoint)
+        return bool(s.con_partition_metadata.get("elr"))

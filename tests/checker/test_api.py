@@ -112,7 +112,7 @@ def test_checking_with_no_invariant_from_the_command_line(mc):
 
 
 def test_file_colon_colon_class_picks_a_class_of_a_spec_family(mc):
-    kip903 = SPECS / "kip903.py"
+    kip903 = SPECS / "light" / "kip903.py"
     run = mc("check", f"{kip903}::Kip841", "--progress", "0", "--no-liveness")
     assert run.code == 0 and run.out.startswith(f"Checking Kip841 ({kip903})")
     assert "All invariants hold over 8,957 distinct states." in run.out

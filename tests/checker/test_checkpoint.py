@@ -189,12 +189,16 @@ def settings(model, options: Options) -> Settings:
 @pytest.mark.parametrize(
     ("spec", "constants", "options"),
     [
-        (SPECS / "kip903.py", {"fixed": "false"}, Options()),
+        (SPECS / "light" / "kip903.py", {"fixed": "false"}, Options()),
         (SPECS / "examples" / "two_phase.py", {}, Options(workers=2)),
         (SPECS / "examples" / "die_hard.py", {}, Options(max_states=10)),
         (SPECS / "examples" / "replicated_log.py", {}, Options(max_depth=5, deadlock=True)),
         # reachability properties reached before and after the checkpoint, and a witness
-        (SPECS / "kip903.py", {"max_unclean_shutdowns": "0"}, Options(witness="leader_changed")),
+        (
+            SPECS / "light" / "kip903.py",
+            {"max_unclean_shutdowns": "0"},
+            Options(witness="leader_changed"),
+        ),
     ],
 )
 def test_resuming_from_any_level_gives_the_same_result(

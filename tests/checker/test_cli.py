@@ -284,8 +284,11 @@ def test_a_signal_stops_the_run_with_partial_counts(sig, workers):
 def test_workers_and_memory_give_the_same_report(mc):
     outputs = []
     for flags in (("--workers", "1"), ("--workers", "2"), ("--workers", "2", "--memory", "0")):
-        run = mc("check", SPECS / "kip903.py", "-D", "fixed=false", *flags)
+        run = mc("check", SPECS / "light" / "kip903.py", "-D", "fixed=false", *flags)
         assert run.code == 12
         outputs.append([line for line in run.out.splitlines() if "Finished in" not in line])
     assert outputs[0] == outputs[1] == outputs[2]
-    assert mc("check", SPECS / "kip903.py", "--workers", "2", "--engine", "spark").code == 151
+    assert (
+        mc("check", SPECS / "light" / "kip903.py", "--workers", "2", "--engine", "spark").code
+        == 151
+    )

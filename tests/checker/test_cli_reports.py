@@ -165,7 +165,7 @@ def test_trace_outputs_of_a_single_spec(mc, tmp_path):
         ("html", "html"), ("dot", "dot"), ("mermaid", "md"), ("msc", "svg"), ("itf", "itf.json"),
     ]}  # fmt: skip
     args = [x for name, path in out.items() for x in (f"--{name}", path)]
-    spec = SPECS / "kip903.py"
+    spec = SPECS / "light" / "kip903.py"
     result = mc("check", spec, "-D", "fixed=false", *args, "--progress", "0")
     assert result.code == 12
     assert out["html"].read_text().startswith("<!DOCTYPE html>")

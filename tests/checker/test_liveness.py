@@ -19,8 +19,8 @@ from checker.loader import load_model
 from checker.local.bfs import Options
 from checker.local.bfs import check as check_invariants
 from checker.model import Model
-from specs.kip966 import Kip966
 from specs.kip996 import Kip996
+from specs.light.kip966 import Kip966
 from tests.conftest import SPECS
 
 
@@ -460,7 +460,7 @@ def test_verdicts_match_the_definition_of_fairness_on_random_graphs(system):
 
 
 def test_kip966_the_partition_has_a_leader_again_and_again():
-    model = load_model(SPECS / "kip966.py", {"max_records": "1"})
+    model = load_model(SPECS / "light" / "kip966.py", {"max_records": "1"})
     result = check(model, check_invariants(model), select(model))
     assert (result.verdict, result.distinct_states) == ("ok", 1_643)  # 1,650 without the view
     assert result.properties == {"has_leader": "always eventually has_leader"}

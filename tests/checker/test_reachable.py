@@ -142,7 +142,7 @@ def test_the_witness_is_the_shortest_behavior_in_every_report(mc, steps, tmp_pat
 
 @pytest.mark.parametrize("options", [{"workers": 2}, {"live_bytes": 0}])
 def test_the_same_witness_whatever_the_workers_and_memory(options):
-    model = load_model(SPECS / "kip903.py", {"max_unclean_shutdowns": "0"})
+    model = load_model(SPECS / "light" / "kip903.py", {"max_unclean_shutdowns": "0"})
     wanted = "replica_back_with_an_empty_disk"
     one = check(model, Options(witness=wanted))
     other = check(model, Options(witness=wanted, **options))

@@ -20,7 +20,7 @@ from checker.simulation import Options, simulate
 from tests.conftest import ROOT, SPECS
 
 DIE_HARD = SPECS / "examples" / "die_hard.py"
-KIP903 = SPECS / "kip903.py"
+KIP903 = SPECS / "light" / "kip903.py"
 
 
 LINE = """

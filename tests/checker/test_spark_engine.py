@@ -270,7 +270,7 @@ def test_kinds_final_states_and_reachability_agree_with_the_local_engine(spark):
     )
     _, final = both(spark, Model(Stopping()))
     assert final.verdict == "ok" and final.distinct_states == 5
-    model = load_model(ROOT / "specs" / "kip903.py", {"max_unclean_shutdowns": "0"})
+    model = load_model(ROOT / "specs" / "light" / "kip903.py", {"max_unclean_shutdowns": "0"})
     _, witness = both(spark, model, witness="replica_back_with_an_empty_disk")
     assert [s.action for s in witness.trace] == [None, "replace_disk", "register_broker"]
     die_hard = ROOT / "specs" / "examples" / "die_hard.py"
@@ -477,7 +477,7 @@ def test_spark_connect_local(tmp_path: Path):
     """A classic and a Connect session do not mix in one process: this one runs apart."""
     if JAVA:
         pytest.skip(JAVA)
-    spec = ROOT / "specs" / "kip966.py"  # imports kip903, kip841 and replication: all shipped
+    spec = ROOT / "specs" / "light" / "kip966.py"  # imports three light specs: all shipped
     run = subprocess.run(
         [sys.executable, "-c", CONNECT, str(spec)],
         cwd=tmp_path,

@@ -9,7 +9,7 @@ from checker.testing import assert_holds, assert_violates, check
 from tests.conftest import SPECS
 
 DIE_HARD = SPECS / "examples" / "die_hard.py"
-KIP903 = SPECS / "kip903.py"
+KIP903 = SPECS / "light" / "kip903.py"
 
 
 def test_assert_holds_passes_and_returns_the_result():
@@ -49,7 +49,7 @@ def test_bad_constants_are_config_errors():
 
 
 def test_assert_holds_checks_temporal_properties_too():
-    kip966 = SPECS / "kip966.py"
+    kip966 = SPECS / "light" / "kip966.py"
     result = assert_holds(kip966, max_records=1)
     assert result.properties == {"has_leader": "always eventually has_leader"}
     assert check(kip966, max_records=1, no_liveness=True).properties == {}

@@ -33,9 +33,9 @@ def summary(result) -> tuple:
     [
         ("specs/examples/two_phase.py", {"rm": "3"}, {}),
         ("specs/examples/die_hard.py", {}, {}),
-        ("specs/kip903.py", {"max_unclean_shutdowns": "0", "fixed": "false"}, {}),
-        ("specs/kip903.py", {"max_unclean_shutdowns": "0"}, {"max_states": 300}),
-        ("specs/kip903.py", {"max_unclean_shutdowns": "0"}, {"max_depth": 9}),
+        ("specs/light/kip903.py", {"max_unclean_shutdowns": "0", "fixed": "false"}, {}),
+        ("specs/light/kip903.py", {"max_unclean_shutdowns": "0"}, {"max_states": 300}),
+        ("specs/light/kip903.py", {"max_unclean_shutdowns": "0"}, {"max_depth": 9}),
         ("specs/kip996.py", {"max_epoch": "2", "max_records": "0"}, {"deadlock": True}),
     ],
 )

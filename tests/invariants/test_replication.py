@@ -8,7 +8,7 @@ from invariants.replication import (
     leader_in_isr,
     no_stale_epoch_in_isr,
 )
-from specs.kip903 import Kip903
+from specs.light.kip903 import Kip903
 
 START = Kip903(brokers=3).init()  # leader 0, ISR {0: epoch 1}, 0 holds one committed record
 

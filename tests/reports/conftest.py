@@ -13,7 +13,7 @@ from tests.conftest import SPECS
 
 @pytest.fixture(scope="session")
 def kip903() -> tuple[Model, CheckResult]:
-    model = load_model(str(SPECS / "kip903.py"), {"fixed": "false"})
+    model = load_model(str(SPECS / "light" / "kip903.py"), {"fixed": "false"})
     result = bfs.check(model)
     assert result.verdict == "violation" and result.trace
     return model, result

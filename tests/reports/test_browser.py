@@ -57,7 +57,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "-m",
             "checker",
             "check",
-            str(SPECS / "kip903.py"),
+            str(SPECS / "light" / "kip903.py"),
             "-D",
             "fixed=false",
             "--progress",

@@ -1,62 +1,43 @@
-"""KIP-966: with Eligible Leader Replicas no committed record is lost; before, the last
-replica standing loses one."""
+"""KIP-966 on the translated model: with Eligible Leader Replicas the last replica standing
+keeps no committed record from the next leader; before (Vanlightly's v3.5 model with
+AvoidLastReplicaStanding = FALSE) it does."""
 
 from __future__ import annotations
 
-from checker import invariant
 from checker.loader import load_model
 from checker.local.bfs import check
-from checker.model import Model
-from specs.kip966 import Kip966
 from tests.conftest import SPECS
 
 KIP966 = SPECS / "kip966.py"
 
 LAST_REPLICA_STANDING = [
-    "controlled_shutdown",  # the leader shuts down: broker 1 is the last ISR member
-    "lose_unflushed_records",  # broker 1 crashes and loses the committed record
-    "register_broker",  # it comes back; as the last member it stays in the ISR
-    "unfence_broker",  # ...and is elected: the committed record is gone
+    "write_record_to_leader",  # broker 1 leads; ISR {1, 2}
+    "fence_broker",  # broker 2 is fenced: the ISR is {1}, below MinISR = 2
+    "receive_metadata_update",  # the leader learns it and commits the record alone
+    "data_loss_shutdown",  # broker 1 crashes and loses its log; it stays the last ISR member
+    "broker_start",
+    "receive_broker_reg_request",  # it registers: unfenced, in the ISR, elected leader
+    "receive_broker_reg_response",  # ...and runs without the committed record
 ]
 
 
-def test_fixed_holds_over_the_documented_state_space():
+def test_fixed_holds_with_the_defaults():
     result = check(load_model(KIP966))
-    assert (result.verdict, result.distinct_states, result.depth) == ("ok", 21_829, 32)
+    assert (result.verdict, result.distinct_states, result.depth) == ("ok", 1_215, 22)
+    assert result.unreached == []
 
 
-def test_without_the_fix_the_last_replica_standing_loses_a_committed_record():
-    model = load_model(KIP966, {"fixed": "false"}, ["no_committed_record_lost"])
+def test_without_the_fix_the_last_replica_standing_loses_committed_records():
+    model = load_model(KIP966, {"fixed": "false", "data_loss_shutdown_limit": "1"})
     result = check(model)
-    assert result.invariant == "no_committed_record_lost"
+    assert result.invariant == "leader_completeness"
     assert [s.action for s in result.trace[1:]] == LAST_REPLICA_STANDING
     last = result.trace[-1].state
-    assert last.leader == 1 and last.log[1] == () and last.committed == (1,)
+    assert last.con_partition_metadata.leader == 1 and last.partition_data[1].log == ()
+    assert last.inv_true_hwm == 2
 
 
-def test_without_the_fix_an_isr_member_lacks_committed_records_first():
-    result = check(load_model(KIP966, {"fixed": "false"}))
-    assert result.invariant == "isr_and_elr_hold_committed_records"
-    assert [s.action for s in result.trace[1:]] == LAST_REPLICA_STANDING[:3]
-
-
-class ElrNeverUsed(Kip966):
-    @invariant
-    def elr_stays_empty(self, s):
-        return not s.elr
-
-
-def test_with_the_fix_a_shut_down_replica_moves_to_the_elr():
-    result = check(Model(ElrNeverUsed(), invariants=["elr_stays_empty"]))
-    assert [s.action for s in result.trace[1:]] == ["controlled_shutdown"]
-    last = result.trace[-1].state
-    assert last.elr == {0} and dict(last.isr) == {1: 1} and last.leader == 1
-
-
-class WithoutView(Kip966):
-    view = None  # states identified by all their variables, last_known_elr included
-
-
-def test_the_view_merges_only_states_that_differ_in_last_known_elr():
-    full = check(Model(WithoutView()))
-    assert (full.verdict, full.distinct_states, full.depth) == ("ok", 22_137, 32)
+def test_with_the_fix_the_fenced_follower_joins_the_elr():
+    model = load_model(KIP966)
+    result = check(model)
+    assert result.verdict == "ok" and "elr_in_use" in result.reached

@@ -8,7 +8,7 @@ from checker import invariant
 from checker.loader import load_model
 from checker.local.bfs import check
 from checker.model import Model
-from specs.replication import Replication
+from specs.light.replication import Replication
 from tests.conftest import SPECS
 
 FAULT_ACTIONS = {
@@ -49,17 +49,19 @@ def test_each_fault_fires_within_its_bound(fault):
 
 
 def test_mc_list_shows_every_fault_bound(mc):
-    out = mc("list", SPECS / "replication.py").out
+    out = mc("list", SPECS / "light" / "replication.py").out
     for fault in FAULT_ACTIONS:
         assert f"max_{fault} = 0  [int]  fault bound:" in out
 
 
 def test_max_partition_epoch_bounds_the_search_as_a_state_constraint():
     small = {"max_unclean_shutdowns": "0"}
-    bounded = check(load_model(SPECS / "kip903.py", {**small, "max_partition_epoch": "2"}))
+    bounded = check(
+        load_model(SPECS / "light" / "kip903.py", {**small, "max_partition_epoch": "2"})
+    )
     # The same search by hand on the unbounded model: count states past epoch 2, but do not
     # expand them.
-    model = load_model(SPECS / "kip903.py", small)
+    model = load_model(SPECS / "light" / "kip903.py", small)
     seen = {s.fp for s in model.initial()}
     frontier = [s.data for s in model.initial()]
     while frontier:

@@ -171,8 +171,8 @@ def require_runtime(remote: str | None = None) -> None:
         import pyspark
     except ImportError as exc:
         raise EngineError(
-            f"the Spark engine needs pyspark>=4.0 with pyarrow ({exc});"
-            " install them with: pip install 'pyspark[connect]>=4.0'"
+            f"the Spark engine needs pyspark>=4.0 with pyarrow ({exc}): install mc with its"
+            " Spark extra, pip install 'mc[spark]' (in a checkout: pip install -e '.[spark]')"
         ) from None
     if int(pyspark.__version__.split(".")[0]) < 4:
         raise EngineError(f"the Spark engine needs pyspark>=4.0, not {pyspark.__version__}")
@@ -183,7 +183,7 @@ def require_runtime(remote: str | None = None) -> None:
         except ImportError as exc:
             raise EngineError(
                 f"Spark Connect needs pyspark's connect extra ({exc}):"
-                " pip install 'pyspark[connect]>=4.0'"
+                " pip install 'mc[spark]'"
             ) from None
     if remote is None or remote.startswith("local"):  # a JVM starts here
         problem = java_problem()
@@ -422,6 +422,9 @@ def code_zip(model: Model) -> Path:
     import hashlib
     import zipfile
 
+    top = _spec_package(model)
+    if top in _zips:  # the code this process runs: read once
+        return _zips[top]
     files: list[tuple[str, Path]] = []
 
     def add(module: ModuleType) -> None:
@@ -439,7 +442,6 @@ def code_zip(model: Model) -> Path:
 
     for name in SHIPPED:
         add(importlib.import_module(name))
-    top = _spec_package(model)
     if top and top in sys.modules and getattr(sys.modules[top], "__file__", None):
         add(sys.modules[top])
     digest = hashlib.sha256()
@@ -455,7 +457,11 @@ def code_zip(model: Model) -> Path:
             for arcname, data in contents:
                 archive.writestr(zipfile.ZipInfo(arcname, (1980, 1, 1, 0, 0, 0)), data)
         os.replace(partial, target)
+    _zips[top] = target
     return target
+
+
+_zips: dict[str | None, Path] = {}  # the spec's package -> its zip
 
 
 _shipped: dict[int, set[str]] = {}  # id(session) -> the zips it was given

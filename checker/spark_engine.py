@@ -56,7 +56,7 @@ from checker.bfs import Options
 from checker.checkpoint import Array, Checkpoints, Saved
 from checker.encoding import decode
 from checker.errors import ConfigError, EngineError, EvaluationError
-from checker.model import ROOT, Model
+from checker.model import ROOT, Model, Successor, Successors
 from checker.progress import Progress, Snapshot
 from checker.result import ActionCoverage, CheckResult, ErrorInfo
 from checker.trace import Link, chain_to, replay
@@ -78,6 +78,12 @@ CHECKED_SCHEMA = (
 )
 COUNTED_SCHEMA = "fired array<long>"
 LINK_COLUMNS = ("fp", "parent", "action", "binding")
+LINK_SCHEMA = "fp long, parent long, action int, binding int"
+
+# A level held in the driver: its states as frontier rows (fp, key, state, parent, action,
+# binding), in key order, and its links (fp, parent, action, binding); fingerprints signed.
+Row = tuple[int, bytes, bytes, "int | None", int, int]
+Links = list[tuple[int, "int | None", int, int]]
 
 _TOP = 1 << 64
 _SIGN = 1 << 63
@@ -116,6 +122,9 @@ class SparkSettings:
     checkpoint_every: int = 4  # cut the frontier's lineage every this many levels
     lookup_batch: int = 100_000  # links of shallow levels fetched in one job for a trace
     states_per_task: int = 10_000  # a smaller level runs in fewer tasks than partitions
+    # A level with fewer states than this is expanded in the driver (a Spark job costs about a
+    # second whatever its size); 0: every level on Spark. `--spark-conf mc.driverLevelStates=N`.
+    driver_states: int = 2_000
     # Whole-stage code generation compiles Java for every new plan, and every level is a new
     # plan: it cost more than it saved in the measurements (docs/scaling.md), where the work is
     # in Python. Worth trying on a cluster with very large levels.
@@ -132,6 +141,7 @@ class LevelStats:
     distinct: int  # distinct states so far
     generated: int  # states generated so far
     seconds: float  # wall time of the level
+    where: str = "spark"  # "driver" for a small level expanded there
 
 
 # -- the environment -------------------------------------------------------------------------
@@ -182,8 +192,7 @@ def require_runtime(remote: str | None = None) -> None:
             import pandas  # noqa: F401
         except ImportError as exc:
             raise EngineError(
-                f"Spark Connect needs pyspark's connect extra ({exc}):"
-                " pip install 'mc[spark]'"
+                f"Spark Connect needs pyspark's connect extra ({exc}): pip install 'mc[spark]'"
             ) from None
     if remote is None or remote.startswith("local"):  # a JVM starts here
         problem = java_problem()
@@ -270,6 +279,28 @@ def _on_this_machine(master: str | None) -> bool:
     return all(h in ("127.0.0.1", "localhost", "::1") for h in hosts)
 
 
+MC_SETTINGS = {"mc.driverLevelStates": "driver_states"}  # --spark-conf key -> SparkSettings
+
+
+def mc_settings(conf: dict[str, str]) -> SparkSettings:
+    """The engine's own settings among `--spark-conf` pairs (`mc.driverLevelStates=N`),
+    removed from `conf`."""
+    fields: dict[str, int] = {}
+    for key in [k for k in conf if k.startswith("mc.")]:
+        value = conf.pop(key)
+        if key not in MC_SETTINGS:
+            known = ", ".join(MC_SETTINGS)
+            raise ConfigError(f"--spark-conf {key}: not a setting of mc's Spark engine ({known})")
+        try:
+            number = int(value)
+        except ValueError:
+            number = -1
+        if number < 0:
+            raise ConfigError(f"--spark-conf {key}={value}: expected a number of states, 0 or more")
+        fields[MC_SETTINGS[key]] = number
+    return SparkSettings(**fields)  # type: ignore[arg-type]
+
+
 class Explorer:
     """The Spark engine for `mc check`: checks models one after another in one session,
     started on first use (a spec that fails to load costs no JVM) and stopped by close() if
@@ -286,7 +317,8 @@ class Explorer:
         self.master = master
         self.remote = remote
         self.conf = dict(conf or {})
-        self.settings = settings
+        given = mc_settings(self.conf)  # the mc.* keys, taken out of Spark's settings
+        self.settings = settings or given
         self.spark: SparkSession | None = None
         self.owned = False
 
@@ -805,7 +837,7 @@ class _LevelStart:
     """The search at the start of a level (its states are `frontier`; `levels` of them)."""
 
     level: int
-    frontier: DataFrame
+    frontier: DataFrame | list[Row]
     distinct: int
     generated: int
     depth: int
@@ -844,7 +876,13 @@ class _Search:
         # state, in the local engine's order, that satisfies it, and its depth).
         self.reached: dict[str, tuple[int, int]] = {}
         self._level_wanted: list[int] = []  # those not reached when the level started
-        self.levels: list[DataFrame] = []  # per level: (fp, parent, action, binding)
+        # Per level: its links (fp, parent, action, binding), in the cluster or in the driver.
+        self.levels: list[DataFrame | Links] = []
+        # The link tables in the cluster (Spark levels, and batches of driver levels shipped
+        # for a Spark level): their fingerprints are `visited`.
+        self.spark_links: list[DataFrame] = []
+        self.driver_fps: set[int] = set()  # the fingerprints of the levels held in the driver
+        self.unshipped: list[int] = []  # levels held in the driver and not yet in the cluster
         self.sizes: list[int] = []  # states per level
         self.persisted: list[DataFrame] = []
         self.saved_conf: dict[str, str | None] = {}
@@ -895,6 +933,7 @@ class _Search:
                 df.unpersist()
         self.persisted.clear()
         self.levels.clear()
+        self.spark_links.clear()
         for key, value in self.saved_conf.items():
             try:
                 if value is None:
@@ -909,7 +948,9 @@ class _Search:
         self.persisted.append(df)
         return df
 
-    def _release(self, df: DataFrame) -> None:
+    def _release(self, df: DataFrame | list[Row]) -> None:
+        if isinstance(df, list):
+            return
         held = [i for i, p in enumerate(self.persisted) if p is df]
         if held:
             del self.persisted[held[0]]
@@ -939,11 +980,21 @@ class _Search:
             size = self.sizes[level - 1]
             if size == 0:
                 return
+            if size < self.settings.driver_states:
+                frontier = self._here(frontier, level)
+            else:
+                frontier = self._in_spark(frontier)
             self._begin(level, frontier)
-            if max_depth is not None and level >= max_depth:
-                self._stop_at_depth_bound(frontier, level)
-                return
-            frontier = self._expand_level(frontier, level)
+            if isinstance(frontier, list):
+                if max_depth is not None and level >= max_depth:
+                    self._driver_depth_bound(frontier, level)
+                    return
+                frontier = self._driver_level(frontier, level)
+            else:
+                if max_depth is not None and level >= max_depth:
+                    self._stop_at_depth_bound(frontier, level)
+                    return
+                frontier = self._expand_level(frontier, level)
             level += 1
 
     def _wanted(self) -> list[int]:
@@ -957,7 +1008,7 @@ class _Search:
         self._walk_back(fp, depth)
         return replay(self.model, chain_to(self.links, fp))
 
-    def _initial(self) -> DataFrame:
+    def _initial(self) -> list[Row]:
         """Level 1 on the driver, exactly as checker.bfs does it (init() is usually small)."""
         model, limit = self.model, self.options.max_states
         try:
@@ -986,14 +1037,12 @@ class _Search:
                 self.reached[model.reachables[i].name] = (fp, 1)
             key = component(init.binding)
             rows.append((signed(fp), key, init.data, None, ROOT, init.binding))
-        frontier = self.spark.createDataFrame(rows, FRONTIER_SCHEMA)
-        frontier = self._persist(frontier.repartition(self.partitions, "fp"))
-        self._add_level(frontier, len(rows))
-        return frontier
+        self._add_here(rows)
+        return rows
 
     # -- checkpoints --------------------------------------------------------------------------
 
-    def _begin(self, level: int, frontier: DataFrame) -> None:
+    def _begin(self, level: int, frontier: DataFrame | list[Row]) -> None:
         """A level starts: keep the search as it stands (and write it, when a checkpoint is
         due); the previous level's states are no longer needed."""
         previous = self.level_start
@@ -1039,20 +1088,54 @@ class _Search:
 
     def _collect(self, start: _LevelStart) -> dict[str, Array]:
         import numpy as np
+        import pyarrow as pa
         from pyspark.sql import functions as F
 
         arrays: dict[str, Array] = {}
-        earlier = [
+        earlier = list(enumerate(self.levels[: start.level - 1], start=1))
+        in_spark = [
             links.withColumn("level", F.lit(depth))
-            for depth, links in enumerate(self.levels[: start.level - 1], start=1)
+            for depth, links in earlier
+            if not isinstance(links, list)
         ]
-        if earlier:  # in order of level: level 1's links (the roots) first
-            table = functools.reduce(lambda a, b: a.union(b), earlier).toArrow()
+        tables = []  # in order of level: level 1's links (the roots) first
+        if in_spark:  # one job for the levels in the cluster
+            tables.append(functools.reduce(lambda a, b: a.union(b), in_spark).toArrow())
+        for depth, links in earlier:
+            if isinstance(links, list):
+                columns = {c: [row[i] for row in links] for i, c in enumerate(LINK_COLUMNS)}
+                schema = pa.schema(
+                    [
+                        (c, pa.int64() if t == "int64" else pa.int32())
+                        for c, t in zip(LINK_COLUMNS, _LINK_TYPES)
+                    ]
+                    + [("level", pa.int32())]
+                )
+                columns["level"] = [depth] * len(links)
+                tables.append(pa.table(columns, schema=schema))
+        if tables:
+            table = pa.concat_tables(tables, promote_options="permissive")
             table = table.take(np.argsort(table.column("level").to_numpy(), kind="stable"))
         for column, dtype in zip(LINK_COLUMNS, _LINK_TYPES):
-            values = _numbers(table, column) if earlier else np.zeros(0, dtype)
+            values = _numbers(table, column) if tables else np.zeros(0, dtype)
             arrays[f"links.{column}"] = Array.of(values, dtype)
-        states = start.frontier.select(*FRONTIER_COLUMNS).toArrow()
+        if isinstance(start.frontier, list):
+            rows = start.frontier
+            states = pa.table(
+                {c: [row[i] for row in rows] for i, c in enumerate(FRONTIER_COLUMNS)},
+                schema=pa.schema(
+                    [
+                        ("fp", pa.int64()),
+                        ("key", pa.binary()),
+                        ("state", pa.binary()),
+                        ("parent", pa.int64()),
+                        ("action", pa.int32()),
+                        ("binding", pa.int32()),
+                    ]
+                ),
+            )
+        else:
+            states = start.frontier.select(*FRONTIER_COLUMNS).toArrow()
         for column, dtype in zip(LINK_COLUMNS, _LINK_TYPES):
             arrays[f"frontier.{column}"] = Array.of(_numbers(states, column), dtype)
         for column in ("key", "state"):
@@ -1133,6 +1216,7 @@ class _Search:
     def _add_restored(self, links: DataFrame, size: int) -> None:
         links = self._cut(links, eager=True)
         self.levels.append(links)
+        self.spark_links.append(links)
         self.sizes.append(size)
         fps = links.select("fp")
         self.visited = fps if self.visited is None else self.visited.union(fps)
@@ -1142,6 +1226,7 @@ class _Search:
         # anyway; from then on the links are a leaf of every plan and keep their partitioning.
         links = self._cut(frontier.select(*LINK_COLUMNS), eager=False)
         self.levels.append(links)
+        self.spark_links.append(links)
         self.sizes.append(size)
         fps = links.select("fp")
         self.visited = fps if self.visited is None else self.visited.union(fps)
@@ -1234,8 +1319,10 @@ class _Search:
         self._report(level + 1, self.sizes[level - 1], count, time.perf_counter() - started)
         return new
 
-    def _report(self, depth: int, expanded: int, new: int, seconds: float) -> None:
-        stats = LevelStats(depth, expanded, new, self.distinct, self.generated, seconds)
+    def _report(
+        self, depth: int, expanded: int, new: int, seconds: float, where: str = "spark"
+    ) -> None:
+        stats = LevelStats(depth, expanded, new, self.distinct, self.generated, seconds, where)
         if self.on_level is not None:
             self.on_level(stats)
         progress = self.progress
@@ -1247,8 +1334,9 @@ class _Search:
             )
             return
         elapsed = time.perf_counter() - self.start
+        where = ", in the driver" if where == "driver" else ""
         progress.stream.write(
-            f"Level {depth}: {new:,} new states from {expanded:,} ({seconds:.2f} s);"
+            f"Level {depth}: {new:,} new states from {expanded:,} ({seconds:.2f} s{where});"
             f" {self.distinct:,} distinct, {self.generated:,} generated"
             f" in {elapsed:.1f} s.\n"
         )
@@ -1426,6 +1514,182 @@ class _Search:
             raise _Stop("incomplete", bound=f"--max-depth {self.options.max_depth} reached")
         self.queue = 0
 
+    # -- small levels in the driver ----------------------------------------------------------
+
+    def _here(self, frontier: DataFrame | list[Row], level: int) -> list[Row]:
+        """The level's states in the driver, in key order (the local engine's): a frontier in
+        Spark is collected, and its level's links are kept here from then on."""
+        if isinstance(frontier, list):
+            return frontier
+        rows = frontier.select(*FRONTIER_COLUMNS).collect()
+        here = sorted(
+            (
+                (
+                    r["fp"],
+                    bytes(r["key"]),
+                    bytes(r["state"]),
+                    r["parent"],
+                    r["action"],
+                    r["binding"],
+                )
+                for r in rows
+            ),
+            key=lambda row: row[1],
+        )
+        links = self.levels[level - 1]
+        self.spark_links = [df for df in self.spark_links if df is not links]
+        self._rebuild_visited()
+        self.levels[level - 1] = [(r[0], r[3], r[4], r[5]) for r in here]
+        self.driver_fps.update(r[0] for r in here)
+        self.unshipped.append(level - 1)
+        self._release(frontier)
+        return here
+
+    def _in_spark(self, frontier: DataFrame | list[Row]) -> DataFrame:
+        """The level's states as a DataFrame partitioned by fp, with every link kept in the
+        driver shipped to the visited set first."""
+        if not isinstance(frontier, list):
+            return frontier
+        self._ship_links()
+        df = self.spark.createDataFrame(frontier, FRONTIER_SCHEMA)
+        return self._persist(df.repartition(self.partitions, "fp"))
+
+    def _ship_links(self) -> None:
+        """The links of the levels explored in the driver since the last Spark level, added to
+        the visited set in the cluster (one DataFrame for them all, partitioned by fp)."""
+        if not self.unshipped:
+            return
+        rows = [row for i in self.unshipped for row in self.levels[i]]  # type: ignore[union-attr]
+        df = self.spark.createDataFrame(rows, LINK_SCHEMA).repartition(self.partitions, "fp")
+        self.spark_links.append(self._cut(df, eager=True))
+        self._rebuild_visited()
+        self.unshipped.clear()
+
+    def _rebuild_visited(self) -> None:
+        fps = [links.select("fp") for links in self.spark_links]
+        self.visited = functools.reduce(lambda a, b: a.union(b), fps) if fps else None
+
+    def _add_here(self, rows: list[Row]) -> None:
+        """A level found in the driver: its links stay here until a Spark level needs them."""
+        self.levels.append([(r[0], r[3], r[4], r[5]) for r in rows])
+        self.sizes.append(len(rows))
+        self.driver_fps.update(r[0] for r in rows)
+        self.unshipped.append(len(self.levels) - 1)
+
+    def _known(self, fps: Iterable[int]) -> set[int]:
+        """Which of the fingerprints (signed) belong to visited states: those of levels held
+        here, and one job (the candidates broadcast, the visited set scanned in place) for
+        those of the levels in the cluster."""
+        asked = set(fps)
+        known = asked & self.driver_fps
+        rest = asked - known
+        if rest and self.visited is not None:
+            from pyspark.sql import functions as F
+
+            candidates = self.spark.createDataFrame([(fp,) for fp in rest], "fp long")
+            found = self.visited.join(F.broadcast(candidates), "fp", "left_semi").distinct()
+            known.update(row["fp"] for row in found.collect())
+        return known
+
+    def _expand_here(self, frontier: list[Row]) -> tuple[list[Successors], int | None]:
+        """The successors of the level's states, in order, up to the first state whose
+        expansion raises or (with deadlock checking) that is deadlocked: its index, or None."""
+        out: list[Successors] = []
+        deadlock = self.options.deadlock
+        for index, row in enumerate(frontier):
+            try:
+                successors = self.model.expand(row[2])
+            except EvaluationError:
+                return out, index
+            if not successors and deadlock and successors.deadlocked:
+                return out, index
+            out.append(successors)
+        return out, None
+
+    def _driver_level(self, frontier: list[Row], level: int) -> list[Row]:
+        """Expand a small level in the driver, one state at a time in the local engine's order,
+        with Model.expand as on the executors: the same new states, parents, keys, counts and
+        stops as a Spark level would find, without a Spark job (whose fixed cost is about a
+        second)."""
+        started = time.perf_counter()
+        model = self.model
+        expanded, event = self._expand_here(frontier)
+        known = self._known(signed(s.fp) for successors in expanded for s in successors)
+        wanted = self._level_wanted = self._wanted()
+        limit = self.options.max_states
+        found: list[Row] = []
+        fresh: set[int] = set()
+        reached: dict[str, tuple[int, int]] = {}
+        size = len(frontier)
+        for index, (row, successors) in enumerate(zip(frontier, expanded)):
+            fp, key = row[0], row[1]
+            self.queue = size - index + len(found)  # as checker.bfs, before expanding a state
+            for position, succ in enumerate(successors):
+                new = signed(succ.fp)
+                if new in known or new in fresh:
+                    continue
+                if limit is not None and self.distinct >= limit:
+                    self._count_parent(successors, position)
+                    raise _Stop("incomplete", bound=f"--max-states {limit} reached")
+                fresh.add(new)
+                self.distinct += 1
+                self.depth = level + 1
+                self.new[succ.action] += 1
+                found.append(
+                    (new, key + component(position), succ.data, fp, succ.action, succ.binding)
+                )
+                try:
+                    broken = model.violated(succ.state)
+                    got = model.reached(succ.state, wanted) if wanted and broken is None else ()
+                except EvaluationError as exc:
+                    self._count_parent(successors, position)
+                    self._trace_from(succ, unsigned(fp), level)
+                    raise _Failed(exc, succ.fp) from exc
+                if broken is not None:
+                    self._count_parent(successors, position)
+                    self._trace_from(succ, unsigned(fp), level)
+                    raise _Stop("violation", succ.fp, invariant=broken.name)
+                for i in got:
+                    reached.setdefault(model.reachables[i].name, (succ.fp, level + 1))
+            self._count_parent(successors, len(successors) - 1)
+        if event is not None:
+            row = frontier[event]
+            self.queue = size - event + len(found)
+            self._walk_back(unsigned(row[0]), level)
+            self._raise_parent_event(unsigned(row[0]), row[2])
+        for name, where in reached.items():
+            self.reached.setdefault(name, where)
+        self.queue = len(found)
+        self._add_here(found)
+        self._report(level + 1, size, len(found), time.perf_counter() - started, "driver")
+        return found
+
+    def _count_parent(self, successors: Successors, last: int) -> None:
+        """A state's successors counted as checker.bfs counts them when it stops at the one at
+        `last` (or goes past them all): all generated, those up to `last` fired."""
+        self.generated += len(successors)
+        for succ in successors[: last + 1]:
+            self.fired[succ.action] += 1
+
+    def _trace_from(self, succ: Successor, parent: int, level: int) -> None:
+        self.links[succ.fp] = (parent, succ.action, succ.binding)
+        self._walk_back(parent, level)
+
+    def _driver_depth_bound(self, frontier: list[Row], level: int) -> None:
+        """_stop_at_depth_bound for a level held in the driver."""
+        expanded, event = self._expand_here(frontier)
+        for successors in expanded:
+            self._count_parent(successors, len(successors) - 1)
+        if event is not None:
+            row = frontier[event]
+            self._walk_back(unsigned(row[0]), level)
+            self._raise_parent_event(unsigned(row[0]), row[2])
+        fps = [signed(s.fp) for successors in expanded for s in successors]
+        if len(self._known(fps)) < len(set(fps)):
+            self.queue = len(frontier)
+            raise _Stop("incomplete", bound=f"--max-depth {self.options.max_depth} reached")
+        self.queue = 0
+
     # -- traces ----------------------------------------------------------------------------
 
     def _walk_back(self, fp: int, level: int) -> None:
@@ -1437,18 +1701,25 @@ class _Search:
         while shallow < level and total + self.sizes[shallow] <= self.settings.lookup_batch:
             total += self.sizes[shallow]
             shallow += 1
-        if shallow:
-            together = functools.reduce(lambda a, b: a.union(b), self.levels[:shallow])
+        frames = [links for links in self.levels[:shallow] if not isinstance(links, list)]
+        if frames:
+            together = functools.reduce(lambda a, b: a.union(b), frames)
             for row in together.collect():
                 fetched[unsigned(row["fp"])] = self._link(row)
+        for links in self.levels[:shallow]:
+            if isinstance(links, list):
+                fetched.update((unsigned(t[0]), _link_of(t)) for t in links)
         current: int | None = fp
         depth = level
         while current is not None:
-            if depth > shallow:
-                row = self._row(self.levels[depth - 1], "fp", signed(current))
-                link = self._link(row)
-            else:
+            links = self.levels[depth - 1]
+            if depth <= shallow:
                 link = fetched[current]
+            elif isinstance(links, list):
+                key = signed(current)
+                link = next(_link_of(t) for t in links if t[0] == key)
+            else:
+                link = self._link(self._row(links, "fp", signed(current)))
             self.links[current] = link
             current = link[0]
             depth -= 1
@@ -1457,3 +1728,9 @@ class _Search:
     def _link(row: Any) -> Link:
         parent = row["parent"]
         return (None if parent is None else unsigned(parent), row["action"], row["binding"])
+
+
+def _link_of(links: tuple[int, int | None, int, int]) -> Link:
+    """A link kept in the driver, as checker.trace has them."""
+    _, parent, action, binding = links
+    return (None if parent is None else unsigned(parent), action, binding)

@@ -278,7 +278,7 @@ SPARK_MASTER = "local[2]"
 CHILD_SPARK = """
 import json, sys, time
 started = time.perf_counter()
-from checker import spark_engine
+from checker import spark as spark_engine
 from checker.loader import load_model
 spec, constants, master = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
 spark = spark_engine.session(master=master, conf={"spark.ui.enabled": "false"})

@@ -19,7 +19,7 @@ from tests.conftest import ROOT
 pytest.importorskip("pyspark", reason="the Spark engine needs pyspark")
 pytest.importorskip("pyarrow", reason="the Spark engine needs pyarrow")
 
-from checker.spark_engine import java_problem
+from checker.spark import java_problem
 from tests.spark_cluster import Cluster
 
 JAVA = java_problem()

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from checker import Record, Spec, action, checkpoint, constant, invariant
-from checker import spark_engine as se
+from checker import spark as se
 from checker.bfs import Options, check
 from checker.errors import ExitCode
 from checker.loader import load_model
@@ -492,7 +492,7 @@ def test_missing_pyspark_is_a_clear_error(mc, monkeypatch):
 CONNECT = textwrap.dedent(
     """
     import json, sys
-    from checker import spark_engine as se
+    from checker import spark as se
     from checker.bfs import check
     from checker.loader import load_model
     try:

@@ -21,7 +21,7 @@ from checker import (
     kinds,
     liveness,
     simulation,
-    spark_engine,
+    spark,
     vacuity,
 )
 from checker.deadline import Deadline
@@ -457,7 +457,7 @@ def _note_checkpoint(saving: checkpoint.Checkpoints) -> None:
 
 def _explorer(
     engine: str, master: str | None, remote: str | None, spark_conf: Sequence[str]
-) -> spark_engine.Explorer | None:
+) -> spark.Explorer | None:
     """The Spark engine's session holder, or None for the local engine."""
     if engine != "spark":
         for name, value in (
@@ -473,7 +473,7 @@ def _explorer(
     if master and master.startswith("spark://"):
         _require_reachable(master)
     conf = _parse_pairs(spark_conf, "--spark-conf", "KEY=VALUE")
-    return spark_engine.Explorer(master=master, remote=remote, conf=conf)
+    return spark.Explorer(master=master, remote=remote, conf=conf)
 
 
 def _require_reachable(master: str) -> None:
@@ -575,7 +575,7 @@ def _progress(interval: float) -> Progress | None:
 def _explore(
     model: Model,
     run: _Run,
-    explorer: spark_engine.Explorer | None = None,
+    explorer: spark.Explorer | None = None,
     properties: Sequence[liveness.Property] = (),
     checkpoints: checkpoint.Checkpoints | None = None,
 ) -> CheckResult:
@@ -609,7 +609,7 @@ def _check_many(
     constants: dict[str, str],
     invariants: Sequence[str],
     run: _Run,
-    explorer: spark_engine.Explorer | None = None,
+    explorer: spark.Explorer | None = None,
 ) -> list[Checked]:
     """Load every spec first (so a misspelt -D fails before hours of checking), then check
     them one by one. -D, --invariant and --property apply to the specs that declare the name

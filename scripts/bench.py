@@ -90,7 +90,7 @@ print(json.dumps({
 # The baseline revision's engine (before the hot-path work, `check` took no invariants).
 CHILD_BASELINE = """
 import json, sys, time
-from checker.bfs import Options, check  # (the baseline predates checker.local)
+from checker.local.bfs import Options, check  # (the baseline predates checker.local)
 from checker.loader import load_model
 model = load_model(sys.argv[1], json.loads(sys.argv[2]))
 start = time.perf_counter()
@@ -124,7 +124,7 @@ print(json.dumps({
 CHILD_LIVENESS_BASELINE = """
 import json, sys, time
 from checker import liveness
-from checker.bfs import Options, check
+from checker.local.bfs import Options, check
 from checker.loader import load_model
 spec, constants, names = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
 model = load_model(spec, constants)
@@ -365,7 +365,7 @@ SPARK_MASTER = "local[2]"
 CHILD_SPARK = """
 import json, sys, time
 started = time.perf_counter()
-from checker import spark_engine
+from checker import spark as spark_engine
 from checker.loader import load_model
 spec, constants, master = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
 spark = spark_engine.session(master=master, conf={"spark.ui.enabled": "false"})

@@ -292,3 +292,31 @@ def test_workers_and_memory_give_the_same_report(mc):
         mc("check", SPECS / "light" / "kip903.py", "--workers", "2", "--engine", "spark").code
         == 151
     )
+
+
+WITHOUT_PYSPARK = """
+import sys
+
+class NoSpark:  # as if mc were installed without its Spark extra
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in ("pyspark", "pyarrow", "py4j"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+sys.meta_path.insert(0, NoSpark())
+from checker.cli import main
+main(sys.argv[1:])
+"""
+
+
+def test_the_local_engine_needs_no_pyspark_and_the_spark_engine_says_how_to_get_it(tmp_path):
+    die_hard = str(SPECS / "examples" / "die_hard.py")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-c", WITHOUT_PYSPARK, "check", die_hard, *args]
+        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+    local = run("--invariant", "type_ok")
+    assert local.returncode == 0 and "16 distinct states" in local.stdout, local.stderr
+    spark = run("--engine", "spark")
+    assert spark.returncode == 153
+    assert "pip install 'mc[spark]'" in spark.stderr and "Traceback" not in spark.stderr

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from checker import Record, Spec, action, checkpoint, constant, invariant
-from checker import spark_engine as se
+from checker import spark as se
 from checker.errors import ExitCode
 from checker.loader import load_model
 from checker.local.bfs import Options, check
@@ -75,12 +75,19 @@ def outcome(result: CheckResult) -> dict[str, object]:
     }
 
 
+ON_SPARK = se.SparkSettings(driver_states=0)  # every level a Spark job
+IN_DRIVER = se.SparkSettings(driver_states=10**9)  # every level expanded in the driver
+
+
 def both(spark, model: Model, **options: object) -> tuple[CheckResult, CheckResult]:
-    """Check `model` with both engines and assert they agree on everything."""
+    """Check `model` with both engines and assert they agree on everything: the Spark engine
+    with every level on Spark, and with every level in the driver."""
     opts = Options(**options)
     local = check(model, opts)
-    distributed = se.check(model, opts, spark=spark)
+    distributed = se.check(model, opts, spark=spark, settings=ON_SPARK)
     assert outcome(distributed) == outcome(local)
+    in_driver = se.check(model, opts, spark=spark, settings=IN_DRIVER)
+    assert outcome(in_driver) == outcome(local)
     return local, distributed
 
 
@@ -227,6 +234,24 @@ class BadInvariant(Spec):
         return True
 
 
+@pytest.mark.parametrize("threshold", [2, 40])
+def test_levels_move_between_the_driver_and_spark_with_the_same_result(spark, threshold):
+    """Levels below the threshold run in the driver, the others on Spark, back and forth: the
+    result is the local engine's, stops inside a level included."""
+    mixed = se.SparkSettings(driver_states=threshold)
+    kip903 = load_model(ROOT / "specs" / "light" / "kip903.py", {"max_unclean_shutdowns": "0"})
+    cases = [
+        (Model(Wide(bad=5)), Options()),
+        (Model(Wide(bad=5)), Options(max_states=304)),
+        (Model(Wide()), Options(max_depth=3, deadlock=False)),
+        (Model(Race(a="ok", b="dead")), Options(deadlock=True)),
+        (kip903, Options(witness="replica_back_with_an_empty_disk")),
+    ]
+    for model, options in cases:
+        local = check(model, options)
+        assert outcome(se.check(model, options, spark=spark, settings=mixed)) == outcome(local)
+
+
 def test_an_invariant_that_raises_is_reported_like_the_local_engine(spark):
     _, result = both(spark, Model(BadInvariant()))
     assert result.verdict == "error" and result.error.kind == "invariant"
@@ -236,7 +261,10 @@ def test_an_invariant_that_raises_is_reported_like_the_local_engine(spark):
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(system=systems())
 def test_random_transition_systems_match_networkx(spark, system):
-    matches_networkx(system, lambda model: se.check(model, Options(deadlock=False), spark=spark))
+    mixed = se.SparkSettings(driver_states=3)  # levels go back and forth
+    matches_networkx(
+        system, lambda model: se.check(model, Options(deadlock=False), spark=spark, settings=mixed)
+    )
 
 
 def test_constraints_view_and_symmetry_agree_with_the_local_engine(spark):
@@ -357,7 +385,7 @@ def saving(model: Model, folder: Path, resumed=None) -> checkpoint.Checkpoints:
 
 def test_a_killed_python_worker_is_retried_with_identical_results(spark, tmp_path):
     model = walk(tmp_path, kill_at="1,1,0")  # in the middle of level 3
-    distributed = se.check(model, Options(), spark=spark)
+    distributed = se.check(model, Options(), spark=spark, settings=ON_SPARK)
     assert (tmp_path / "killed").exists()
     assert outcome(distributed) == outcome(check(model, Options()))
     assert distributed.verdict == "violation" and len(distributed.trace) == 6
@@ -375,15 +403,24 @@ def test_resuming_a_checkpoint_of_any_level_gives_the_same_result(spark, tmp_pat
         shutil.copy(self.path, copies[-1])
         return written
 
-    with monkeypatch.context() as patch:
-        patch.setattr(checkpoint.Checkpoints, "write", write_and_copy)
-        first = se.check(model, Options(), spark=spark, checkpoints=saving(model, tmp_path / "ck"))
     local = outcome(check(model, Options()))
-    assert outcome(first) == local
-    assert [c.name for c in copies] == [f"level-{n}" for n in range(1, 7)]
-    for folder in (copies[1], copies[-1]):
-        resumed = saving(model, folder, checkpoint.read(folder))
-        assert outcome(se.check(model, Options(), spark=spark, checkpoints=resumed)) == local
+    # Written with every level on Spark, resumed in the driver, and the other way round.
+    for writer, reader in ((ON_SPARK, IN_DRIVER), (IN_DRIVER, ON_SPARK)):
+        copies.clear()
+        with monkeypatch.context() as patch:
+            patch.setattr(checkpoint.Checkpoints, "write", write_and_copy)
+            folder = tmp_path / f"ck-{writer.driver_states}"
+            first = se.check(
+                model, Options(), spark=spark, checkpoints=saving(model, folder), settings=writer
+            )
+        assert outcome(first) == local
+        assert [c.name for c in copies] == [f"level-{n}" for n in range(1, 7)]
+        for copy in (copies[1], copies[-1]):
+            resumed = saving(model, copy, checkpoint.read(copy))
+            again = se.check(model, Options(), spark=spark, checkpoints=resumed, settings=reader)
+            assert outcome(again) == local
+        for copy in copies:
+            shutil.rmtree(copy)
 
 
 def test_ctrl_c_leaves_a_checkpoint_to_resume(spark, tmp_path, mc):
@@ -397,7 +434,9 @@ def test_ctrl_c_leaves_a_checkpoint_to_resume(spark, tmp_path, mc):
             time.sleep(0.05)
 
     threading.Thread(target=interrupt, daemon=True).start()
-    stopped = se.check(model, Options(), spark=spark, checkpoints=saving(model, tmp_path / "ck"))
+    stopped = se.check(
+        model, Options(), spark=spark, checkpoints=saving(model, tmp_path / "ck"), settings=ON_SPARK
+    )
     assert (stopped.verdict, stopped.bound) == ("incomplete", "interrupted")
     saved = checkpoint.read(tmp_path / "ck")
     assert (saved.counts["level"], saved.counts["states"]) == (4, 1 + 3 + 6 + 7)
@@ -453,7 +492,7 @@ def test_missing_pyspark_is_a_clear_error(mc, monkeypatch):
 CONNECT = textwrap.dedent(
     """
     import json, sys
-    from checker import spark_engine as se
+    from checker import spark as se
     from checker.local.bfs import check
     from checker.loader import load_model
     try:

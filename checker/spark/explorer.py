@@ -1,0 +1,66 @@
+"""The Spark engine for `mc check`: one session for every spec of the run."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from checker.checkpoint import Checkpoints
+from checker.local.bfs import Options
+from checker.model import Model
+from checker.progress import Progress
+from checker.result import CheckResult
+from checker.spark.search import check
+from checker.spark.session import active_session, require_runtime, session
+from checker.spark.settings import SparkSettings, mc_settings
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+class Explorer:
+    """The Spark engine for `mc check`: checks models one after another in one session,
+    started on first use (a spec that fails to load costs no JVM) and stopped by close() if
+    this process started it."""
+
+    def __init__(
+        self,
+        master: str | None = None,
+        remote: str | None = None,
+        conf: Mapping[str, str] | None = None,
+        settings: SparkSettings | None = None,
+    ) -> None:
+        require_runtime(remote)  # fail before loading specs, not after
+        self.master = master
+        self.remote = remote
+        self.conf = dict(conf or {})
+        given = mc_settings(self.conf)  # the mc.* keys, taken out of Spark's settings
+        self.settings = settings or given
+        self.spark: SparkSession | None = None
+        self.owned = False
+
+    def check(
+        self,
+        model: Model,
+        options: Options | None = None,
+        progress: Progress | None = None,
+        checkpoints: Checkpoints | None = None,
+    ) -> CheckResult:
+        if self.spark is None:
+            self.owned = self.remote is not None or active_session() is None
+            self.spark = session(self.master, self.remote, self.conf)
+        return check(
+            model,
+            options,
+            progress,
+            spark=self.spark,
+            settings=self.settings,
+            checkpoints=checkpoints,
+        )
+
+    def close(self) -> None:
+        if self.spark is not None and self.owned:
+            with contextlib.suppress(Exception):
+                self.spark.stop()
+        self.spark = None

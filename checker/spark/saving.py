@@ -1,0 +1,206 @@
+"""Checkpoints (`--checkpoint DIR`): the local engine's kind of file (checker.checkpoint). At
+the start of a level, the links of the earlier levels and the level's states (with their keys)
+are collected to the driver and written there, so a checkpoint is bounded by the driver's
+memory; resuming turns them back into DataFrames partitioned by fingerprint."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from checker.checkpoint import Array, Saved
+from checker.encoding import decode
+from checker.spark.rows import (
+    FRONTIER_COLUMNS,
+    FRONTIER_SCHEMA,
+    LINK_COLUMNS,
+    LINK_TYPES,
+    Row,
+    numbers,
+    signed,
+    unsigned,
+)
+from checker.spark.signals import from_spark
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+
+@dataclass(frozen=True)
+class LevelStart:
+    """The search at the start of a level (its states are `frontier`; `levels` of them)."""
+
+    level: int
+    frontier: DataFrame | list[Row]
+    distinct: int
+    generated: int
+    depth: int
+    fired: list[int]
+    new: list[int]
+    reached: dict[str, tuple[int, int]]
+
+
+class Checkpointing:
+    """_Search's part that writes checkpoints and resumes from one."""
+
+    def save(self, after_interrupt: bool = False) -> None:
+        """Write the search as it stood at the start of the current level: the links of the
+        earlier levels and the level's states, collected to the driver."""
+        start, checkpoints = self.level_start, self.checkpoints
+        if checkpoints is None or start is None:
+            return
+        try:
+            arrays = self._collect(start)
+        except Exception as exc:
+            if not after_interrupt or not from_spark(exc):
+                raise
+            sys.stderr.write(f"mc: warning: no checkpoint written: Spark failed: {exc}\n")
+            return
+        counts = {
+            "level": start.level,
+            "states": start.distinct,
+            "generated": start.generated,
+            "depth": start.depth,
+            "fired": start.fired,
+            "new": start.new,
+            "reached": {name: [signed(fp), depth] for name, (fp, depth) in start.reached.items()},
+            "sizes": self.sizes[: start.level],
+        }
+        checkpoints.write(counts, arrays)
+
+    def _collect(self, start: LevelStart) -> dict[str, Array]:
+        import numpy as np
+        import pyarrow as pa
+        from pyspark.sql import functions as F
+
+        arrays: dict[str, Array] = {}
+        earlier = list(enumerate(self.levels[: start.level - 1], start=1))
+        in_spark = [
+            links.withColumn("level", F.lit(depth))
+            for depth, links in earlier
+            if not isinstance(links, list)
+        ]
+        tables = []  # in order of level: level 1's links (the roots) first
+        if in_spark:  # one job for the levels in the cluster
+            tables.append(functools.reduce(lambda a, b: a.union(b), in_spark).toArrow())
+        for depth, links in earlier:
+            if isinstance(links, list):
+                columns = {c: [row[i] for row in links] for i, c in enumerate(LINK_COLUMNS)}
+                schema = pa.schema(
+                    [
+                        (c, pa.int64() if t == "int64" else pa.int32())
+                        for c, t in zip(LINK_COLUMNS, LINK_TYPES)
+                    ]
+                    + [("level", pa.int32())]
+                )
+                columns["level"] = [depth] * len(links)
+                tables.append(pa.table(columns, schema=schema))
+        if tables:
+            table = pa.concat_tables(tables, promote_options="permissive")
+            table = table.take(np.argsort(table.column("level").to_numpy(), kind="stable"))
+        for column, dtype in zip(LINK_COLUMNS, LINK_TYPES):
+            values = numbers(table, column) if tables else np.zeros(0, dtype)
+            arrays[f"links.{column}"] = Array.of(values, dtype)
+        if isinstance(start.frontier, list):
+            rows = start.frontier
+            states = pa.table(
+                {c: [row[i] for row in rows] for i, c in enumerate(FRONTIER_COLUMNS)},
+                schema=pa.schema(
+                    [
+                        ("fp", pa.int64()),
+                        ("key", pa.binary()),
+                        ("state", pa.binary()),
+                        ("parent", pa.int64()),
+                        ("action", pa.int32()),
+                        ("binding", pa.int32()),
+                    ]
+                ),
+            )
+        else:
+            states = start.frontier.select(*FRONTIER_COLUMNS).toArrow()
+        for column, dtype in zip(LINK_COLUMNS, LINK_TYPES):
+            arrays[f"frontier.{column}"] = Array.of(numbers(states, column), dtype)
+        for column in ("key", "state"):
+            values = states.column(column).to_pylist()
+            sizes = np.array([len(v) for v in values], dtype=np.uint64)
+            arrays[f"frontier.{column}.sizes"] = Array.of(sizes, "uint64")
+            data = np.frombuffer(b"".join(values), dtype=np.uint8)
+            arrays[f"frontier.{column}.data"] = Array.of(data, "uint8")
+        return arrays
+
+    def _restore(self, saved: Saved) -> tuple[DataFrame, int]:
+        """The search as a checkpoint holds it: the earlier levels' links and the level's
+        states back in the cluster, partitioned by fingerprint, and the counts."""
+        import numpy as np
+        import pyarrow as pa
+
+        level = saved.number("level", 1)
+        n = self.n_actions
+        sizes = saved.numbers("sizes", level)
+        links = [saved.array(f"links.{c}", t) for c, t in zip(LINK_COLUMNS, LINK_TYPES)]
+        states = [saved.array(f"frontier.{c}", t) for c, t in zip(LINK_COLUMNS, LINK_TYPES)]
+        if len({len(a) for a in links}) != 1 or len(links[0]) != sum(sizes[:-1]):
+            raise saved.corrupt("the links do not match the levels' sizes")
+        if len({len(a) for a in states}) != 1 or len(states[0]) != sizes[-1]:
+            raise saved.corrupt("the level's states do not match its size")
+        blobs = {}
+        for column in ("key", "state"):
+            lengths = saved.array(f"frontier.{column}.sizes", "uint64")
+            data = saved.array(f"frontier.{column}.data", "uint8")
+            if len(lengths) != sizes[-1] or int(lengths.sum()) != len(data):
+                raise saved.corrupt(f"the level's {column}s do not match their sizes")
+            ends = np.cumsum(lengths).tolist()
+            raw = data.tobytes()
+            blobs[column] = [raw[e - k : e] for e, k in zip(ends, lengths.tolist())]
+        for i, data in enumerate(blobs["state"]):
+            try:
+                decode(data)
+            except Exception as exc:
+                raise saved.corrupt(f"state {i} of the level does not decode: {exc}") from None
+        self.distinct = saved.number("states", 1)
+        if self.distinct != sum(sizes):
+            raise saved.corrupt("the number of states does not match the levels' sizes")
+        self.generated = saved.number("generated")
+        self.depth = saved.number("depth")
+        self.fired = saved.numbers("fired", n)
+        self.new = saved.numbers("new", n)
+        names = [r.name for r in self.model.reachables]
+        reached = saved.reached(names, None)
+        self.reached = {name: (unsigned(fp), depth) for name, (fp, depth) in reached.items()}
+        self.queue = sizes[-1]
+        first = sizes[0] if level > 1 else 0  # links of level 1 have no parent
+        parent = pa.array(links[1], mask=np.arange(len(links[1])) < first)
+        earlier = pa.table(
+            {"fp": links[0], "parent": parent, "action": links[2], "binding": links[3]}
+        )
+        start = 0
+        for size in sizes[:-1]:
+            part = earlier.slice(start, size)
+            start += size
+            df = self.spark.createDataFrame(part, "fp long, parent long, action int, binding int")
+            self._add_restored(df.repartition(self.partitions, "fp"), size)
+        roots = level == 1
+        table = pa.table(
+            {
+                "fp": states[0],
+                "key": pa.array(blobs["key"], type=pa.binary()),
+                "state": pa.array(blobs["state"], type=pa.binary()),
+                "parent": pa.array(states[1], mask=np.full(len(states[1]), roots)),
+                "action": states[2],
+                "binding": states[3],
+            }
+        )
+        frontier = self.spark.createDataFrame(table, FRONTIER_SCHEMA)
+        frontier = self._persist(frontier.repartition(self.partitions, "fp"))
+        self._add_level(frontier, sizes[-1])
+        return frontier, level
+
+    def _add_restored(self, links: DataFrame, size: int) -> None:
+        links = self._cut(links, eager=True)
+        self.levels.append(links)
+        self.spark_links.append(links)
+        self.sizes.append(size)
+        fps = links.select("fp")
+        self.visited = fps if self.visited is None else self.visited.union(fps)

@@ -1,0 +1,112 @@
+"""Per-level costs of the Spark engine on a given master, for docs/scaling.md:
+
+    .venv/bin/python scripts/spark_levels.py SPEC.py [-D NAME=VALUE]... --master URL \
+        [--spark-conf KEY=VALUE]... [--local]
+
+Prints the session start, each level (where it ran: driver or Spark; states expanded, new
+states, seconds), the total, and from Spark's REST API (the driver's UI, on 127.0.0.1) the
+shuffle written per stage and the executors' storage memory at the end. `--local` also times
+the local engine on the same model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from checker import bfs  # noqa: E402
+from checker import spark as se  # noqa: E402
+from checker.loader import load_model  # noqa: E402
+
+
+def rest(base: str, path: str) -> object:
+    with urllib.request.urlopen(f"{base}/api/v1{path}", timeout=30) as answer:
+        return json.load(answer)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("spec")
+    parser.add_argument("-D", dest="defines", action="append", default=[])
+    parser.add_argument("--master", required=True)
+    parser.add_argument("--spark-conf", action="append", default=[])
+    parser.add_argument("--local", action="store_true")
+    args = parser.parse_args()
+    constants = dict(d.split("=", 1) for d in args.defines)
+    conf = dict(c.split("=", 1) for c in args.spark_conf)
+    conf.setdefault("spark.ui.enabled", "true")
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    model = load_model(args.spec, constants)
+    if args.local:
+        started = time.perf_counter()
+        local = bfs.check(model)
+        print(
+            f"local engine: {local.distinct_states:,} states in "
+            f"{time.perf_counter() - started:.2f} s"
+        )
+    settings = se.mc_settings(conf)
+    started = time.perf_counter()
+    spark = se.session(master=args.master, conf=conf)
+    spark.range(1).collect()  # the executors are up
+    start = time.perf_counter() - started
+    print(f"session start: {start:.1f} s (master {args.master})")
+    levels: list[se.LevelStats] = []
+    memory: dict[str, tuple[int, int]] = {}  # executor -> (peak storage memory, at distinct)
+    base = spark.sparkContext.uiWebUrl
+    app = spark.sparkContext.applicationId
+
+    def on_level(stats: se.LevelStats) -> None:
+        levels.append(stats)
+        if stats.where != "spark" or not base:
+            return
+        try:
+            for e in rest(base, f"/applications/{app}/executors"):  # type: ignore[union-attr]
+                if e["memoryUsed"] >= memory.get(e["id"], (0, 0))[0]:
+                    memory[e["id"]] = (e["memoryUsed"], stats.distinct)
+        except Exception:
+            pass
+
+    started = time.perf_counter()
+    result = se.check(model, spark=spark, settings=settings, on_level=on_level)
+    total = time.perf_counter() - started
+    print(
+        f"verdict {result.verdict}: {result.distinct_states:,} distinct states,"
+        f" {result.states_generated:,} generated, depth {result.depth}, {total:.2f} s"
+    )
+    print("| depth | where | expanded | new | seconds |")
+    print("|---|---|---|---|---|")
+    for s in levels:
+        print(f"| {s.depth} | {s.where} | {s.expanded:,} | {s.new:,} | {s.seconds:.2f} |")
+    for where in ("driver", "spark"):
+        mine = [s for s in levels if s.where == where]
+        if mine:
+            seconds = sum(s.seconds for s in mine)
+            print(f"{where}: {len(mine)} levels, {seconds:.2f} s, {sum(s.new for s in mine):,} new")
+    for executor, (used, distinct) in sorted(memory.items()):
+        print(
+            f"executor {executor}: peak storage memory {used:,} bytes with {distinct:,}"
+            f" states visited ({used / max(1, distinct):.1f} bytes per visited state)"
+        )
+    try:
+        stages = rest(base, f"/applications/{app}/stages")
+        written = sum(st.get("shuffleWriteBytes", 0) for st in stages)  # type: ignore[union-attr]
+        records = sum(st.get("shuffleWriteRecords", 0) for st in stages)  # type: ignore[union-attr]
+        print(
+            f"shuffle written: {written:,} bytes, {records:,} records"
+            f" ({written / max(1, result.states_generated):.1f} bytes per candidate)"
+        )
+    except Exception as exc:  # the UI is off, or answers nothing
+        print(f"(no REST figures: {exc})")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

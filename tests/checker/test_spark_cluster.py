@@ -1,0 +1,127 @@
+"""The Spark engine on real processes: a standalone master and worker started from the installed
+pyspark package (tests.spark_cluster), and `mc check` run as a command against them, as a user
+runs it. Skipped where Java or pyspark is missing, with the reason."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from checker.errors import ExitCode
+from tests.conftest import ROOT
+
+pytest.importorskip("pyspark", reason="the Spark engine needs pyspark")
+pytest.importorskip("pyarrow", reason="the Spark engine needs pyarrow")
+
+from checker.spark import java_problem
+from tests.spark_cluster import Cluster
+
+JAVA = java_problem()
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    if JAVA:
+        pytest.skip(JAVA)
+    started = Cluster(cores=2, memory="2g").start()
+    yield started
+    started.stop()
+
+
+def mc_command(
+    cluster: Cluster, tmp_path: Path, *args: str, python: str | None = None, driver: int = 0
+):
+    """`mc check ... --engine spark --master <the cluster>` in a fresh process; levels below
+    `driver` states run in the driver (0: every level on the executors)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "SPARK_"))}
+    env["SPARK_LOCAL_IP"] = "127.0.0.1"
+    conf = [
+        "--spark-conf", f"spark.checkpoint.dir={tmp_path / 'checkpoints'}",
+        "--spark-conf", "spark.ui.enabled=false",
+        "--spark-conf", "spark.task.maxFailures=1",
+        "--spark-conf", f"mc.driverLevelStates={driver}",
+    ]  # fmt: skip
+    if python:
+        conf += ["--spark-conf", f"spark.pyspark.python={python}"]
+    command = [sys.executable, "-m", "checker", "check", *args, "--progress", "0"]
+    command += ["--engine", "spark", "--master", cluster.master, *conf]
+    return subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+def local_report(*args: str):
+    run = subprocess.run(
+        [sys.executable, "-m", "checker", "check", *args, "--progress", "0"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    return run.returncode, _report(run.stdout)
+
+
+def _report(out: str) -> list[str]:
+    return [line for line in out.splitlines() if "Finished in" not in line]
+
+
+def bare_python(tmp_path: Path) -> str:
+    """A Python with the third-party packages of this environment but without mc: this
+    interpreter without `site` (so no .pth file adds the editable checker), its
+    site-packages on PYTHONPATH after Spark's own entries."""
+    import pyspark
+
+    site = str(Path(pyspark.__file__).resolve().parent.parent)
+    wrapper = tmp_path / "bare-python"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        f'PYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}{site}" exec {sys.executable} -S "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    probe = subprocess.run(
+        [str(wrapper), "-c", "import checker"], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert probe.returncode != 0 and "No module named 'checker'" in probe.stderr
+    return str(wrapper)
+
+
+def test_a_bundled_spec_on_a_standalone_cluster_whose_python_lacks_mc(cluster, tmp_path):
+    """mc ships its code: the executors' Python has only the third-party packages, and the
+    report is the local engine's, trace included. Levels 1 to 3 (1, 6 and 20 states) run in
+    the driver, the next ones (44, 78, 122, 174) on the executors."""
+    spec = str(ROOT / "specs" / "light" / "kip903.py")
+    args = (spec, "-D", "max_unclean_shutdowns=0", "-D", "fixed=false")
+    run = mc_command(cluster, tmp_path, *args, python=bare_python(tmp_path), driver=40)
+    assert (run.returncode, _report(run.stdout)) == local_report(*args), run.stderr[-3000:]
+    assert run.returncode == ExitCode.VIOLATION
+    assert "Error: invariant no_stale_epoch_in_isr is violated." in run.stdout
+
+
+def test_an_executor_python_without_a_module_is_named_with_the_fix(cluster, tmp_path):
+    python = shutil.which("python3", path="/usr/bin")
+    if python is None:
+        pytest.skip("no /usr/bin/python3")
+    probe = subprocess.run(
+        [python, "-c", "import sys, msgpack; print(sys.version_info[:2])"],
+        capture_output=True,
+        text=True,
+    )
+    if probe.returncode == 0:
+        pytest.skip(f"{python} has msgpack")
+    same = subprocess.run(
+        [python, "-c", "import sys; print(sys.version_info[:2])"], text=True, capture_output=True
+    ).stdout.strip()
+    if same != str(tuple(sys.version_info[:2])):
+        pytest.skip(f"{python} is Python {same}, not the driver's")
+    spec = str(ROOT / "specs" / "examples" / "die_hard.py")
+    run = mc_command(cluster, tmp_path, spec, python=python)
+    assert run.returncode == ExitCode.ENGINE_ERROR, run.stderr[-3000:]
+    error = [line for line in run.stderr.splitlines() if line.startswith("mc: error:")]
+    assert len(error) == 1, run.stderr[-3000:]
+    assert re.search(r"a Python worker lacks the module '\w+' \(ModuleNotFoundError", error[0])
+    assert "spark.archives=" in error[0] and "spark.pyspark.python" in error[0]

@@ -23,7 +23,6 @@ from it and goes on exactly as the interrupted one would have.
 from __future__ import annotations
 
 import gc
-import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,16 +30,18 @@ from multiprocessing.connection import wait
 
 import numpy as np
 
+from checker import engine
 from checker.behaviour import Behaviour, Builder, Recording, predicate_value
 from checker.checkpoint import PIECE, Array, Checkpoints, Saved
 from checker.encoding import decode, fingerprint
+from checker.engine import Failed, Stop
 from checker.errors import EvaluationError
 from checker.local.frontier import SPILL_BYTES, Frontier, Part
 from checker.local.visited import ROOT, Links, Visited
 from checker.local.workers import Reply, Worker, start
 from checker.model import Model
 from checker.progress import Progress, Snapshot
-from checker.result import ActionCoverage, CheckResult, ErrorInfo
+from checker.result import CheckResult
 from checker.trace import chain_from_positions, replay
 
 LIVE_BYTES = 1 << 30  # all expanders together, estimated as LIVE_FACTOR x the encoded size
@@ -58,15 +59,6 @@ class Options:
     spill_bytes: int = SPILL_BYTES  # a level's states beyond this go to a temporary file
     live_bytes: int = LIVE_BYTES  # the expanders' budget for states kept as live objects
     witness: str | None = None  # a reachability property whose shortest example to report
-
-
-class _Stop(Exception):
-    """Ends the search early with a verdict; `state` is the number of the trace's end."""
-
-    def __init__(self, verdict: str, state: int | None = None, **fields: object) -> None:
-        self.verdict = verdict
-        self.state = state
-        self.fields = fields
 
 
 def check(
@@ -95,50 +87,13 @@ def record(
 
 
 def _run(search: _Search) -> CheckResult:
-    model, checkpoints, progress = search.model, search.checkpoints, search.progress
-    result = model.new_result()
-    start_time = time.perf_counter()
     collecting = gc.isenabled()
     gc.disable()  # states are acyclic: the cyclic collector would only walk them, again and again
     try:
-        search.run()
-        model.settle_reachability(result, search.reached, search.options.witness, search.trace_to)
-    except _Stop as stop:
-        result.verdict = stop.verdict
-        for key, value in stop.fields.items():
-            setattr(result, key, value)
-        if stop.state is not None:
-            result.trace = search.trace_to(stop.state)
-    except EvaluationError as exc:
-        result.verdict = "error"
-        result.error = ErrorInfo.of(exc)
-        if search.current is not None:
-            result.trace = search.trace_to(search.current)
-    except KeyboardInterrupt:  # Ctrl-C (and SIGTERM, see cli): stop and report what we have
-        result.verdict = "incomplete"
-        result.bound = "interrupted"
-        search.save()
+        return engine.run(search)
     finally:
-        search.close()
         if collecting:
             gc.enable()
-        if progress is not None:
-            progress.close()
-    if checkpoints is not None and result.bound != "interrupted":
-        checkpoints.remove()  # the search ended by itself: nothing to resume
-    result.seconds = time.perf_counter() - start_time
-    result.distinct_states = len(search.links)
-    result.states_generated = search.generated
-    result.depth = search.depth
-    result.queue = search.queue
-    result.visited_bytes = search.visited.nbytes
-    result.link_bytes = search.links.nbytes
-    result.closest_fingerprints = search.visited.closest()
-    result.coverage = [
-        ActionCoverage(a.name, int(fired), int(new))
-        for a, fired, new in zip(model.actions, search.fired, search.new)
-    ]
-    return result
 
 
 @dataclass(frozen=True)
@@ -207,7 +162,34 @@ class _Search:
     def trace_to(self, state: int) -> list:
         return replay(self.model, chain_from_positions(self.model, self.links.chain(state)))
 
+    # -- as checker.engine.run asks ----------------------------------------------------------
+
+    @property
+    def witness(self) -> str | None:
+        return self.options.witness
+
+    def reachability(self) -> dict[str, tuple[int, int]]:
+        return self.reached
+
+    def interrupted(self) -> None:
+        self.save()
+
+    @property
+    def distinct(self) -> int:
+        return len(self.links)
+
+    def finish(self, result: CheckResult) -> None:
+        result.visited_bytes = self.visited.nbytes
+        result.link_bytes = self.links.nbytes
+        result.closest_fingerprints = self.visited.closest()
+
     def run(self) -> None:
+        try:
+            self._explore()
+        except EvaluationError as exc:  # spec code raised, on the state being evaluated
+            raise Failed(exc, self.current) from exc
+
+    def _explore(self) -> None:
         self.workers = list(start(self.model, self.options.workers, self.recording))
         self._live_next = {w.number: 0 for w in self.workers}
         self._sent = {w.number: 0 for w in self.workers}
@@ -250,7 +232,7 @@ class _Search:
                     self.builder.violations[number] = broken.name
                     broken = None
             if broken is not None:
-                raise _Stop("violation", number, invariant=broken.name)
+                raise Stop("violation", number, invariant=broken.name)
             for i in self.model.reached(init.state, self._wanted()):
                 self.reached[self.model.reachables[i].name] = (number, 1)
             frontier.append(init.data, np.array([0, len(init.data)], dtype=np.uint64))
@@ -344,8 +326,8 @@ class _Search:
         frontier.append(blob, offsets)
         return frontier, level
 
-    def _full(self) -> _Stop:
-        return _Stop("incomplete", bound=f"--max-states {self.options.max_states} reached")
+    def _full(self) -> Stop:
+        return Stop("incomplete", bound=f"--max-states {self.options.max_states} reached")
 
     def _check_room(self, wanted: int) -> int:
         """How many of `wanted` new states the --max-states bound lets in."""
@@ -525,7 +507,7 @@ class _Search:
             self.current = len(self.links) - 1
             invariant = exp.broken.get(candidate)
             if invariant is not None:
-                raise _Stop("violation", self.current, invariant=invariant)
+                raise Stop("violation", self.current, invariant=invariant)
             state = decode(exp.encoding(candidate))
             self.model.violated(state)
             self.model.reached(state, self._level_wanted)
@@ -590,7 +572,7 @@ class _Search:
         assert exp.stop is not None
         number = base + part.first + exp.stop
         if exp.deadlocked:
-            raise _Stop("deadlock", number)
+            raise Stop("deadlock", number)
         self.current = number
         self.model.expand(frontier.read(part.first + exp.stop, 1).blob)
         raise RuntimeError("an action raised in a worker but not when re-evaluated")
@@ -611,7 +593,7 @@ class _Search:
                 self._raise_at_parent(exp, item.part, base, frontier)
         self.queue = size if cut else 0
         if cut:
-            raise _Stop("incomplete", bound=f"--max-depth {self.options.max_depth} reached")
+            raise Stop("incomplete", bound=f"--max-depth {self.options.max_depth} reached")
 
 
 def _pieces(frontier: Frontier) -> Iterator[bytes]:

@@ -21,12 +21,14 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from checker import engine
 from checker.checkpoint import Checkpoints
+from checker.engine import Failed, Stop
 from checker.errors import ConfigError, EngineError, EvaluationError
 from checker.local.bfs import Options
 from checker.model import ROOT, Model
 from checker.progress import Progress, Snapshot
-from checker.result import ActionCoverage, CheckResult, ErrorInfo
+from checker.result import CheckResult
 from checker.spark.driver import DriverLevels
 from checker.spark.executor import check_batches, expand_batches
 from checker.spark.rows import (
@@ -46,7 +48,7 @@ from checker.spark.session import is_connect, local_mode, session
 from checker.spark.settings import LevelStats, SparkSettings
 from checker.spark.ship import explain, ship_code
 from checker.spark.signals import Interrupts, from_spark
-from checker.spark.stopping import Failed, Stop, StopsInLevel
+from checker.spark.stopping import StopsInLevel
 from checker.trace import Link, chain_to, replay
 
 if TYPE_CHECKING:
@@ -66,62 +68,12 @@ def check(
     """Explore every reachable state of `model` on Spark: the same result as checker.local.bfs.check
     (verdict, counts, coverage, trace), computed level by level across the cluster. With
     `checkpoints`, write them (and resume from `checkpoints.resumed`)."""
-    options = options or Options()
-    result = model.new_result()
     if spark is None:
         spark = session()
+    options = options or Options()
     search = _Search(spark, model, options, settings or SparkSettings(), progress, on_level)
     search.checkpoints = checkpoints
-    start = time.perf_counter()
-    try:
-        with Interrupts(search.cancel) as interrupts:
-            try:
-                search.run()
-                reached = {name: (where, where[1]) for name, where in search.reached.items()}
-                model.settle_reachability(result, reached, options.witness, search.trace_to)
-            except Exception as exc:
-                if from_spark(exc):
-                    interrupts.raise_held()  # a job cancelled for a signal: raise it now
-                raise
-    except Stop as stop:
-        result.verdict = stop.verdict
-        for key, value in stop.fields.items():
-            setattr(result, key, value)
-        if stop.fp is not None:
-            result.trace = replay(model, chain_to(search.links, stop.fp))
-    except Failed as failed:
-        exc = failed.error
-        result.verdict = "error"
-        result.error = ErrorInfo.of(exc)
-        if failed.fp is not None:
-            result.trace = replay(model, chain_to(search.links, failed.fp))
-    except KeyboardInterrupt:  # as checker.local.bfs: stop, cancel the jobs, report what we have
-        result.verdict = "incomplete"
-        result.bound = "interrupted"
-        search.cancel()
-        search.save(after_interrupt=True)
-    except EngineError:
-        raise
-    except Exception as exc:
-        if not from_spark(exc):
-            raise
-        raise EngineError(f"Spark failed: {explain(exc)}") from exc
-    finally:
-        search.close()
-        if progress is not None:
-            progress.close()
-    if checkpoints is not None and result.bound != "interrupted":
-        checkpoints.remove()  # the search ended by itself: nothing to resume
-    result.seconds = time.perf_counter() - start
-    result.distinct_states = search.distinct
-    result.states_generated = search.generated
-    result.depth = search.depth
-    result.queue = search.queue
-    result.coverage = [
-        ActionCoverage(a.name, fired, new)
-        for a, fired, new in zip(model.actions, search.fired, search.new)
-    ]
-    return result
+    return engine.run(search)
 
 
 class _Search(DriverLevels, StopsInLevel, Checkpointing):
@@ -245,7 +197,41 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing):
 
     # -- the search ------------------------------------------------------------------------
 
+    # -- as checker.engine.run asks ----------------------------------------------------------
+
+    @property
+    def witness(self) -> str | None:
+        return self.options.witness
+
+    def reachability(self) -> dict[str, tuple[tuple[int, int], int]]:
+        return {name: (where, where[1]) for name, where in self.reached.items()}
+
+    def interrupted(self) -> None:
+        self.cancel()
+        self.save(after_interrupt=True)
+
+    def finish(self, result: CheckResult) -> None:
+        pass  # (the executors' memory and shuffle bytes are in the level statistics)
+
     def run(self) -> None:
+        """The search, with Ctrl-C and SIGTERM cancelling the jobs in flight, and a failure of
+        Spark itself (not of the spec) an EngineError that names its cause."""
+        try:
+            with Interrupts(self.cancel) as interrupts:
+                try:
+                    self._explore()
+                except Exception as exc:
+                    if from_spark(exc):
+                        interrupts.raise_held()  # a job cancelled for a signal: raise it now
+                    raise
+        except (Stop, Failed, EngineError):
+            raise
+        except Exception as exc:
+            if not from_spark(exc):
+                raise
+            raise EngineError(f"Spark failed: {explain(exc)}") from exc
+
+    def _explore(self) -> None:
         self._configure()
         ship_code(self.spark, self.model)
         resumed = self.checkpoints.resumed if self.checkpoints is not None else None
@@ -280,10 +266,14 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing):
         reachables = self.model.reachables
         return [i for i, r in enumerate(reachables) if r.name not in self.reached]
 
-    def trace_to(self, where: tuple[int, int]) -> list[Any]:
-        """The trace to the state with fingerprint `fp` at depth `depth` (its links fetched)."""
-        fp, depth = where
-        self._walk_back(fp, depth)
+    def trace_to(self, where: int | tuple[int, int]) -> list[Any]:
+        """The trace to the state with fingerprint `where` (a stop's: its links are on hand),
+        or `(fp, depth)` (a reachability property's: its links fetched first)."""
+        if isinstance(where, tuple):
+            fp, depth = where
+            self._walk_back(fp, depth)
+        else:
+            fp = where
         return replay(self.model, chain_to(self.links, fp))
 
     def _initial(self) -> list[Row]:

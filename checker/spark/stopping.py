@@ -1,5 +1,5 @@
-"""How a search ends early (Stop: a verdict; Failed: spec code raised), and where, inside a
-level on Spark: at the first event in the local engine's order, with its counts."""
+"""Where a search ends early (checker.engine's Stop and Failed) inside a level on Spark: at
+the first event in the local engine's order, with its counts."""
 
 from __future__ import annotations
 
@@ -8,29 +8,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from checker.encoding import decode
+from checker.engine import Failed, Stop
 from checker.errors import EngineError, EvaluationError
 from checker.spark.executor import count_batches
 from checker.spark.rows import COUNTED_SCHEMA, SUCCESSOR, last_component, unsigned
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-
-
-class Stop(Exception):
-    """The search ends with `verdict` (and the result's `fields`), its trace ending at `fp`."""
-
-    def __init__(self, verdict: str, fp: int | None = None, **fields: object) -> None:
-        self.verdict = verdict
-        self.fp = fp
-        self.fields = fields
-
-
-class Failed(Exception):
-    """Spec code raised (an EvaluationError) at the state with fingerprint `fp`."""
-
-    def __init__(self, error: EvaluationError, fp: int | None) -> None:
-        self.error = error
-        self.fp = fp
 
 
 class StopsInLevel:

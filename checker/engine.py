@@ -1,0 +1,112 @@
+"""What every engine shares around the levels it computes: how a search ends early (`Stop`,
+`Failed`), and `run`, the shell that runs a search and turns how it ended into the result.
+The engines (checker.local, checker.spark) differ only in their `Search`: how a level is
+computed and where the states live."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Protocol
+
+from checker.checkpoint import Checkpoints
+from checker.errors import EvaluationError
+from checker.model import Model
+from checker.progress import Progress
+from checker.result import ActionCoverage, CheckResult, ErrorInfo, Step
+
+
+class Stop(Exception):
+    """The search ends with `verdict` (and the result's `fields`); its trace ends at `where`,
+    the engine's reference to a state (a number locally, a fingerprint on Spark)."""
+
+    def __init__(self, verdict: str, where: Any = None, **fields: object) -> None:
+        self.verdict = verdict
+        self.where = where
+        self.fields = fields
+
+
+class Failed(Exception):
+    """Spec code raised `error` while the search evaluated the state at `where`."""
+
+    def __init__(self, error: EvaluationError, where: Any = None) -> None:
+        self.error = error
+        self.where = where
+
+
+class Search(Protocol):
+    """One search of one model by one engine."""
+
+    model: Model
+    progress: Progress | None
+    checkpoints: Checkpoints | None
+    witness: str | None  # a reachability property whose shortest example to report
+    distinct: int  # distinct states found
+    generated: int
+    depth: int
+    queue: int
+    fired: Any  # per action: successors generated, and new states found
+    new: Any
+
+    def run(self) -> None:
+        """Explore, level by level; raise Stop or Failed to end early."""
+
+    def reachability(self) -> dict[str, tuple[Any, int]]:
+        """Each reachability property reached: name -> (where, its depth)."""
+
+    def trace_to(self, where: Any) -> list[Step]:
+        """The shortest trace to the state at `where`."""
+
+    def interrupted(self) -> None:
+        """Ctrl-C (or SIGTERM): stop the work in flight, save a checkpoint if one is asked."""
+
+    def close(self) -> None:
+        """Free what the search holds (processes, files, cached data)."""
+
+    def finish(self, result: CheckResult) -> None:
+        """Add what only this engine measures to `result`."""
+
+
+def run(search: Search) -> CheckResult:
+    """Run `search` and return its result: the verdict and trace of how it ended (a Stop, a
+    Failed, an interrupt, or the end, with the reachability properties settled), its counts
+    and coverage. Checkpoints are removed once a search has ended by itself."""
+    model, checkpoints, progress = search.model, search.checkpoints, search.progress
+    result = model.new_result()
+    start = time.perf_counter()
+    try:
+        search.run()
+        model.settle_reachability(
+            result, search.reachability(), search.witness, search.trace_to
+        )
+    except Stop as stop:
+        result.verdict = stop.verdict
+        for key, value in stop.fields.items():
+            setattr(result, key, value)
+        if stop.where is not None:
+            result.trace = search.trace_to(stop.where)
+    except Failed as failed:
+        result.verdict = "error"
+        result.error = ErrorInfo.of(failed.error)
+        if failed.where is not None:
+            result.trace = search.trace_to(failed.where)
+    except KeyboardInterrupt:  # stop and report what we have
+        result.verdict = "incomplete"
+        result.bound = "interrupted"
+        search.interrupted()
+    finally:
+        search.close()
+        if progress is not None:
+            progress.close()
+    if checkpoints is not None and result.bound != "interrupted":
+        checkpoints.remove()  # the search ended by itself: nothing to resume
+    result.seconds = time.perf_counter() - start
+    result.distinct_states = search.distinct
+    result.states_generated = search.generated
+    result.depth = search.depth
+    result.queue = search.queue
+    result.coverage = [
+        ActionCoverage(a.name, int(fired), int(new))
+        for a, fired, new in zip(model.actions, search.fired, search.new)
+    ]
+    search.finish(result)
+    return result

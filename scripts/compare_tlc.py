@@ -268,7 +268,10 @@ def main() -> int:
         equal = (tlc["distinct"], tlc["depth"]) == (mc["distinct"], mc["depth"])
         same &= equal or name in ORDER_DEPENDENT
         print(f"{name}: TLC {tlc}  mc {mc}  {'equal' if equal else 'DIFFERENT'}", flush=True)
+        cls, _ = load_spec_class(str(ROOT / spec))
+        invs = [n for n in invariants_of(cls) if n != "no_committed_record_lost_globally"]
         dashes = " ".join(f"-D {k}={v}" for k, v in constants.items())
+        dashes += " " + " ".join(f"--invariant {n}" for n in invs)
         rows.append((name, spec, dashes, tlc, mc, equal, workers))
     write(args.out, rows)
     return 0 if same else 1

@@ -1000,7 +1000,12 @@ class KRaftReplication(Spec):
         else:
             t = self.send_acks_for(s, t, b, old_hwm, s.partition_data[b].leo - 1, False)
         if new_hwm > s.inv_true_hwm:
-            consumed = s.inv_consumed + s.partition_data[b].log[s.inv_true_hwm - 1 : new_hwm - 1]
+            log = s.partition_data[b].log
+            if new_hwm - 1 > len(log):
+                # As TLC: SubSeq(LogOf(b), ...) past the (pre-write) log is an error of the
+                # model, reached when a write commits at once (values >= 2, |ISR| = 1).
+                raise ValueError("SubSeq past the end of the log (as TLC reports)")
+            consumed = s.inv_consumed + log[s.inv_true_hwm - 1 : new_hwm - 1]
             return t.replace(inv_true_hwm=new_hwm, inv_consumed=consumed)
         return t.replace(inv_true_hwm=s.inv_true_hwm, inv_consumed=s.inv_consumed)
 

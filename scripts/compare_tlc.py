@@ -93,6 +93,22 @@ CONFIGS = [
         {**ZERO_966, **TWO, "MinISR": 2, "FenceBrokerLimit": 1},
     ),
     (
+        "kip-966, 2 brokers, one clean and one data-loss shutdown",
+        KIP966,
+        {**ZERO_966, **TWO, "NoDataLossShutdownLimit": 1, "DataLossShutdownLimit": 1},
+    ),
+    (
+        "kip-966, 2 brokers, one clean and one data-loss shutdown, VIEW with aux_ctrs",
+        KIP966,
+        {
+            **ZERO_966,
+            **TWO,
+            "NoDataLossShutdownLimit": 1,
+            "DataLossShutdownLimit": 1,
+            "view_keeps_counters": True,
+        },
+    ),
+    (
         "v3.5, 2 brokers, one fencing (kip841.py's defaults)",
         V35,
         {**ZERO_V35, **TWO, "FenceBrokerLimit": 1},
@@ -114,6 +130,8 @@ TLC_PROPERTIES = (
     "EventuallyRuns EventuallyUnfenced EventuallyMetadataConverges"
     " EventuallyWriteIsAcceptedOrRejected EventuallyAcknowledgedValueFullyReplicated"
 )
+# Differ by the order of the search under the model's VIEW (explained in the output).
+ORDER_DEPENDENT = {"kip-966, 2 brokers, one clean and one data-loss shutdown"}
 SHIPPED = ("kip-966 as shipped (3 brokers, one fencing, one data-loss shutdown)", KIP966, {})
 
 
@@ -149,12 +167,23 @@ def constants_of(text: str) -> dict[str, str]:
     return out
 
 
-def run_tlc(folder: Path, module: str, cfg: str, workers: int, peers: Path) -> dict:
+def run_tlc(
+    folder: Path, module: str, cfg: str, workers: int, peers: Path, keep_counters: bool
+) -> dict:
     tools = os.environ.get("TLA2TOOLS", str(peers / "tla2tools.jar"))
     community = os.environ.get("COMMUNITY_MODULES", str(peers / "CommunityModules.jar"))
     with tempfile.TemporaryDirectory() as tmp:
         for f in folder.glob("*.tla"):
             shutil.copy(f, tmp)
+        if keep_counters:  # the model's view, with the fault counters
+            main = Path(tmp, f"{module}.tla")
+            text = re.sub(
+                r"^view == << (.*) >>$",
+                r"view == << \1, aux_ctrs >>",
+                main.read_text(),
+                flags=re.M,
+            )
+            main.write_text(text)
         Path(tmp, "compare.cfg").write_text(cfg)
         start = time.time()
         run = subprocess.run(
@@ -227,16 +256,22 @@ def main() -> int:
     rows, same = [], True
     for name, (folder, module, spec), replace, workers, liveness in configs:
         model_dir = args.peers / "vanlightly" / folder
+        keep_counters = bool(replace.pop("view_keeps_counters", False))
         cfg = cfg_text((model_dir / f"{module}.cfg").read_text(), replace, liveness)
         constants = constants_of(cfg)
-        tlc = run_tlc(model_dir, module, cfg, workers, args.peers)
+        if keep_counters:
+            constants["view_keeps_counters"] = "true"
+        tlc = run_tlc(model_dir, module, cfg, workers, args.peers, keep_counters)
         mc = run_mc(spec, constants, workers, liveness)
         if liveness:
             constants["tla_view"] = "false"
         equal = (tlc["distinct"], tlc["depth"]) == (mc["distinct"], mc["depth"])
-        same &= equal
+        same &= equal or name in ORDER_DEPENDENT
         print(f"{name}: TLC {tlc}  mc {mc}  {'equal' if equal else 'DIFFERENT'}", flush=True)
+        cls, _ = load_spec_class(str(ROOT / spec))
+        invs = [n for n in invariants_of(cls) if n != "no_committed_record_lost_globally"]
         dashes = " ".join(f"-D {k}={v}" for k, v in constants.items())
+        dashes += " " + " ".join(f"--invariant {n}" for n in invs)
         rows.append((name, spec, dashes, tlc, mc, equal, workers))
     write(args.out, rows)
     return 0 if same else 1
@@ -261,6 +296,17 @@ def write(path: Path, rows) -> None:
         "and EventuallyAcknowledgedValueFullyReplicated; mc its translations (per broker, per",
         "value). ok: every invariant (and property) holds.",
         "",
+        "One row differs, and the next shows why: with two kinds of shutdown, two states can",
+        "differ only in their fault counters (`aux_ctrs`: which shutdown is still allowed),",
+        "which the model's VIEW leaves out. The search keeps the one it reaches first, and",
+        "what follows depends on it; TLC generates successors broker by broker (all actions",
+        "of broker 1, then of broker 2), mc action by action (each action for every broker),",
+        "so each keeps another of such states and their counts differ. With the counters in",
+        "the view (TLA+: `view == << ..., aux_ctrs >>`; mc: `-D view_keeps_counters=true`)",
+        "no such merging happens and the counts are equal again. (The VIEW without the",
+        "counters is then not exact for the model itself: the states a run reports depend on",
+        "the order of its search.)",
+        "",
         "| configuration | mc spec | TLC distinct | mc distinct | TLC depth | mc depth "
         "| TLC generated | mc generated | TLC | mc | TLC s | mc s | workers | equal |",
         "|---|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---|",
@@ -271,7 +317,7 @@ def write(path: Path, rows) -> None:
             f"| {mc['depth']} | {tlc['generated']:,} | {mc['generated']:,} "
             f"| {tlc['verdict']} | {mc['verdict']} "
             f"| {tlc['seconds']:.1f} | {mc['seconds']:.1f} | {workers} "
-            f"| {'yes' if equal else '**no**'} |"
+            f"| {'yes' if equal else '**no** (VIEW, below)'} |"
         )
     lines += ["", "The mc constants of each configuration:", ""]
     for name, spec, dashes, *_ in rows:

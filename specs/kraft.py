@@ -98,6 +98,9 @@ class KRaftReplication(Spec):
     leader_shrink_isr_limit = constant(0, "LeaderShrinkIsrLimit: ISR shrinks", min=0)
     reassignment_limit = constant(0, "ReassignmentLimit: partition reassignments", min=0)
     tla_view = constant(True, "identify states by the TLA+ model's VIEW (false: for liveness)")
+    view_keeps_counters = constant(
+        False, "the view keeps aux_ctrs, the fault counters (see docs/tlc-comparison.md)"
+    )
     avoid_last_replica_standing = constant(
         True, "AvoidLastReplicaStanding (v3.5): no data-loss crash of the last ISR member"
     )
@@ -136,9 +139,14 @@ class KRaftReplication(Spec):
     def view(self, s: State) -> Record:
         """TLA+'s `view`: all but the auxiliary variables and the discarded messages. With
         `tla_view=false`, all variables (as TLC checks temporal properties, without VIEW: the
-        view drops the fault counters, so merged states would close cycles of faults)."""
+        view drops the fault counters, so merged states would close cycles of faults). With
+        `view_keeps_counters`, the view keeps the counters: two states that differ in which
+        faults remain are then two states (with two kinds of fault, the model's VIEW merges
+        them and keeps whichever the search reached first)."""
         if not self.tla_view:
             return s
+        if self.view_keeps_counters:
+            return without(s, "aux_broker_epoch", "aux_flo", "messages_discard")
         return without(s, "aux_broker_epoch", "aux_ctrs", "aux_flo", "messages_discard")
 
     # ==================================================================================
@@ -992,7 +1000,12 @@ class KRaftReplication(Spec):
         else:
             t = self.send_acks_for(s, t, b, old_hwm, s.partition_data[b].leo - 1, False)
         if new_hwm > s.inv_true_hwm:
-            consumed = s.inv_consumed + s.partition_data[b].log[s.inv_true_hwm - 1 : new_hwm - 1]
+            log = s.partition_data[b].log
+            if new_hwm - 1 > len(log):
+                # As TLC: SubSeq(LogOf(b), ...) past the (pre-write) log is an error of the
+                # model, reached when a write commits at once (values >= 2, |ISR| = 1).
+                raise ValueError("SubSeq past the end of the log (as TLC reports)")
+            consumed = s.inv_consumed + log[s.inv_true_hwm - 1 : new_hwm - 1]
             return t.replace(inv_true_hwm=new_hwm, inv_consumed=consumed)
         return t.replace(inv_true_hwm=s.inv_true_hwm, inv_consumed=s.inv_consumed)
 

@@ -4,6 +4,7 @@ AvoidLastReplicaStanding = FALSE) it does."""
 
 from __future__ import annotations
 
+from checker import testing
 from checker.loader import load_model
 from checker.local.bfs import check
 from tests.conftest import SPECS
@@ -41,3 +42,11 @@ def test_with_the_fix_the_fenced_follower_joins_the_elr():
     model = load_model(KIP966)
     result = check(model)
     assert result.verdict == "ok" and "elr_in_use" in result.reached
+
+
+def test_liveness_holds_without_the_view_as_tlc_checks_it():
+    """The model's temporal properties under its fairness, as its cfg says to check them
+    (no VIEW): TLC finds 11,964 states and no violation (docs/tlc-comparison.md)."""
+    result = testing.check(KIP966, tla_view=False)
+    assert (result.verdict, result.distinct_states, result.depth) == ("ok", 11_964, 37)
+    assert result.properties and result.property is None

@@ -6,9 +6,11 @@ stay here (and go to the cluster in one batch when a Spark level needs the visit
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from checker.errors import EvaluationError
@@ -26,6 +28,18 @@ from checker.spark.stopping import Failed, Stop
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """States are acyclic: the cyclic collector would only walk them (as in checker.bfs)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 class DriverLevels:
@@ -128,6 +142,10 @@ class DriverLevels:
         with Model.expand as on the executors: the same new states, parents, keys, counts and
         stops as a Spark level would find, without a Spark job (whose fixed cost is about a
         second)."""
+        with _no_gc():
+            return self._expand_and_admit(frontier, level)
+
+    def _expand_and_admit(self, frontier: list[Row], level: int) -> list[Row]:
         started = time.perf_counter()
         model = self.model
         expanded, event = self._expand_here(frontier)

@@ -11,7 +11,7 @@ import functools
 import gc
 import time
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from checker.errors import EvaluationError
 from checker.model import Successor, Successors
@@ -107,6 +107,19 @@ class DriverLevels:
         self.driver_fps.update(r[0] for r in rows)
         self.unshipped.append(len(self.levels) - 1)
 
+    def _keep_fps(self, parts: list[Any] | None) -> None:
+        """The fingerprints a Spark level sent back (None: it sent none; from then on the
+        cluster is asked)."""
+        import numpy as np
+
+        if parts is None or self.spark_fps is None:
+            self.spark_fps = None
+            return
+        new = np.fromiter((fp for row in parts for fp in row["fps"]), np.int64)
+        self.spark_fps = np.union1d(self.spark_fps, new)
+        if len(self.spark_fps) > self.settings.driver_fingerprints:
+            self.spark_fps = None
+
     def _known(self, fps: Iterable[int]) -> set[int]:
         """Which of the fingerprints (signed) belong to visited states: those of levels held
         here, and one job (the candidates broadcast, the visited set scanned in place) for
@@ -114,7 +127,12 @@ class DriverLevels:
         asked = set(fps)
         known = asked & self.driver_fps
         rest = asked - known
-        if rest and self.visited is not None:
+        if rest and self.visited is not None and self.spark_fps is not None:
+            import numpy as np
+
+            ask = np.fromiter(rest, np.int64, len(rest))
+            known.update(ask[np.isin(ask, self.spark_fps, assume_unique=True)].tolist())
+        elif rest and self.visited is not None:
             from pyspark.sql import functions as F
 
             candidates = self.spark.createDataFrame([(fp,) for fp in rest], "fp long")

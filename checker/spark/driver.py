@@ -6,11 +6,14 @@ stay here (and go to the cluster in one batch when a Spark level needs the visit
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import time
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
+from checker.engine import Failed, Stop
 from checker.errors import EvaluationError
 from checker.model import Successor, Successors
 from checker.spark.rows import (
@@ -22,10 +25,21 @@ from checker.spark.rows import (
     signed,
     unsigned,
 )
-from checker.spark.stopping import Failed, Stop
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """States are acyclic: the cyclic collector would only walk them (as in checker.local.bfs)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 class DriverLevels:
@@ -93,6 +107,19 @@ class DriverLevels:
         self.driver_fps.update(r[0] for r in rows)
         self.unshipped.append(len(self.levels) - 1)
 
+    def _keep_fps(self, parts: list[Any] | None) -> None:
+        """The fingerprints a Spark level sent back (None: it sent none; from then on the
+        cluster is asked)."""
+        import numpy as np
+
+        if parts is None or self.spark_fps is None:
+            self.spark_fps = None
+            return
+        new = np.fromiter((fp for row in parts for fp in row["fps"]), np.int64)
+        self.spark_fps = np.union1d(self.spark_fps, new)
+        if len(self.spark_fps) > self.settings.driver_fingerprints:
+            self.spark_fps = None
+
     def _known(self, fps: Iterable[int]) -> set[int]:
         """Which of the fingerprints (signed) belong to visited states: those of levels held
         here, and one job (the candidates broadcast, the visited set scanned in place) for
@@ -100,7 +127,12 @@ class DriverLevels:
         asked = set(fps)
         known = asked & self.driver_fps
         rest = asked - known
-        if rest and self.visited is not None:
+        if rest and self.visited is not None and self.spark_fps is not None:
+            import numpy as np
+
+            ask = np.fromiter(rest, np.int64, len(rest))
+            known.update(ask[np.isin(ask, self.spark_fps, assume_unique=True)].tolist())
+        elif rest and self.visited is not None:
             from pyspark.sql import functions as F
 
             candidates = self.spark.createDataFrame([(fp,) for fp in rest], "fp long")
@@ -128,6 +160,10 @@ class DriverLevels:
         with Model.expand as on the executors: the same new states, parents, keys, counts and
         stops as a Spark level would find, without a Spark job (whose fixed cost is about a
         second)."""
+        with _no_gc():
+            return self._expand_and_admit(frontier, level)
+
+    def _expand_and_admit(self, frontier: list[Row], level: int) -> list[Row]:
         started = time.perf_counter()
         model = self.model
         expanded, event = self._expand_here(frontier)

@@ -80,15 +80,20 @@ def expand_batches(
 
 
 def check_batches(
-    model: Model, n_actions: int, wanted: list[int], batches: Iterable[pa.RecordBatch]
+    model: Model,
+    n_actions: int,
+    wanted: list[int],
+    send_fps: bool,
+    batches: Iterable[pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
     """mapInArrow over new states (key, state, action, fp): one row per partition with their
     count, the count per action, the smallest key of a state that violates an invariant or
     makes one (or a `wanted` reachability property) raise (the driver re-checks that one to
     report it), and for each wanted reachability property the smallest key (and the
-    fingerprint) of a state that satisfies it."""
+    fingerprint) of a state that satisfies it; with `send_fps`, their fingerprints."""
     pa = _arrow()
     count, new, bad = 0, [0] * n_actions, None
+    fps: list[int] = []
     first: list[tuple[bytes, int] | None] = [None] * len(wanted)
     for batch in batches:
         rows = zip(
@@ -100,6 +105,8 @@ def check_batches(
         for key, data, action, fp in rows:
             count += 1
             new[action] += 1
+            if send_fps:
+                fps.append(fp)
             if bad is not None and key > bad:
                 continue  # a smaller one is reported anyway: the local engine stops there
             try:
@@ -121,6 +128,7 @@ def check_batches(
             "bad": [bad],
             "reached_key": [[f[0] if f else None for f in first]],
             "reached_fp": [[f[1] if f else None for f in first]],
+            "fps": [fps],
         },
         schema=pa.schema(
             [
@@ -129,6 +137,7 @@ def check_batches(
                 ("bad", pa.binary()),
                 ("reached_key", pa.list_(pa.binary())),
                 ("reached_fp", pa.list_(pa.int64())),
+                ("fps", pa.list_(pa.int64())),
             ]
         ),
     )

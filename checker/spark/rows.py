@@ -28,7 +28,8 @@ CANDIDATE_SCHEMA = (
     "kind int, fp long, key binary, state binary, parent long, action int, binding int"
 )
 CHECKED_SCHEMA = (
-    "n long, new array<long>, bad binary, reached_key array<binary>, reached_fp array<long>"
+    "n long, new array<long>, bad binary, reached_key array<binary>, reached_fp array<long>,"
+    " fps array<long>"
 )
 COUNTED_SCHEMA = "fired array<long>"
 LINK_COLUMNS = ("fp", "parent", "action", "binding")

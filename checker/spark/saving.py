@@ -169,6 +169,9 @@ class Checkpointing:
         names = [r.name for r in self.model.reachables]
         reached = saved.reached(names, None)
         self.reached = {name: (unsigned(fp), depth) for name, (fp, depth) in reached.items()}
+        everything = np.concatenate([links[0], states[0]]).astype(np.int64)
+        fits = len(everything) <= self.settings.driver_fingerprints
+        self.spark_fps = np.unique(everything) if fits else None
         self.queue = sizes[-1]
         first = sizes[0] if level > 1 else 0  # links of level 1 have no parent
         parent = pa.array(links[1], mask=np.arange(len(links[1])) < first)

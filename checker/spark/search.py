@@ -21,6 +21,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from checker import engine
 from checker.checkpoint import Checkpoints
 from checker.engine import Failed, Stop
@@ -112,6 +114,9 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing):
         # for a Spark level): their fingerprints are `visited`.
         self.spark_links: list[DataFrame] = []
         self.driver_fps: set[int] = set()  # the fingerprints of the levels held in the driver
+        # Those of the levels explored on Spark, sorted, while there are few enough (None:
+        # too many, and the cluster is asked).
+        self.spark_fps: np.ndarray | None = np.zeros(0, np.int64)
         self.unshipped: list[int] = []  # levels held in the driver and not yet in the cluster
         self.sizes: list[int] = []  # states per level
         self.persisted: list[DataFrame] = []
@@ -391,7 +396,10 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing):
         )
         new = self._persist(chosen.join(self._visited(), "fp", "left_anti"))
         wanted = self._level_wanted = self._wanted()
-        run = functools.partial(check_batches, self.model, self.n_actions, wanted)
+        send_fps = self.spark_fps is not None and (
+            self.distinct + self.sizes[level - 1] * 20 <= self.settings.driver_fingerprints
+        )
+        run = functools.partial(check_batches, self.model, self.n_actions, wanted, send_fps)
         # Coalescing after the persist keeps the new states partitioned by fp; the partial
         # counts (one row per task) are added up here rather than in one more stage.
         checked = new.coalesce(tasks) if tasks < self.partitions else new
@@ -419,6 +427,7 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing):
         if count:
             self.depth = level + 1
         self.queue = count  # `frontier` is released when the next level starts
+        self._keep_fps(parts if send_fps else None)
         if count and (level + 1) % self.settings.checkpoint_every == 0:
             cut = self._cut(new, eager=True)  # bounds the plans and the recomputation
             self._release(new)

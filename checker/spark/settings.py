@@ -19,6 +19,10 @@ class SparkSettings:
     # A level with fewer states than this is expanded in the driver (a Spark job costs about a
     # second whatever its size); 0: every level on Spark. `--spark-conf mc.driverLevelStates=N`.
     driver_states: int = 2_000
+    # The driver also keeps the fingerprints of the Spark levels (8 bytes each, sent back with
+    # each level's counts) while there are at most this many, so that small levels after
+    # Spark ones need no job to know which successors are visited.
+    driver_fingerprints: int = 10_000_000
     # Whole-stage code generation compiles Java for every new plan, and every level is a new
     # plan: it cost more than it saved in the measurements (docs/scaling.md), where the work is
     # in Python. Worth trying on a cluster with very large levels.

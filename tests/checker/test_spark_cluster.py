@@ -26,10 +26,11 @@ JAVA = java_problem()
 
 
 @pytest.fixture(scope="session")
-def cluster():
+def cluster(tmp_path_factory):
     if JAVA:
         pytest.skip(JAVA)
-    started = Cluster(cores=2, memory="2g").start()
+    folder = tmp_path_factory.mktemp("spark-cluster")  # logs, work and local dirs
+    started = Cluster(cores=2, memory="2g", folder=str(folder)).start()
     yield started
     started.stop()
 

@@ -306,6 +306,28 @@ def test_kinds_final_states_and_reachability_agree_with_the_local_engine(spark):
     assert (unreached.verdict, unreached.unreached) == ("violation", ["solved"])
 
 
+def test_errors_from_the_executors_are_explained():
+    worker = (
+        "An exception was thrown from the Python worker:\nTraceback (most recent call last):\n"
+        '  File "/x/pyspark/serializers.py", line 483, in loads\n'
+        "    return cloudpickle.loads(obj, encoding=encoding)\n"
+    )
+    missing = se.explain(Exception(worker + "ModuleNotFoundError: No module named 'xxhash'"))
+    assert missing.startswith("a Python worker lacks the module 'xxhash' (ModuleNotFoundError")
+    assert "spark.archives=env.tar.gz#env" in missing and "spark.pyspark.python" in missing
+    raised = se.explain(Exception(worker + "ValueError: bad state\n"))
+    assert raised == "a Python worker raised ValueError: bad state"
+    java = (
+        "An error occurred while calling o42.collectToPython.\n: org.apache.spark.SparkException:"
+        ' Job aborted\njava.io.IOException: Cannot run program "/no/python": error=2,'
+        " No such file or directory\n\tat java.base/java.lang.ProcessBuilder.start"
+    )
+    assert se.explain(Exception(java)).startswith(
+        "the executors cannot run the Python '/no/python' (error=2, No such file or directory)."
+    )
+    assert se.explain(Exception("Job aborted\nmore")) == "Job aborted"
+
+
 def test_key_components_compare_like_tuples():
     values = [0, 1, 246, 247, 248, 255, 256, 65_535, 65_536, 2**40]
     for a, b, c, d in product(values[::3], values, values[1::4], values):

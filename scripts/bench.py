@@ -66,7 +66,7 @@ LIVENESS: list[tuple[str, dict[str, str], list[str], str | None]] = [
     ("specs/light/kip966.py", {"max_unflushed_losses": "2"}, ["has_leader"], "specs/kip966.py"),
     (
         "specs/light/kip966.py",
-        {"max_unflushed_losses": "3", "max_records": "3"},
+        {"max_unflushed_losses": "2", "max_records": "3"},
         ["has_leader"],
         None,
     ),

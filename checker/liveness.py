@@ -118,7 +118,10 @@ def _wf(kind: str) -> str:
 
 def recording(model: Model, properties: Sequence[Property], **more: Any) -> Recording:
     """What the search records for `properties`: their predicates, and the binding keys of
-    the actions whose fairness is per binding."""
+    the actions whose fairness is per binding. Refuses a model under symmetry before any
+    search (see `check`)."""
+    if properties:
+        _refuse_symmetry(model)
     predicates: list[tuple[str, Callable[[Record], Any]]] = []
     for prop in properties:
         predicates.append((f"P:{prop.name}", prop.p))
@@ -128,6 +131,14 @@ def recording(model: Model, properties: Sequence[Property], **more: Any) -> Reco
         ai for ai, act in enumerate(model.actions) if fairness_of(act.fn).each is not None
     )
     return Recording(tuple(predicates), keyed, **more)
+
+
+def _refuse_symmetry(model: Model) -> None:
+    if model.symmetry is not None:  # it merges states that a fair cycle must tell apart
+        raise ConfigError(
+            f"{model.name}: temporal properties cannot be checked under symmetry reduction:"
+            " check them with --no-symmetry"
+        )
 
 
 def check(
@@ -148,11 +159,7 @@ def check(
     result.fairness = fairness(model) if properties else []
     if result.verdict != "ok" or not properties:
         return result
-    if model.symmetry is not None:  # it merges states that a fair cycle must tell apart
-        raise ConfigError(
-            f"{model.name}: temporal properties cannot be checked under symmetry reduction:"
-            " check them with --no-symmetry"
-        )
+    _refuse_symmetry(model)
     start = time.perf_counter()
     try:
         if behaviour is None:

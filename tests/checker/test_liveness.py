@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from checker import Record, Spec, action, always_eventually, eventually, invariant, leads_to
 from checker.errors import ConfigError, ExitCode, SpecError
-from checker.liveness import check, fairness, select
+from checker.liveness import check, fairness, recording, select
 from checker.loader import load_model
 from checker.local.bfs import Options
 from checker.local.bfs import check as check_invariants
@@ -493,9 +493,11 @@ def test_kip966_needs_shutdowns_to_complete():
 
 def test_kip996_a_leader_is_elected_again_and_again():
     small = {"max_epoch": "2", "max_records": "0"}
+    reduced = load_model(SPECS / "kip996.py", small)
     with pytest.raises(ConfigError, match="under symmetry reduction"):
-        reduced = load_model(SPECS / "kip996.py", small)
         check(reduced, check_invariants(reduced), select(reduced))
+    with pytest.raises(ConfigError, match="under symmetry reduction"):  # before any search
+        recording(reduced, select(reduced))
     model = load_model(SPECS / "kip996.py", small, symmetry=False)
     result = check(model, check_invariants(model), select(model))
     assert (result.verdict, result.distinct_states) == ("ok", 2_071)

@@ -30,6 +30,7 @@ and UncleanShutdown; the KIP-966 names are used throughout.
 from __future__ import annotations
 
 from itertools import chain, combinations
+from typing import TYPE_CHECKING
 
 from checker import (
     Record,
@@ -47,6 +48,9 @@ from checker import (
     without,
 )
 from invariants import kraft
+
+if TYPE_CHECKING:
+    from checker.spec import LeadsTo
 
 LEADER, FOLLOWER = "Leader", "Follower"
 NO_LEADER = "NoLeader"
@@ -82,6 +86,45 @@ def subsets(xs) -> list[frozenset]:
     return [
         frozenset(c) for c in chain.from_iterable(combinations(xs, k) for k in range(len(xs) + 1))
     ]
+
+
+# The TLA+ model's per-broker and per-value liveness properties (\A b: P(b) ~> Q(b)), one
+# leads_to per broker or value: mc has no per-binding leads_to.
+
+
+def _eventually_runs(b: int) -> LeadsTo:
+    return leads_to(
+        lambda s: _status(s, b) == STARTING,
+        lambda s: _status(s, b) == RUNNING and s.con_broker_reg[b].status == UNFENCED,
+        f"EventuallyRuns for broker {b}: once starting, it runs unfenced.",
+    )
+
+
+def _eventually_unfenced(b: int) -> LeadsTo:
+    return leads_to(
+        lambda s: b in s.con_broker_reg and s.con_broker_reg[b].status == FENCED,
+        lambda s: b in s.con_broker_reg and s.con_broker_reg[b].status == UNFENCED,
+        f"EventuallyUnfenced for broker {b}: once fenced, it is unfenced again.",
+    )
+
+
+def _eventually_accepted_or_rejected(v: str) -> LeadsTo:
+    return leads_to(
+        lambda s: v in s.inv_sent,
+        lambda s: v in s.inv_pos_acked or v in s.inv_neg_acked,
+        f"EventuallyWriteIsAcceptedOrRejected for value {v}: once written, it is acknowledged.",
+    )
+
+
+def _eventually_fully_replicated(v: str) -> LeadsTo:
+    return leads_to(
+        lambda s: v in s.inv_pos_acked,
+        lambda s: all(
+            any(e.value == v for e in s.partition_data[b].log)
+            for b in s.con_partition_metadata.replicas
+        ),
+        f"EventuallyAcknowledgedValueFullyReplicated for value {v}: every replica gets it.",
+    )
 
 
 class KRaftReplication(Spec):
@@ -741,62 +784,16 @@ class KRaftReplication(Spec):
             return False
         return True
 
-    broker_1_eventually_runs = leads_to(
-        lambda s: _status(s, 1) == STARTING,
-        lambda s: _status(s, 1) == RUNNING and s.con_broker_reg[1].status == UNFENCED,
-        "EventuallyRuns for broker 1: once starting, it runs unfenced.",
-    )
-    broker_1_eventually_unfenced = leads_to(
-        lambda s: 1 in s.con_broker_reg and s.con_broker_reg[1].status == FENCED,
-        lambda s: 1 in s.con_broker_reg and s.con_broker_reg[1].status == UNFENCED,
-        "EventuallyUnfenced for broker 1: once fenced, it is unfenced again.",
-    )
-    broker_2_eventually_runs = leads_to(
-        lambda s: _status(s, 2) == STARTING,
-        lambda s: _status(s, 2) == RUNNING and s.con_broker_reg[2].status == UNFENCED,
-        "EventuallyRuns for broker 2: once starting, it runs unfenced.",
-    )
-    broker_2_eventually_unfenced = leads_to(
-        lambda s: 2 in s.con_broker_reg and s.con_broker_reg[2].status == FENCED,
-        lambda s: 2 in s.con_broker_reg and s.con_broker_reg[2].status == UNFENCED,
-        "EventuallyUnfenced for broker 2: once fenced, it is unfenced again.",
-    )
-    broker_3_eventually_runs = leads_to(
-        lambda s: _status(s, 3) == STARTING,
-        lambda s: _status(s, 3) == RUNNING and s.con_broker_reg[3].status == UNFENCED,
-        "EventuallyRuns for broker 3: once starting, it runs unfenced.",
-    )
-    broker_3_eventually_unfenced = leads_to(
-        lambda s: 3 in s.con_broker_reg and s.con_broker_reg[3].status == FENCED,
-        lambda s: 3 in s.con_broker_reg and s.con_broker_reg[3].status == UNFENCED,
-        "EventuallyUnfenced for broker 3: once fenced, it is unfenced again.",
-    )
-    value_A_eventually_accepted_or_rejected = leads_to(
-        lambda s: "A" in s.inv_sent,
-        lambda s: "A" in s.inv_pos_acked or "A" in s.inv_neg_acked,
-        "EventuallyWriteIsAcceptedOrRejected for value A: once written, it is acknowledged.",
-    )
-    value_A_eventually_fully_replicated = leads_to(
-        lambda s: "A" in s.inv_pos_acked,
-        lambda s: all(
-            any(e.value == "A" for e in s.partition_data[b].log)
-            for b in s.con_partition_metadata.replicas
-        ),
-        "EventuallyAcknowledgedValueFullyReplicated for value A: every replica gets it.",
-    )
-    value_B_eventually_accepted_or_rejected = leads_to(
-        lambda s: "B" in s.inv_sent,
-        lambda s: "B" in s.inv_pos_acked or "B" in s.inv_neg_acked,
-        "EventuallyWriteIsAcceptedOrRejected for value B: once written, it is acknowledged.",
-    )
-    value_B_eventually_fully_replicated = leads_to(
-        lambda s: "B" in s.inv_pos_acked,
-        lambda s: all(
-            any(e.value == "B" for e in s.partition_data[b].log)
-            for b in s.con_partition_metadata.replicas
-        ),
-        "EventuallyAcknowledgedValueFullyReplicated for value B: every replica gets it.",
-    )
+    broker_1_eventually_runs = _eventually_runs(1)
+    broker_1_eventually_unfenced = _eventually_unfenced(1)
+    broker_2_eventually_runs = _eventually_runs(2)
+    broker_2_eventually_unfenced = _eventually_unfenced(2)
+    broker_3_eventually_runs = _eventually_runs(3)
+    broker_3_eventually_unfenced = _eventually_unfenced(3)
+    value_A_eventually_accepted_or_rejected = _eventually_accepted_or_rejected("A")
+    value_A_eventually_fully_replicated = _eventually_fully_replicated("A")
+    value_B_eventually_accepted_or_rejected = _eventually_accepted_or_rejected("B")
+    value_B_eventually_fully_replicated = _eventually_fully_replicated("B")
 
     # ==================================================================================
     # Hooks the KIPs change

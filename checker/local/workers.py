@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import queue
 import signal
+import threading
 import traceback
 from array import array
 from collections.abc import Sequence
@@ -418,17 +420,32 @@ def _serve(conn: Connection, model: Model, recording: Recording | None) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     gc.disable()  # as in the engine process (checker.local.bfs.check)
     expander = Expander(model, recording)
+    # The engine sends up to IN_FLIGHT requests before it reads a reply. A thread takes them
+    # off the pipe as they come, so that a large request never waits behind a large reply:
+    # with both pipes full, the engine and this process would each wait for the other.
+    requests: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    threading.Thread(target=_receive, args=(conn, requests), daemon=True).start()
     while True:
-        try:
-            request = msgpack.unpackb(conn.recv_bytes(), raw=False)
-        except (EOFError, OSError):
+        data = requests.get()
+        if data is None:
             return
+        request = msgpack.unpackb(data, raw=False)
         try:
             reply = expander.handle(request)
         except BaseException:  # report, don't die silently: the engine raises it
             reply = {"crash": traceback.format_exc()}
         if reply is not None:
             conn.send_bytes(msgpack.packb(reply, use_bin_type=True))
+
+
+def _receive(conn: Connection, requests: queue.SimpleQueue[bytes | None]) -> None:
+    """Move the engine's requests from the pipe to `requests`; None once the pipe is closed."""
+    while True:
+        try:
+            requests.put(conn.recv_bytes())
+        except (EOFError, OSError):
+            requests.put(None)
+            return
 
 
 Worker = _InProcess | _Process

@@ -147,3 +147,29 @@ def test_a_float_inside_a_built_tuple_is_an_error_of_its_action():
         assert result.verdict == "error" and result.error.name == "append"
         assert "floats cannot be part of a state" in result.error.message
         assert [s.action for s in result.trace] == [None]
+
+
+PAD = tuple(range(100_000, 103_000))  # 15 KB encoded: a part is far larger than a pipe's buffer
+
+
+class Wide(Spec):
+    """Four counters up to 5, each state carrying a large constant tuple."""
+
+    def init(self):
+        return Record(c=(0, 0, 0, 0), pad=PAD)
+
+    @action(i=range(4))
+    def bump(self, s, i):
+        if s.c[i] < 5:
+            return s.replace(c=(*s.c[:i], s.c[i] + 1, *s.c[i + 1 :]))
+
+
+@pytest.mark.timeout(120)
+def test_large_parts_and_replies_do_not_block_the_pipes():
+    """Parts sent encoded (no live states) and replies both larger than a pipe's buffer: the
+    engine once waited to send while a worker waited to reply (it hung on kip966's shipped
+    constants)."""
+    model = Model(Wide())
+    result = check(model, Options(workers=2, live_bytes=0, deadlock=False))
+    assert (result.distinct_states, result.depth) == (6**4, 21)
+    assert summary(result) == summary(check(model, Options(deadlock=False)))

@@ -633,7 +633,8 @@ def _check_many(
             continue
         mine = {k: v for k, v in constants.items() if k in constants_of(cls)}
         selected = [n for n in invariants if n in invariants_of(cls)]
-        chosen = [n for n in run.properties or () if n in _properties_of(cls)]
+        # `name(b=1)` names one binding of the property `name`
+        chosen = [n for n in run.properties or () if n.split("(")[0] in _properties_of(cls)]
         declared |= set(mine) | set(selected)
         declared_properties |= set(chosen)
         if (invariants or run.properties) and not (selected or chosen):
@@ -878,10 +879,15 @@ def _describe(model: Model) -> str:
         for name, values in model.symmetry.sets.items():
             lines.append(f"  {name} = {show(values)}")
     lines += ["", "Temporal properties:"]
+    shown = set()  # a property with domains is listed once, as declared
     for prop in liveness.select(model):
-        member = getattr(type(model.spec), prop.name)
+        if prop.declared in shown:
+            continue
+        shown.add(prop.declared)
+        member = getattr(type(model.spec), prop.declared)
+        formula = getattr(member, "formula", prop.formula)
         doc = _first_line(member)
-        lines.append(f"  {prop.name}: {prop.formula}" + (f"  {doc}" if doc else ""))
+        lines.append(f"  {prop.declared}: {formula}" + (f"  {doc}" if doc else ""))
     if lines[-1] == "Temporal properties:":
         lines.append("  (none)")
     return "\n".join(lines) + "\n"

@@ -37,7 +37,7 @@ Binding = tuple[Any, ...]
 Binding = tuple[Any, ...]
 
 
-def _domain_order(values: Iterable[Any]) -> tuple[Any, ...]:
+def domain_order(values: Iterable[Any]) -> tuple[Any, ...]:
     """Sets have no stable iteration order across processes: put them in canonical order.
     A domain that is a set in the state (the messages in flight) is the same set object in
     many states, so its order is cached by the set's identity."""
@@ -134,7 +134,7 @@ class Action:
         """A parameter's domain in `state` (given the values of the earlier parameters it
         takes), in canonical order."""
         try:
-            return _domain_order(domain(state, *earlier))
+            return domain_order(domain(state, *earlier))
         except Exception as exc:
             raise EvaluationError(
                 "action",
@@ -327,7 +327,7 @@ class CompiledSpec:
                 continue
             depends.append(None)
             try:
-                resolved.append(_domain_order(domain))
+                resolved.append(domain_order(domain))
             except TypeError:
                 raise SpecError(
                     f"{where}: the domain of {p!r} must be an iterable or a function of the "

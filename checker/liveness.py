@@ -22,13 +22,16 @@ in a set S of states from some point on exists iff S holds
 A property is violated when such a behaviour contradicts it:
 - `eventually P`: one reachable through not-P states only, staying in not-P states;
 - `always eventually P`: one that stays in not-P states from some reachable point on;
-- `P leads_to Q`: one that reaches a state with P and not Q and stays in not-Q states.
+- `P leads_to Q`: one that reaches a state with P and not Q and stays in not-Q states;
+- `[]<>(P leads_to Q)`: one that stays in not-Q states from some point on and passes P
+  states again and again.
 The counterexample is a lasso: a shortest path to the fair component (or the stuttering
 state) and a cycle inside it that takes every action fairness needs, "back to state k".
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import time
 from collections.abc import Callable, Sequence
@@ -41,14 +44,16 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from checker.behaviour import RAISED, TRUE, Behaviour, Recording
+from checker.compiled import domain_order
 from checker.errors import ConfigError, EvaluationError, SpecError
 from checker.local import bfs
 from checker.model import Model
 from checker.progress import Progress
 from checker.record import Record
 from checker.result import CheckResult, ErrorInfo
-from checker.spec import fairness_of, properties_of, property_kind
+from checker.spec import LeadsTo, fairness_of, properties_of, property_kind
 from checker.trace import chain_from_positions, replay
+from checker.values import show
 
 
 @dataclass(frozen=True)
@@ -56,10 +61,11 @@ class Property:
     """A temporal property compiled for a spec instance: its predicates are bound."""
 
     name: str
-    kind: str  # "eventually", "always_eventually" or "leads_to"
+    kind: str  # "eventually", "always_eventually", "leads_to", "always_eventually_leads_to"
     p: Callable[[Record], Any]
     q: Callable[[Record], Any] | None = None  # leads_to's Q
     formula: str = ""  # e.g. "eventually has_leader", "leaderless ~> has_leader"
+    declared: str = ""  # the name it is declared under: `name` of `name(b=1)`
 
 
 @dataclass(frozen=True)
@@ -72,30 +78,76 @@ class Constraint:
 
 
 def select(model: Model, names: Sequence[str] | None = None) -> list[Property]:
-    """The spec's temporal properties (all, or those `names` selects, in that order)."""
+    """The spec's temporal properties (all, or those `names` selects, in that order). A
+    property with domains is one Property per binding, `name(b=1)`; its name selects them
+    all, and `name(b=1)` selects one."""
     spec = model.spec
     try:
         members = properties_of(type(spec))
     except TypeError as exc:  # a property overridden without its decorator
         raise SpecError(f"{model.path}: {exc}" if model.path else str(exc)) from None
-    declared = {}
+    declared: dict[str, list[Property]] = {}
     for name, member in members.items():
         kind = property_kind(member)
-        if kind == "leads_to":
+        if isinstance(member, LeadsTo):
             p, q = member.p.__get__(spec), member.q.__get__(spec)
-            declared[name] = Property(name, kind, p, q, member.formula)
+            declared[name] = [
+                Property(
+                    f"{name}({_shown(binding)})" if binding else name,
+                    kind,
+                    functools.partial(p, **binding) if binding else p,
+                    functools.partial(q, **binding) if binding else q,
+                    _bound_formula(member.formula, binding),
+                    name,
+                )
+                for binding in _bindings(model, name, member.domains)
+            ]
         else:
             words = "eventually" if kind == "eventually" else "always eventually"
-            declared[name] = Property(name, kind, getattr(spec, name), None, f"{words} {name}")
+            declared[name] = [
+                Property(name, kind, getattr(spec, name), None, f"{words} {name}", name)
+            ]
     if names is None:
-        return list(declared.values())
-    unknown = [n for n in names if n not in declared]
+        return [prop for props in declared.values() for prop in props]
+    each = {prop.name: [prop] for props in declared.values() for prop in props}
+    unknown = [n for n in names if n not in declared and n not in each]
     if unknown:
         raise ConfigError(
             f"--property {unknown[0]}: {model.name} has no such temporal property"
             f" (properties: {', '.join(declared) or 'none'})"
         )
-    return [declared[n] for n in names]
+    return [prop for n in names for prop in declared.get(n) or each[n]]
+
+
+def _bindings(model: Model, name: str, domains: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every binding of a property's parameters (one empty binding if it has none)."""
+    values = []
+    for param, domain in domains.items():
+        if isinstance(domain, str):
+            if not hasattr(model.spec, domain):
+                raise SpecError(
+                    f"{model.name}.{name}: domain {domain!r} of {param!r} is not a spec attribute"
+                )
+            domain = getattr(model.spec, domain)
+        try:
+            values.append(domain_order(domain))
+        except TypeError:
+            raise SpecError(
+                f"{model.name}.{name}: the domain of {param!r} must be an iterable, not {domain!r}"
+            ) from None
+    return [dict(zip(domains, combo)) for combo in itertools.product(*values)]
+
+
+def _shown(binding: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={show(v)}" for k, v in binding.items())
+
+
+def _bound_formula(formula: str, binding: dict[str, Any]) -> str:
+    """`\\A b: P(b) ~> Q(b)` for b = 1: `P(b=1) ~> Q(b=1)`."""
+    if not binding:
+        return formula
+    body = formula.split(": ", 1)[1]
+    return body.replace(f"({', '.join(binding)})", f"({_shown(binding)})")
 
 
 def fairness(model: Model) -> list[str]:
@@ -432,6 +484,14 @@ def counterexample(graph: StateGraph, prop: Property) -> Lasso | None:
         sources = initial + [u + n for u in initial if trigger[u]]
         offset = n
         size = 2 * n
+    elif prop.kind == "always_eventually_leads_to":
+        # A fair behaviour that stays in not-Q states from some point on and passes a P
+        # state again and again: a lasso whose loop starts at a P state.
+        assert q_values is not None
+        bad = ~q_values
+        edges = np.stack([graph.edge_src, graph.edge_dst], axis=1)
+        sources = initial
+        size = n
     else:
         bad = ~p_values
         edges = np.stack([graph.edge_src, graph.edge_dst], axis=1)
@@ -447,13 +507,18 @@ def counterexample(graph: StateGraph, prop: Property) -> Lasso | None:
     reached = bad & (distance[offset : offset + n] >= 0)
     fair_enabled = np.zeros(n, dtype=bool)
     fair_enabled[graph.enabled[:, 1]] = True
+    # Where the loop may start: any state, or a P state for []<>(P ~> Q).
+    entries = p_values if prop.kind == "always_eventually_leads_to" else np.ones(n, dtype=bool)
     best = None  # (distance, state, 0 to stutter there or 1 to cycle in its component)
-    stutter = np.flatnonzero(reached & ~fair_enabled)
+    stutter = np.flatnonzero(reached & ~fair_enabled & entries)
     if len(stutter):
         u = int(stutter[np.lexsort((stutter, distance[stutter + offset]))[0]])
         best = (int(distance[u + offset]), u, 0, None)
     for comp in fair_components(graph, reached):
-        u = int(comp[np.lexsort((comp, distance[comp + offset]))[0]])
+        starts = comp[entries[comp]]
+        if not len(starts):
+            continue
+        u = int(starts[np.lexsort((starts, distance[starts + offset]))[0]])
         candidate = (int(distance[u + offset]), u, 1, comp)
         if best is None or candidate[:3] < best[:3]:
             best = candidate

@@ -342,21 +342,58 @@ def always_eventually(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 class LeadsTo:
     """P ~> Q, declared in a class body as `name = leads_to(p, q)`: in every fair behaviour,
-    each state where P holds is followed (or itself satisfied) by one where Q holds."""
+    each state where P holds is followed (or itself satisfied) by one where Q holds. With
+    domains (`leads_to(p, q, b="brokers")`), TLA+'s `\\A b \\in Brokers: P(b) ~> Q(b)`: one
+    such property per binding, `p` and `q` taking `(self, s, b)`."""
 
     __mc_property__ = "leads_to"  # the marker (_PROPERTY) that properties_of looks for
+    formula_shape = "{p} ~> {q}"
 
-    def __init__(self, p: Callable[..., Any], q: Callable[..., Any], doc: str = "") -> None:
-        self.p = _as_method(p, 1, "leads_to")
-        self.q = _as_method(q, 1, "leads_to")
-        self.formula = f"{_name(p, 'P')} ~> {_name(q, 'Q')}"
+    def __init__(
+        self,
+        p: Callable[..., Any],
+        q: Callable[..., Any],
+        doc: str = "",
+        domains: dict[str, Any] | None = None,
+    ) -> None:
+        self.domains = dict(domains or {})
+        arity = 1 + len(self.domains)
+        self.p = _as_method(p, arity, self.__mc_property__)
+        self.q = _as_method(q, arity, self.__mc_property__)
+        params = ", ".join(self.domains)
+        args = f"({params})" if params else ""
+        formula = self.formula_shape.format(p=_name(p, "P") + args, q=_name(q, "Q") + args)
+        self.formula = f"\\A {params}: {formula}" if params else formula
         self.__doc__ = doc
 
 
-def leads_to(p: Callable[..., Any], q: Callable[..., Any], doc: str = "") -> LeadsTo:
+class AlwaysEventuallyLeadsTo(LeadsTo):
+    """[](<>(P ~> Q)), declared as `name = always_eventually_leads_to(p, q)`: from some point
+    on, P leads to Q; that is, in every fair behaviour where P holds again and again, so does
+    Q ([]<>P => []<>Q). Domains as for `leads_to`."""
+
+    __mc_property__ = "always_eventually_leads_to"
+    formula_shape = "[]<>({p} ~> {q})"
+
+
+def leads_to(
+    p: Callable[..., Any], q: Callable[..., Any], doc: str = "", **domains: Any
+) -> LeadsTo:
     """Declare P ~> Q. `p` and `q` are methods `(self, s)` defined above in the class body, or
-    shared predicates `(s)` (lambdas included); `doc` describes it in `mc list`."""
-    return LeadsTo(p, q, doc)
+    shared predicates `(s)` (lambdas included); `doc` describes it in `mc list`. Keyword
+    arguments give parameters with their domains, as `@action` does (a spec attribute's name
+    or an iterable): `leads_to(starting, running, b="brokers")` checks `starting(s, b) ~>
+    running(s, b)` for each b, each a property of its own, `name(b=1)`."""
+    return LeadsTo(p, q, doc, domains)
+
+
+def always_eventually_leads_to(
+    p: Callable[..., Any], q: Callable[..., Any], doc: str = "", **domains: Any
+) -> AlwaysEventuallyLeadsTo:
+    """Declare []<>(P ~> Q) (TLA+'s `[]<>(\\A b: P(b) ~> Q(b))` with domains, as `leads_to`):
+    a fair behaviour where P holds again and again but Q, from some point on, never does,
+    violates it."""
+    return AlwaysEventuallyLeadsTo(p, q, doc, domains)
 
 
 def _name(fn: Callable[..., Any], default: str) -> str:
@@ -572,13 +609,15 @@ def constraints_of(cls: type) -> dict[str, Callable[..., Any]]:
 def action_constraints_of(cls: type) -> dict[str, Callable[..., Any]]:
     """Action constraints by name, in definition order (bases first)."""
     return _marked(cls, _ACTION_CONSTRAINT, "@action_constraint")
+
+
 def properties_of(cls: type) -> dict[str, Any]:
     """Temporal properties by name, in definition order (bases first): methods marked with
     @eventually or @always_eventually, and `leads_to(...)` objects."""
     return _marked(
         cls,
         _PROPERTY,
-        "@eventually, @always_eventually or leads_to(...)",
+        "@eventually, @always_eventually, leads_to(...) or always_eventually_leads_to(...)",
         "a temporal property",
     )
 
@@ -599,7 +638,8 @@ def assumptions_of(cls: type) -> dict[str, Callable[..., Any]]:
 
 
 def property_kind(member: Any) -> str:
-    """A temporal property's kind: eventually, always_eventually or leads_to."""
+    """A temporal property's kind: eventually, always_eventually, leads_to or
+    always_eventually_leads_to."""
     return getattr(member, _PROPERTY)
 
 

@@ -30,7 +30,6 @@ and UncleanShutdown; the KIP-966 names are used throughout.
 from __future__ import annotations
 
 from itertools import chain, combinations
-from typing import TYPE_CHECKING
 
 from checker import (
     Record,
@@ -38,6 +37,7 @@ from checker import (
     State,
     action,
     always_eventually,
+    always_eventually_leads_to,
     assume,
     constant,
     invariant,
@@ -48,9 +48,6 @@ from checker import (
     without,
 )
 from invariants import kraft
-
-if TYPE_CHECKING:
-    from checker.spec import LeadsTo
 
 LEADER, FOLLOWER = "Leader", "Follower"
 NO_LEADER = "NoLeader"
@@ -86,45 +83,6 @@ def subsets(xs) -> list[frozenset]:
     return [
         frozenset(c) for c in chain.from_iterable(combinations(xs, k) for k in range(len(xs) + 1))
     ]
-
-
-# The TLA+ model's per-broker and per-value liveness properties (\A b: P(b) ~> Q(b)), one
-# leads_to per broker or value: mc has no per-binding leads_to.
-
-
-def _eventually_runs(b: int) -> LeadsTo:
-    return leads_to(
-        lambda s: _status(s, b) == STARTING,
-        lambda s: _status(s, b) == RUNNING and s.con_broker_reg[b].status == UNFENCED,
-        f"EventuallyRuns for broker {b}: once starting, it runs unfenced.",
-    )
-
-
-def _eventually_unfenced(b: int) -> LeadsTo:
-    return leads_to(
-        lambda s: b in s.con_broker_reg and s.con_broker_reg[b].status == FENCED,
-        lambda s: b in s.con_broker_reg and s.con_broker_reg[b].status == UNFENCED,
-        f"EventuallyUnfenced for broker {b}: once fenced, it is unfenced again.",
-    )
-
-
-def _eventually_accepted_or_rejected(v: str) -> LeadsTo:
-    return leads_to(
-        lambda s: v in s.inv_sent,
-        lambda s: v in s.inv_pos_acked or v in s.inv_neg_acked,
-        f"EventuallyWriteIsAcceptedOrRejected for value {v}: once written, it is acknowledged.",
-    )
-
-
-def _eventually_fully_replicated(v: str) -> LeadsTo:
-    return leads_to(
-        lambda s: v in s.inv_pos_acked,
-        lambda s: all(
-            any(e.value == v for e in s.partition_data[b].log)
-            for b in s.con_partition_metadata.replicas
-        ),
-        f"EventuallyAcknowledgedValueFullyReplicated for value {v}: every replica gets it.",
-    )
 
 
 class KRaftReplication(Spec):
@@ -756,8 +714,7 @@ class KRaftReplication(Spec):
     # ==================================================================================
     # Liveness (the TLA+ model's, under its fairness: weak fairness of each broker's
     # protocol steps, `fair_each="weak"` above; faults are not fair). TLA+'s \A b: P(b) ~>
-    # Q(b) is one leads_to per broker here (mc has no per-binding leads_to), for brokers 1-3,
-    # and per value for values A and B.
+    # Q(b) is a leads_to with the domain b="brokers", one property per broker.
     # ==================================================================================
 
     @always_eventually
@@ -784,16 +741,89 @@ class KRaftReplication(Spec):
             return False
         return True
 
-    broker_1_eventually_runs = _eventually_runs(1)
-    broker_1_eventually_unfenced = _eventually_unfenced(1)
-    broker_2_eventually_runs = _eventually_runs(2)
-    broker_2_eventually_unfenced = _eventually_unfenced(2)
-    broker_3_eventually_runs = _eventually_runs(3)
-    broker_3_eventually_unfenced = _eventually_unfenced(3)
-    value_A_eventually_accepted_or_rejected = _eventually_accepted_or_rejected("A")
-    value_A_eventually_fully_replicated = _eventually_fully_replicated("A")
-    value_B_eventually_accepted_or_rejected = _eventually_accepted_or_rejected("B")
-    value_B_eventually_fully_replicated = _eventually_fully_replicated("B")
+    def starting(self, s: State, b: int) -> bool:
+        return _status(s, b) == STARTING
+
+    def running_unfenced(self, s: State, b: int) -> bool:
+        return _status(s, b) == RUNNING and s.con_broker_reg[b].status == UNFENCED
+
+    eventually_runs = leads_to(
+        starting,
+        running_unfenced,
+        "EventuallyRuns: a starting broker comes to run, unfenced.",
+        b="brokers",
+    )
+
+    def fenced(self, s: State, b: int) -> bool:
+        return s.con_broker_reg[b].status == FENCED
+
+    def unfenced(self, s: State, b: int) -> bool:
+        return s.con_broker_reg[b].status == UNFENCED
+
+    eventually_unfenced = leads_to(
+        fenced, unfenced, "EventuallyUnfenced: a fenced broker is unfenced again.", b="brokers"
+    )
+
+    def awaiting_alter_partition(self, s: State, b: int) -> bool:
+        return s.partition_pending_ap[b].epoch > 0
+
+    def alter_partition_epoch_reached_or_zero(self, s: State, b: int) -> bool:
+        epoch = s.partition_pending_ap[b].epoch
+        return epoch in (0, s.partition_metadata[b].partition_epoch)
+
+    alter_partition_epoch_eventually_reached_or_zero = always_eventually_leads_to(
+        awaiting_alter_partition,
+        alter_partition_epoch_reached_or_zero,
+        "AlterPartitionEpochEventuallyReachedOrZero: a replica's AlterPartition comes to the"
+        " partition epoch it expects, or is given up.",
+        b="brokers",
+    )
+
+    def written(self, s: State, v: str) -> bool:
+        return v in s.inv_sent
+
+    def acknowledged(self, s: State, v: str) -> bool:
+        return v in s.inv_pos_acked or v in s.inv_neg_acked
+
+    eventually_write_is_accepted_or_rejected = leads_to(
+        written,
+        acknowledged,
+        "EventuallyWriteIsAcceptedOrRejected: a written value is acknowledged, one way or"
+        " the other.",
+        v="value_set",
+    )
+
+    def positively_acknowledged(self, s: State, v: str) -> bool:
+        return v in s.inv_pos_acked
+
+    def on_every_replica(self, s: State, v: str) -> bool:
+        return all(
+            any(e.value == v for e in s.partition_data[b].log)
+            for b in s.con_partition_metadata.replicas
+        )
+
+    eventually_acknowledged_value_fully_replicated = leads_to(
+        positively_acknowledged,
+        on_every_replica,
+        "EventuallyAcknowledgedValueFullyReplicated: an acknowledged value reaches every replica.",
+        v="value_set",
+    )
+
+    # TLA+ reads the model's `\/ adding # {} \/ removing # {} ~> done` as `adding # {} \/
+    # (removing # {} ~> done)`, a formula of the initial state, where adding is empty: what
+    # TLC checks is removing # {} ~> done, translated so.
+    def removing_replicas(self, s: State) -> bool:
+        return bool(s.con_partition_metadata.removing)
+
+    def reassignment_done(self, s: State) -> bool:
+        md = s.con_partition_metadata
+        return not md.adding and not md.removing
+
+    eventually_reassignment_completes = leads_to(
+        removing_replicas,
+        reassignment_done,
+        "EventuallyReassignmentCompletes: a reassignment that removes replicas completes.",
+    )
 
     # ==================================================================================
     # Hooks the KIPs change

@@ -12,7 +12,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker import Record, Spec, action, always_eventually, eventually, invariant, leads_to
+from checker import (
+    Record,
+    Spec,
+    action,
+    always_eventually,
+    always_eventually_leads_to,
+    eventually,
+    invariant,
+    leads_to,
+)
 from checker.errors import ConfigError, ExitCode, SpecError
 from checker.liveness import check, fairness, recording, select
 from checker.loader import load_model
@@ -232,6 +241,95 @@ def test_leads_to_is_vacuous_without_p():
     assert run(NeverAsked()).verdict == "ok"
 
 
+def test_leads_to_with_a_domain_is_one_property_per_binding():
+    class Clients(Spec):
+        """Clients 0 and 1 each ask, then are served; only client 0's server is fair."""
+
+        clients = (0, 1)
+
+        def init(self):
+            return Record(asked=(False, False), served=(False, False))
+
+        @action(c="clients")
+        def ask(self, s, c):
+            return None if s.asked[c] else s.replace(asked=put_at(s.asked, c))
+
+        @action(fair="weak")
+        def serve_0(self, s):
+            return s.replace(served=put_at(s.served, 0)) if s.asked[0] and not s.served[0] else None
+
+        @action
+        def serve_1(self, s):
+            return s.replace(served=put_at(s.served, 1)) if s.asked[1] and not s.served[1] else None
+
+        def asked(self, s, c):
+            return s.asked[c]
+
+        def served(self, s, c):
+            return s.served[c]
+
+        answered = leads_to(asked, served, "each client is served", c="clients")
+
+    result = run(Clients())
+    assert result.properties == {
+        "answered(c=0)": "asked(c=0) ~> served(c=0)",
+        "answered(c=1)": "asked(c=1) ~> served(c=1)",
+    }
+    assert result.property == "answered(c=1)"
+    assert [(s.action, s.params) for s in result.trace[1:]] == [("ask", {"c": 1})]
+    assert result.loop_back is None  # it stutters with client 1 unserved
+    assert run(Clients(), ["answered(c=0)"]).verdict == "ok"
+    assert [p.name for p in select(Model(Clients()), ["answered"])] == [
+        "answered(c=0)",
+        "answered(c=1)",
+    ]
+
+
+def put_at(values: tuple, i: int) -> tuple:
+    return (*values[:i], True, *values[i + 1 :])
+
+
+def test_always_eventually_leads_to_needs_q_only_where_p_recurs():
+    """A light toggles on and off; `alarm` rings while it is on, then is silenced forever.
+    on ~> ringing fails (the light goes on after the alarm is silenced) and so does
+    []<>(on ~> ringing); with the alarm kept, both hold; a light that goes on only once
+    before silence satisfies the recurrence form but not leads_to."""
+
+    def toggles(again: bool):
+        class Light(Spec):
+            def init(self):
+                return Record(on=False, armed=True, times=0)
+
+            @action(fair="weak")
+            def toggle(self, s):
+                if not again and s.times == 2:
+                    return None
+                return s.replace(on=not s.on, times=min(s.times + 1, 2))
+
+            @action
+            def silence(self, s):
+                return s.replace(armed=False) if s.armed else None
+
+            def lit(self, s):
+                return s.on
+
+            def ringing(self, s):
+                return s.on and s.armed
+
+            lt = leads_to(lit, ringing)
+            ae_lt = always_eventually_leads_to(lit, ringing)
+
+        return Light()
+
+    again = run(toggles(True), ["ae_lt"])
+    assert again.property == "ae_lt" and again.properties == {"ae_lt": "[]<>(lit ~> ringing)"}
+    cycle = [s.state for s in again.trace[again.loop_start :]]
+    assert any(s.on for s in cycle) and not any(s.on and s.armed for s in cycle)
+    once = toggles(False)  # lit once, then dark for ever: P does not recur
+    assert run(once, ["ae_lt"]).verdict == "ok"
+    assert run(once, ["lt"]).property == "lt"
+
+
 # -- declarations and errors --------------------------------------------------------------
 
 
@@ -340,16 +438,21 @@ def graph_spec(edges, starts, p_nodes, q_nodes, fair) -> Spec:
         ev = eventually(lambda s: s.node in p_nodes)
         always = always_eventually(lambda s: s.node in p_nodes)
         lt = leads_to(lambda s: s.node in p_nodes, lambda s: s.node in q_nodes)
+        ae_lt = always_eventually_leads_to(
+            lambda s: s.node in p_nodes, lambda s: s.node in q_nodes
+        )
 
     return Graph()
 
 
-def fair_ending_exists(nodes, steps, enabled, fair) -> bool:
-    """By the definition: some non-empty X within `nodes`, strongly connected by the steps
-    inside it, in which a behaviour can stay forever taking every step inside X, and be
-    fair. Every subset is tried (small graphs only)."""
+def fair_ending_exists(nodes, steps, enabled, fair, meets=None) -> bool:
+    """By the definition: some non-empty X within `nodes` (and meeting `meets` if given),
+    strongly connected by the steps inside it, in which a behaviour can stay forever taking
+    every step inside X, and be fair. Every subset is tried (small graphs only)."""
     for size in range(1, len(nodes) + 1):
         for xset in map(set, itertools.combinations(sorted(nodes), size)):
+            if meets is not None and not xset & meets:
+                continue
             inside = [(u, v, a) for u, v, a in steps if u in xset and v in xset]
             g = nx.DiGraph()
             g.add_nodes_from(xset)
@@ -390,6 +493,8 @@ def expected_verdicts(edges, starts, p_nodes, q_nodes, fair) -> dict[str, bool]:
         "ev": not fair_ending_exists(ev_reach, steps, enabled, fair),
         "always": not fair_ending_exists(not_p, steps, enabled, fair),
         "lt": not fair_ending_exists(lt_reach, steps, enabled, fair),
+        # []<>(P ~> Q): no fair ending in reachable not-Q states that visits P
+        "ae_lt": not fair_ending_exists(not_q, steps, enabled, fair, meets=set(p_nodes)),
     }
 
 
@@ -430,7 +535,7 @@ FAIRNESS = [None, "weak", "strong"]
 def test_verdicts_match_the_definition_of_fairness_on_random_graphs(system):
     edges, starts, p_nodes, q_nodes, fair = system
     expected = expected_verdicts(edges, starts, p_nodes, q_nodes, fair)
-    for name in ("ev", "always", "lt"):
+    for name in ("ev", "always", "lt", "ae_lt"):
         result = run(graph_spec(edges, starts, p_nodes, q_nodes, fair), [name])
         assert (result.verdict == "ok") == expected[name], name
         if result.verdict == "ok":
@@ -452,6 +557,8 @@ def test_verdicts_match_the_definition_of_fairness_on_random_graphs(system):
             assert not set(path) & p_nodes
         elif name == "always":
             assert not set(cycle) & p_nodes
+        elif name == "ae_lt":  # the loop passes P and never Q
+            assert set(cycle) & p_nodes and not set(cycle) & q_nodes
         else:  # from some state with P and not Q on, Q never holds
             assert any(path[i] in p_nodes and not set(path[i:]) & q_nodes for i in range(len(path)))
 

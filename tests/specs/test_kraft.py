@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from checker.liveness import check as check_properties
+from checker.liveness import recording, select
 from checker.loader import load_model, load_spec_class
-from checker.local.bfs import Options, check
+from checker.local.bfs import Options, check, record
 from checker.spec import invariants_of
 from tests.conftest import SPECS
 
@@ -56,3 +58,46 @@ def test_with_the_fault_counters_in_the_view_two_kinds_of_shutdown_count_as_tlc(
     both = {**ZERO, "no_data_loss_shutdown_limit": "1", "data_loss_shutdown_limit": "1"}
     result = run(KIP966, {**both, "view_keeps_counters": "true"})
     assert (result.distinct_states, result.depth, result.invariant) == (35_693, 36, None)
+
+
+def liveness(constants: dict[str, str], properties: list[str] | None = None):
+    """The temporal properties as the model's cfg checks them: no VIEW, and (TLC has none)
+    without mc's reachability properties, which a configuration without faults leaves
+    unreached."""
+    cls, _ = load_spec_class(str(KIP966))
+    names = [n for n in invariants_of(cls) if n != "no_committed_record_lost_globally"]
+    model = load_model(KIP966, {**constants, "tla_view": "false"}, names, symmetry=False)
+    model.reachables = ()
+    props = select(model, properties)
+    result, graph = record(model, recording(model, props), Options(deadlock=False))
+    return check_properties(model, result, props, graph)
+
+
+RF1 = {**ZERO, "init_replication_factor": "1", "init_isr_size": "1"}
+
+
+def test_every_liveness_property_holds_where_tlc_finds_them_to():
+    """docs/tlc-comparison.md: MinISR 2 with one fencing (all seven properties), and a
+    reassignment (the five without values): TLC's counts, every property holding."""
+    fencing = liveness({**ZERO, "min_isr": "2", "init_isr_size": "2", "fence_broker_limit": "1"})
+    assert (fencing.verdict, fencing.distinct_states, fencing.depth) == ("ok", 11_964, 37)
+    assert "alter_partition_epoch_eventually_reached_or_zero(b=2)" in fencing.properties
+    assert "eventually_reassignment_completes" in fencing.properties
+    without_values = [
+        "eventually_runs",
+        "eventually_unfenced",
+        "alter_partition_epoch_eventually_reached_or_zero",
+        "eventually_metadata_converges",
+        "eventually_reassignment_completes",
+    ]
+    moved = liveness({**RF1, "reassignment_limit": "1"}, without_values)
+    assert (moved.verdict, moved.distinct_states, moved.depth) == ("ok", 431, 24)
+
+
+def test_with_one_replica_a_write_is_never_acknowledged_as_tlc_finds():
+    """With RF 1 and no fault, the model leaves a written value unacknowledged for ever: TLC
+    finds the same lasso, the write and then stuttering."""
+    result = liveness(RF1)
+    assert result.property == "eventually_write_is_accepted_or_rejected(v='A')"
+    assert [s.action for s in result.trace] == [None, "write_record_to_leader"]
+    assert result.loop_back is None

@@ -346,23 +346,35 @@ class _Search:
         sent: dict[int, deque[_Sent]] = {w.number: deque() for w in self.workers}
         arrived: dict[int, tuple[Worker, _Sent, Reply]] = {}
         cursor = done = 0
-        while done < len(parts):
+
+        def send() -> None:  # as many parts as the expanders may take now
+            nonlocal cursor
             while cursor < len(parts):
                 worker, live = self._pick(parts[cursor], busy)
                 if worker is None:
-                    break
+                    return
                 self._chunks += 1
                 item = _Sent(cursor, self._chunks, parts[cursor])
-                worker.send(self._request(item, level, frontier, live))
+                request = self._request(item, level, frontier, live)
+                worker.send(request)
                 sent[worker.number].append(item)
                 busy[worker.number] += 1
                 cursor += 1
+                if not live:  # the expander remembers the part's states, decoded
+                    self._met[worker.number] += len(request["blob"])
+                    self._bound_memory(worker)
+
+        while done < len(parts):
+            send()
             while done not in arrived:
                 for worker in self._answering([w for w in self.workers if busy[w.number]]):
                     reply = worker.receive()
                     item = sent[worker.number].popleft()
                     busy[worker.number] -= 1
                     arrived[item.index] = (worker, item, reply)
+                # An expander that answered ahead of the part awaited takes the next one
+                # now, rather than wait idle until that part arrives.
+                send()
             yield arrived.pop(done)
             done += 1
 
@@ -373,6 +385,14 @@ class _Search:
         idle = min(self.workers, key=lambda w: busy[w.number])
         limit = 1 if part.owner is not None else IN_FLIGHT  # take another's part only if idle
         return (idle, False) if busy[idle.number] < limit else (None, False)
+
+    def _bound_memory(self, worker: Worker) -> None:
+        """Keep the states an expander remembers meeting within its share of the budget,
+        inside a level too: a large level's states alone can outgrow it. Forgetting costs
+        only duplicate candidates, which the visited set drops."""
+        if LIVE_FACTOR * self._met[worker.number] > self.options.live_bytes // len(self.workers):
+            worker.send({"op": "forget"})
+            self._met[worker.number] = 0
 
     def _request(self, item: _Sent, level: int, frontier: Frontier, live: bool) -> dict:
         part = item.part
@@ -464,6 +484,7 @@ class _Search:
         self._back[worker.number] += int(np.count_nonzero(self.visited.earlier(unique[known])))
         self._sent[worker.number] += len(used)
         self._met[worker.number] += len(exp._blob)
+        self._bound_memory(worker)
         room = self._check_room(len(fresh))
         over = int(exp.positions[fresh[room]]) if room < len(fresh) else None  # refused
         fresh = fresh[:room]

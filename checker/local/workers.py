@@ -69,12 +69,15 @@ class Expander:
         self.wanted: list[int] = list(range(len(model.reachables)))
 
     def handle(self, request: Request) -> Reply | None:
-        """Answer an "expand" request; "admit" and "level" requests have no answer."""
+        """Answer an "expand" request; "admit", "forget" and "level" requests have no
+        answer."""
         op = request["op"]
         if op == "expand":
             return self.expand(request)
         if op == "admit":
             self.admit(request)
+        elif op == "forget":  # the engine keeps this memory within its budget
+            self.seen = {} if self.recording else set()
         elif op == "level":
             wanted = request.get("wanted", list(range(len(self.model.reachables))))
             self.start_level(request["level"], request.get("forget", True), wanted)

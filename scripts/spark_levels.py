@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from checker import bfs  # noqa: E402
+from checker.local import bfs  # noqa: E402
 from checker import spark as se  # noqa: E402
 from checker.loader import load_model  # noqa: E402
 

@@ -48,6 +48,22 @@ NAMES = {
     "LeaderShrinkIsrLimit": "leader_shrink_isr_limit",
     "ReassignmentLimit": "reassignment_limit",
     "AvoidLastReplicaStanding": "avoid_last_replica_standing",
+    # kip_996 (KRaft with pre-vote); Value and Hosts are sets there, counts here
+    "InitClusterSize": "init_cluster_size",
+    "MinClusterSize": "min_cluster_size",
+    "MaxClusterSize": "max_cluster_size",
+    "MaxSpawnedServers": "max_spawned_servers",
+    "Hosts": "hosts",
+    "Value": "values",
+    "MaxEpoch": "max_epoch",
+    "MaxValuesPerEpoch": "max_values_per_epoch",
+    "MaxRestarts": "max_restarts",
+    "MaxPermCrashes": "max_perm_crashes",
+    "MaxConnectivityChanges": "max_connectivity_changes",
+    "MaxDisruptiveElectionTriggers": "max_disruptive_election_triggers",
+    "MaxAddReconfigs": "max_add_reconfigs",
+    "MaxRemoveReconfigs": "max_remove_reconfigs",
+    "TestLiveness": "test_liveness",
 }
 ZERO_966 = {
     "NoDataLossShutdownLimit": 0,
@@ -66,6 +82,27 @@ ZERO_V35 = {
     "LeaderShrinkIsrLimit": 0,
     "ReassignmentLimit": 0,
 }
+
+KIP996 = ("kip_996", "kraft_kip_996", "specs/kraft_quorum.py")
+ZERO_996 = {
+    "MaxRestarts": 0,
+    "MaxPermCrashes": 0,
+    "MaxAddReconfigs": 0,
+    "MaxRemoveReconfigs": 0,
+    "MaxConnectivityChanges": 0,
+    "MaxDisruptiveElectionTriggers": 0,
+    "MaxSpawnedServers": 3,
+    "MaxClusterSize": 3,
+}
+TWO_996 = {
+    **ZERO_996,
+    "InitClusterSize": 2,
+    "MinClusterSize": 2,
+    "MaxClusterSize": 2,
+    "MaxSpawnedServers": 2,
+}
+# With an election, test_liveness's model has no bound on epochs: MaxEpoch bounds them without.
+BOUNDED_996 = {**TWO_996, "TestLiveness": False, "MaxEpoch": 2, "Value": "{ }"}
 
 # (name, model, TLA+ constants replaced in the shipped cfg)
 CONFIGS = [
@@ -118,6 +155,24 @@ CONFIGS = [
         V35,
         {**ZERO_V35, **TWO, "UncleanShutdownLimit": 1},
     ),
+    ("kip-996, 3 servers, all limits zero", KIP996, dict(ZERO_996)),
+    ("kip-996, 2 servers, all limits zero", KIP996, dict(TWO_996)),
+    (
+        "kip-996, 2 servers, one connectivity change",
+        KIP996,
+        {**TWO_996, "MaxConnectivityChanges": 1},
+    ),
+    ("kip-996, 2 servers, one crash losing state", KIP996, {**TWO_996, "MaxPermCrashes": 1}),
+    (
+        "kip-996, 2 servers, one disruptive election trigger, MaxEpoch 2, no value",
+        KIP996,
+        {**BOUNDED_996, "MaxDisruptiveElectionTriggers": 1},
+    ),
+    (
+        "kip-996, 2 servers, one restart, MaxEpoch 2, no value",
+        KIP996,
+        {**BOUNDED_996, "MaxRestarts": 1},
+    ),
 ]
 # Temporal properties, as the model's cfg says to check them: LivenessSpec, without VIEW (mc:
 # tla_view=false); the properties TLC checks, and mc's translations of them.
@@ -161,9 +216,12 @@ def constants_of(text: str) -> dict[str, str]:
     """The mc constants (as -D text) of a cfg's TLA+ constants."""
     out = {}
     for line in text.splitlines():
-        m = re.match(r"\s*(\w+)\s*=\s*(\S+)\s*$", line)
+        m = re.match(r"\s*(\w+)\s*=\s*(.*?)\s*$", line)
         if m and m.group(1) in NAMES:
-            out[NAMES[m.group(1)]] = m.group(2).lower()
+            value = m.group(2)
+            if value.startswith("{"):  # a set of model values: its size
+                value = str(len([v for v in value.strip("{} ").split(",") if v.strip()]))
+            out[NAMES[m.group(1)]] = value.lower()
     return out
 
 
@@ -250,8 +308,10 @@ def main() -> int:
     parser.add_argument("--peers", type=Path, default=PEERS)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "tlc-comparison.md")
     parser.add_argument("--shipped", action="store_true", help="also the shipped kip-966 cfg")
+    parser.add_argument("--only", default="", help="the configurations whose name has this")
     args = parser.parse_args()
     configs = [(*c, 1, False) for c in CONFIGS] + [(*LIVENESS, 1, True)]
+    configs = [c for c in configs if args.only in c[0]]
     configs += [(*SHIPPED, 2, False)] if args.shipped else []
     rows, same = [], True
     for name, (folder, module, spec), replace, workers, liveness in configs:
@@ -273,11 +333,27 @@ def main() -> int:
         dashes = " ".join(f"-D {k}={v}" for k, v in constants.items())
         dashes += " " + " ".join(f"--invariant {n}" for n in invs)
         rows.append((name, spec, dashes, tlc, mc, equal, workers))
-    write(args.out, rows)
+    write(args.out, rows, keep=bool(args.only))
     return 0 if same else 1
 
 
-def write(path: Path, rows) -> None:
+def old_lines(path: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """The table rows and constants lines of an earlier run, by configuration name."""
+    table, dashes = {}, {}
+    if not path.exists():
+        return table, dashes
+    for line in path.read_text().splitlines():
+        if line.startswith("| ") and not line.startswith("| configuration"):
+            table[line.split(" | ")[0][2:]] = line
+        elif line.startswith("- ") and ": `mc check" in line:
+            dashes[line[2:].split(": `mc check")[0]] = line
+    return table, dashes
+
+
+def write(path: Path, rows, keep: bool = False) -> None:
+    """Write the comparison; with `keep` (a run of some configurations), the rows of the
+    other configurations stay as the last run wrote them."""
+    old_table, old_dashes = old_lines(path) if keep else ({}, {})
     lines = [
         "# mc and TLC on Vanlightly's Kafka replication models",
         "",
@@ -311,17 +387,21 @@ def write(path: Path, rows) -> None:
         "| TLC generated | mc generated | TLC | mc | TLC s | mc s | workers | equal |",
         "|---|---|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---|",
     ]
+    table = dict(old_table)
     for name, spec, _dashes, tlc, mc, equal, workers in rows:
-        lines.append(
+        table[name] = (
             f"| {name} | `{spec}` | {tlc['distinct']:,} | {mc['distinct']:,} | {tlc['depth']} "
             f"| {mc['depth']} | {tlc['generated']:,} | {mc['generated']:,} "
             f"| {tlc['verdict']} | {mc['verdict']} "
             f"| {tlc['seconds']:.1f} | {mc['seconds']:.1f} | {workers} "
             f"| {'yes' if equal else '**no** (VIEW, below)'} |"
         )
+    lines += list(table.values())
     lines += ["", "The mc constants of each configuration:", ""]
+    constants = dict(old_dashes)
     for name, spec, dashes, *_ in rows:
-        lines.append(f"- {name}: `mc check {spec} --no-deadlock {dashes}`")
+        constants[name] = f"- {name}: `mc check {spec} --no-deadlock {dashes}`"
+    lines += list(constants.values())
     lines += [
         "",
         "(`--no-deadlock` as TLC's `-deadlock`; the specs' own `@terminal` also accepts the",

@@ -101,7 +101,9 @@ TWO_996 = {
     "MaxClusterSize": 2,
     "MaxSpawnedServers": 2,
 }
-# With an election, test_liveness's model has no bound on epochs: MaxEpoch bounds them without.
+# With an election, TestLiveness's model has no bound on epochs (and with 2 servers it allows
+# neither a crash nor a partition: no election could succeed after it); MaxEpoch bounds them
+# without it.
 BOUNDED_996 = {**TWO_996, "TestLiveness": False, "MaxEpoch": 2, "Value": "{ }"}
 
 # (name, model, TLA+ constants replaced in the shipped cfg)
@@ -158,11 +160,20 @@ CONFIGS = [
     ("kip-996, 3 servers, all limits zero", KIP996, dict(ZERO_996)),
     ("kip-996, 2 servers, all limits zero", KIP996, dict(TWO_996)),
     (
-        "kip-996, 2 servers, one connectivity change",
+        "kip-996, 2 servers, one connectivity change, no TestLiveness",
         KIP996,
-        {**TWO_996, "MaxConnectivityChanges": 1},
+        {**TWO_996, "TestLiveness": False, "MaxConnectivityChanges": 1},
     ),
-    ("kip-996, 2 servers, one crash losing state", KIP996, {**TWO_996, "MaxPermCrashes": 1}),
+    (
+        "kip-996, 2 servers, one crash losing state, no TestLiveness",
+        KIP996,
+        {**TWO_996, "TestLiveness": False, "MaxPermCrashes": 1},
+    ),
+    (
+        "kip-996, 2 servers, two connectivity changes, MaxEpoch 2, no value",
+        KIP996,
+        {**BOUNDED_996, "MaxConnectivityChanges": 2},
+    ),
     (
         "kip-996, 2 servers, one disruptive election trigger, MaxEpoch 2, no value",
         KIP996,
@@ -172,6 +183,17 @@ CONFIGS = [
         "kip-996, 2 servers, one restart, MaxEpoch 2, no value",
         KIP996,
         {**BOUNDED_996, "MaxRestarts": 1},
+    ),
+    (
+        "kip-996, 2 servers, a new server added (StartNewServer, AddVoter), one value",
+        KIP996,
+        {
+            **TWO_996,
+            "MaxClusterSize": 3,
+            "MaxSpawnedServers": 3,
+            "MaxAddReconfigs": 1,
+            "Value": "{ v1 }",
+        },
     ),
 ]
 # Temporal properties, as the model's cfg says to check them: LivenessSpec, without VIEW (mc:

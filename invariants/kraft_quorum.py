@@ -72,9 +72,10 @@ def durability(s) -> bool:
 
 
 def valid_roles_and_states(s) -> bool:
-    """ValidRolesAndStates: an observer is in an observer state, an unattached server knows no
-    leader, only a leader has pending writes, only a prospective or candidate server holds
-    votes."""
+    """ValidRolesAndStates: each server's role and state agree.
+
+    An observer is in an observer state, an unattached server knows no leader, only a leader
+    has pending writes, only a prospective or candidate server holds votes."""
     for i in s.server_ids:
         st = s.state[i]
         if is_observer(s, i) and st not in OBSERVER_STATES:

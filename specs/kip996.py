@@ -72,9 +72,11 @@ class Kip996(KRaftQuorum):
 
     @invariant
     def working_leader_not_disrupted(self, s: State) -> bool:
-        """While a leader that a majority follows can reach a majority, no server is in a later
-        epoch. (Holds with the defaults; after a restart a follower that has not fetched yet
-        may grant a pre-vote, as the KIP says, and an election may then legitimately run.)"""
+        """No server is in a later epoch than a working leader.
+
+        A working leader: a majority follows it and it reaches a majority. Holds with the
+        defaults; after a restart, a follower that has not fetched yet may grant a pre-vote,
+        as the KIP says, and an election may then legitimately run."""
         for i in s.server_ids:
             if s.state[i] != "Leader" or self.should_resign(s, i):
                 continue

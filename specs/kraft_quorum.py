@@ -177,9 +177,9 @@ class KRaftQuorum(Spec):
 
     @assume
     def cluster_sizes(self) -> bool:
-        """MinClusterSize <= InitClusterSize <= MaxClusterSize, and enough hosts and servers
-        for the initial cluster (the ASSUMEs; the model also needs MaxSpawnedServers >=
-        InitClusterSize)."""
+        """MinClusterSize <= InitClusterSize <= MaxClusterSize <= hosts and servers.
+
+        The ASSUMEs, and MaxSpawnedServers >= InitClusterSize, which the model needs too."""
         return (
             self.min_cluster_size <= self.init_cluster_size <= self.max_cluster_size
             and self.hosts >= self.init_cluster_size
@@ -254,9 +254,10 @@ class KRaftQuorum(Spec):
     @action(switch="max_connectivity_changes")
     @on("network")
     def change_network_connectivity(self, s: State) -> list[State]:
-        """ChangeNetworkConnectivity: any set of server pairs is connected from now on (none
-        with a dead server; with test_liveness, one that lets an election succeed); messages
-        between the others are lost."""
+        """ChangeNetworkConnectivity: the network takes any set of connected server pairs.
+
+        None with a dead server, and with test_liveness one that lets an election succeed;
+        messages between servers left unconnected are lost."""
         if s.net_connectivity_ctr >= self.max_connectivity_changes:
             return []
         dead = [i for i in s.server_ids if s.state[i] == DEAD_NO_STATE]
@@ -274,9 +275,11 @@ class KRaftQuorum(Spec):
     @action(srv="all_servers", switch="max_restarts")
     @on("server {srv}")
     def restart_with_state(self, s: State, srv: int) -> State | None:
-        """RestartWithState: the server restarts from its disk (state, epoch, leader, vote and
-        log); a leader that is a voter comes back resigned, a prospective one or an observer
-        leader unattached. Its HWM and fetch state start over and pending writes fail."""
+        """RestartWithState: the server restarts from its disk.
+
+        It keeps state, epoch, leader, vote and log; a leader that is a voter comes back
+        resigned, a prospective one or an observer leader unattached. Its HWM and fetch state
+        start over and pending writes fail."""
         if (
             s.aux_ctrs.restart_ctr >= self.max_restarts
             or srv not in s.server_ids
@@ -352,8 +355,9 @@ class KRaftQuorum(Spec):
     @action(srv="all_servers", fair_each="weak")
     @on("server {srv}")
     def check_quorum_resign(self, s: State, srv: int) -> State | None:
-        """CheckQuorumResign: a leader that lost its majority resigns; so may one that did
-        not, up to the limit of disruptive triggers."""
+        """CheckQuorumResign: a leader that lost its majority resigns.
+
+        So may one that did not, up to the limit of disruptive election triggers."""
         if srv not in s.server_ids or s.state[srv] != LEADER:
             return None
         should_resign = self.should_resign(s, srv)
@@ -410,9 +414,11 @@ class KRaftQuorum(Spec):
     @action(srv="all_servers", fair_each="weak")
     @on("server {srv}", sends="members", message="PreVote")
     def voter_fetch_timeout(self, s: State, srv: int) -> State | None:
-        """VoterFetchTimeout: a follower voter's fetch times out (the last fetch failed or
-        was lost; or with no cause, up to the disruptive limit): it becomes prospective in its
-        epoch and asks the other members for pre-votes."""
+        """VoterFetchTimeout: a follower voter's fetch times out and it starts a pre-vote.
+
+        The timeout has a cause (the last fetch failed or was lost) or none, up to the
+        disruptive limit. The voter becomes prospective in its epoch and asks the other
+        members for pre-votes."""
         if (
             srv not in s.server_ids
             or not self.is_voter(s, srv)
@@ -442,8 +448,9 @@ class KRaftQuorum(Spec):
     @action(srv="all_servers", fair_each="weak")
     @on("server {srv}", sends="members", message="PreVote")
     def voter_election_timeout(self, s: State, srv: int) -> State | None:
-        """VoterElectionTimeout: an unattached voter, or a candidate, times out: it becomes
-        prospective and asks for pre-votes."""
+        """VoterElectionTimeout: an unattached voter, or a candidate, starts a pre-vote.
+
+        It becomes prospective and asks the other members for pre-votes."""
         if (
             srv not in s.server_ids
             or not self.is_voter(s, srv)
@@ -493,9 +500,10 @@ class KRaftQuorum(Spec):
     @action(srv="all_servers", peer="all_servers", fair_each="weak")
     @on("server {srv}", receives="server {peer}", message="RequestVote")
     def handle_vote_request(self, s: State, srv: int, peer: int) -> list[State]:
-        """HandleVoteRequest: a (pre-)vote request is answered. A higher epoch makes the
-        server unattached first (but not for a pre-vote: FinalState keeps the state)... as
-        in the model, state0 is computed and a pre-vote's final state is state0 itself."""
+        """HandleVoteRequest: a server answers a pre-vote or vote request.
+
+        A higher epoch makes it unattached (not for a pre-vote: a pre-vote's final state is
+        the state before); a granted vote is remembered (TransitionTo*AddVote)."""
         out = []
         for m in messages_to(s, VOTE_REQ, srv, peer):
             if s.state[srv] == DEAD_NO_STATE:
@@ -562,9 +570,10 @@ class KRaftQuorum(Spec):
     @action(srv="all_servers", peer="all_servers", fair_each="weak")
     @on("server {srv}", receives="server {peer}", message="RequestVoteResponse")
     def handle_vote_response(self, s: State, srv: int, peer: int) -> list[State]:
-        """HandleVoteResponse: a voter takes a (pre-)vote response: a higher epoch or a known
-        leader may end its election (MaybeHandleCommonResponse); else a granted vote of the
-        round it is in counts."""
+        """HandleVoteResponse: a voter takes a pre-vote or vote response.
+
+        A higher epoch or a known leader may end its election (MaybeHandleCommonResponse);
+        else a granted vote of the round it is in counts."""
         out = []
         for m in messages_to(s, VOTE_RES, srv, peer):
             if s.state[srv] == DEAD_NO_STATE or not self.is_voter(s, srv):
@@ -595,9 +604,11 @@ class KRaftQuorum(Spec):
     @action(srv="all_servers", fair_each="weak")
     @on("server {srv}", sends="members", message="RequestVote")
     def conclude_pre_vote(self, s: State, srv: int) -> State | None:
-        """ConcludePreVote: with a majority of pre-votes, the prospective voter becomes a
-        candidate in the next epoch and asks for votes; with no more pre-votes to come, it
-        goes back to following the leader it knew, or to unattached."""
+        """ConcludePreVote: a prospective voter ends its pre-vote.
+
+        With a majority of pre-votes it becomes a candidate in the next epoch and asks for
+        votes; with no more pre-votes to come, it follows the leader it knew again, or is
+        unattached."""
         if (
             srv not in s.server_ids
             or not self.is_voter(s, srv)
@@ -648,8 +659,9 @@ class KRaftQuorum(Spec):
     @action(srv="all_servers", fair_each="weak")
     @on("server {srv}", sends="members", message="BeginQuorumEpoch")
     def become_leader(self, s: State, srv: int) -> State | None:
-        """BecomeLeader: a candidate with a majority of votes leads, appends a
-        LeaderChangeRecord and announces itself with BeginQuorumEpoch."""
+        """BecomeLeader: a candidate with a majority of votes leads.
+
+        It appends a LeaderChangeRecord and announces itself with BeginQuorumEpoch."""
         if (
             srv not in s.server_ids
             or s.state[srv] != CANDIDATE
@@ -703,8 +715,9 @@ class KRaftQuorum(Spec):
     )
     @on("server {srv}", sends="server {peer}", message="BeginQuorumEpoch")
     def resend_begin_quorum_epoch_request(self, s: State, srv: int, peer: int) -> State | None:
-        """ResendBeginQuorumEpochRequest: the leader announces itself again to a member that
-        lost the first announcement."""
+        """ResendBeginQuorumEpochRequest: the leader announces itself again.
+
+        To a member whose first announcement was lost."""
         if (
             srv not in s.server_ids
             or s.state[srv] != LEADER
@@ -729,8 +742,9 @@ class KRaftQuorum(Spec):
     @action(srv="all_servers", peer="all_servers", fair_each="weak")
     @on("server {srv}", receives="server {peer}", message="BeginQuorumEpoch")
     def accept_begin_quorum_request(self, s: State, srv: int, peer: int) -> list[State]:
-        """AcceptBeginQuorumRequest: a server learns of the leader of an epoch not older than
-        its own (an older one stays in flight)."""
+        """AcceptBeginQuorumRequest: a server learns who leads an epoch.
+
+        Not an older epoch than its own: such a request stays in flight."""
         out = []
         for m in messages_to(s, BEGIN_QUORUM, srv, peer):
             if s.state[srv] == DEAD_NO_STATE or m.replica_epoch < s.current_epoch[srv]:
@@ -862,8 +876,9 @@ class KRaftQuorum(Spec):
     @action(srv="all_servers", peer="all_servers", fair_each="weak", switch="values")
     @on("server {srv}", receives="server {peer}", message="FetchResponse")
     def diverging_fetch_request(self, s: State, srv: int, peer: int) -> list[State]:
-        """DivergingFetchRequest: the leader answers a fetch position its log does not have
-        with the end of the follower's last fetched epoch in its own log."""
+        """DivergingFetchRequest: the leader answers a diverging fetch position.
+
+        With the end of the follower's last fetched epoch in its own log."""
         out = []
         for m in messages_to(s, FETCH_REQ, srv, peer):
             if not self.receivable_equal_epoch(s, m) or s.state[srv] != LEADER:
@@ -979,8 +994,9 @@ class KRaftQuorum(Spec):
     @action(srv="all_servers", peer="all_servers", fair_each="weak")
     @on("server {srv}", receives="server {peer}", message="FetchResponse")
     def accept_fetch_request(self, s: State, srv: int, peer: int) -> list[State]:
-        """AcceptFetchRequest: the leader answers a member's fetch at a valid position with
-        the record there (or none at the end of its log)."""
+        """AcceptFetchRequest: the leader answers a member's fetch with the next record.
+
+        At a valid position; none at the end of its log."""
         out = []
         for m in messages_to(s, FETCH_REQ, srv, peer):
             if (
@@ -1003,10 +1019,11 @@ class KRaftQuorum(Spec):
     @action(srv="all_servers", peer="all_servers", fair_each="weak")
     @on("server {srv}", receives="server {peer}", message="FetchResponse")
     def handle_fetch_response(self, s: State, srv: int, peer: int) -> list[State]:
-        """HandleFetchResponse: the answer to the pending fetch. An error, a higher epoch or a
-        newly known leader may change the server's state (MaybeHandleCommonResponse); else it
-        appends the record or truncates a diverging log, switches to the log's latest
-        configuration and takes the HWM."""
+        """HandleFetchResponse: a server takes the answer to its pending fetch.
+
+        An error, a higher epoch or a newly known leader may change its state
+        (MaybeHandleCommonResponse); else it appends the record or truncates a diverging
+        log, switches to the log's latest configuration and takes the HWM."""
         out = []
         for m in messages_to(s, FETCH_RES, srv, peer):
             if s.state[srv] == DEAD_NO_STATE or s.fetch_state[srv].pending_fetch != m.correlation:
@@ -1062,8 +1079,10 @@ class KRaftQuorum(Spec):
     @action(host="host_seq", any_leader="all_servers", switch="max_add_reconfigs")
     @on("server {any_leader}")
     def start_new_server(self, s: State, host: str, any_leader: int) -> State | None:
-        """StartNewServer: a server with a blank disk starts as an observer, with the
-        configuration of a leader it sends its first Fetch to (the model's shortcut)."""
+        """StartNewServer: a server with a blank disk starts as an observer.
+
+        With the configuration of a leader, to which it sends its first Fetch (the model's
+        shortcut)."""
         started = s.server_ids
         if len(started) >= self.max_spawned_servers or any_leader not in started:
             return None
@@ -1112,8 +1131,10 @@ class KRaftQuorum(Spec):
     @action(srv="all_servers", add_server="all_servers", switch="max_add_reconfigs")
     @on("server {srv}", sends="server {add_server}", message="BeginQuorumEpoch")
     def accept_add_voter_request(self, s: State, srv: int, add_server: int) -> State | None:
-        """AcceptAddVoterRequest: a leader with a committed entry of its epoch and no pending
-        reconfiguration appends an AddVoterCommand and uses the new configuration at once."""
+        """AcceptAddVoterRequest: a leader appends an AddVoterCommand.
+
+        It needs a committed entry of its epoch and no pending reconfiguration, and uses the
+        new configuration at once."""
         if (
             s.aux_ctrs.add_reconfig_ctr >= self.max_add_reconfigs
             or srv not in s.server_ids
@@ -1162,9 +1183,10 @@ class KRaftQuorum(Spec):
     @action(srv="all_servers", remove_server="all_servers", switch="max_remove_reconfigs")
     @on("server {srv}")
     def accept_remove_voter_request(self, s: State, srv: int, remove_server: int) -> State | None:
-        """AcceptRemoveVoterRequest: a leader appends a RemoveVoterCommand and uses the new
-        configuration at once (if it removes itself, it leads on as an observer until the
-        command is committed, then resigns)."""
+        """AcceptRemoveVoterRequest: a leader appends a RemoveVoterCommand.
+
+        It uses the new configuration at once; if it removes itself, it leads on as an
+        observer until the command is committed, then resigns."""
         if (
             s.aux_ctrs.remove_reconfig_ctr >= self.max_remove_reconfigs
             or srv not in s.server_ids
@@ -1202,9 +1224,11 @@ class KRaftQuorum(Spec):
 
     @terminal
     def stopped(self, s: State) -> bool:
-        """Where the model stops (TLC runs it with -deadlock): at the epoch bound, a
-        prospective voter can no longer conclude its pre-vote; with test_liveness, a quorum
-        whose followers have caught up stops fetching (no fetch would help)."""
+        """Where the model stops (TLC runs it with -deadlock).
+
+        At the epoch bound, a prospective voter can no longer conclude its pre-vote; with
+        test_liveness, a quorum whose followers have caught up stops fetching (no fetch
+        would help)."""
         if any(
             st == PROSPECTIVE and not self.within_epoch_limit(s, i) for i, st in s.state.items()
         ):
@@ -1229,6 +1253,7 @@ class KRaftQuorum(Spec):
 
     @reachable(switch="max_restarts")
     def a_leader_resigned(self, s: State) -> bool:
+        """A leader resigned (restarted, or lost its majority)."""
         return RESIGNED in s.state.values()
 
     @reachable(switch="max_connectivity_changes")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from checker import testing
 from checker.loader import load_model
 from checker.local.bfs import Options, check
 from tests.conftest import SPECS
@@ -69,3 +70,12 @@ def test_the_defaults_stop_only_where_the_model_does():
     stops a prospective voter)."""
     result = check(load_model(KRAFT_QUORUM))
     assert (result.verdict, result.distinct_states, result.depth) == ("ok", 60_972, 42)
+
+
+def test_the_liveness_properties_hold_with_test_liveness_on():
+    """model_liveness.cfg's properties (ValuesEventuallyAcked, ReconfigurationNotStuck,
+    EventuallyLeaderElected, NotStuckInProspective) under the model's Fairness."""
+    constants = {**SHIPPED, **THREE, "test_liveness": True, "max_epoch": 3, "values": 3}
+    constants = {k: v if isinstance(v, bool) else int(v) for k, v in constants.items()}
+    result = testing.check(str(KRAFT_QUORUM), deadlock=False, **constants)
+    assert (result.verdict, result.property, result.distinct_states) == ("ok", None, 1_908)

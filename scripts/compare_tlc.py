@@ -350,10 +350,10 @@ def main() -> int:
         if liveness and (model_dir / "model_liveness.cfg").exists():
             shipped = model_dir / "model_liveness.cfg"  # kip_996: its PROPERTY lines
         cfg = cfg_text(shipped.read_text(), replace, liveness)
-        if "ReconfigurationNotStuck" in cfg and "MaxAddReconfigs = 0" in cfg:
-            # \A config_id \in 1..0: TRUE, which TLC refuses as a tautology
-            if "MaxRemoveReconfigs = 0" in cfg:
-                cfg = cfg.replace("ReconfigurationNotStuck\n", "")
+        if "MaxAddReconfigs = 0" in cfg and "MaxRemoveReconfigs = 0" in cfg:
+            # ReconfigurationNotStuck is then \A config_id \in 1..0: TRUE, a tautology TLC
+            # refuses
+            cfg = cfg.replace("ReconfigurationNotStuck\n", "")
         constants = constants_of(cfg)
         if keep_counters:
             constants["view_keeps_counters"] = "true"

@@ -53,6 +53,18 @@ CONFIGS = [
         42,
     ),
     ("2 servers, one restart", {**BOUNDED, "max_restarts": "1"}, 63_642, 42),
+    (
+        "2 servers, a new server added",
+        {
+            **SHIPPED,
+            "values": "1",
+            "max_cluster_size": "3",
+            "max_spawned_servers": "3",
+            "max_add_reconfigs": "1",
+        },
+        94_626,
+        40,
+    ),
 ]
 
 

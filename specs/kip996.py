@@ -25,7 +25,6 @@ from specs.kraft_quorum import (
     VOTE_REQ,
     KRaftQuorum,
     apply_state,
-    connected,
     last_epoch,
     reset_fetch_state_if_follower,
     send_all,
@@ -36,10 +35,6 @@ class Kip996(KRaftQuorum):
     """KIP-996: pre-vote keeps a voter whose timer fired from deposing a working leader."""
 
     fixed = constant(True, "KIP-996: a timed-out voter asks for pre-votes before an election")
-
-    @property
-    def pre_vote(self) -> bool:
-        return self.fixed
 
     def start_election(self, s: State, srv: int, disruptive: bool) -> State | None:
         """Without pre-vote: straight to candidate in the next epoch, with vote requests."""
@@ -91,6 +86,3 @@ class Kip996(KRaftQuorum):
             if any(s.current_epoch[j] > s.current_epoch[i] for j in s.server_ids):
                 return False
         return True
-
-
-__all__ = ["Kip996", "connected"]

@@ -3,7 +3,7 @@ translated state for state from Jack Vanlightly's TLA+ model (github.com/Vanligh
 kafka-tlaplus, folder kraft/kip_996, MIT licence; a copy is in /work/shared/peers/vanlightly/).
 
 This is the base of specs/kip996.py, whose `fixed=false` takes pre-vote out (the hook
-`pre_vote` below). specs/raft.py's light model (now specs/light/raft.py) tells the same
+`start_election` below). specs/raft.py's light model (now specs/light/raft.py) tells the same
 story in fewer variables.
 
 Every variable of the TLA+ model is a variable here, with the same name and the same values:
@@ -172,8 +172,6 @@ class KRaftQuorum(Spec):
     inv_neg_acked: object
     net_messages: object
     net_messages_processed: object
-
-    pre_vote = True  # hook: a timeout starts a pre-vote (specs/kip996.py: fixed=false, none)
 
     @assume
     def cluster_sizes(self) -> bool:
@@ -403,7 +401,8 @@ class KRaftQuorum(Spec):
 
     def start_election(self, s: State, srv: int, disruptive: bool) -> State:
         """The effect of a fetch or election timeout: TransitionToProspective and
-        SendPreVoteRequests (hook: without pre-vote, specs/kip996.py goes to Candidate)."""
+        SendPreVoteRequests. The hook specs/kip996.py overrides: without pre-vote, it goes
+        to Candidate."""
         return s.replace(
             **apply_state(s, srv, self.transition_to_prospective(s, srv, s.current_epoch[srv])),
             **reset_fetch_state_if_follower(s, srv),

@@ -1,15 +1,18 @@
 """Run TLC on Vanlightly's TLA+ models and mc on their translation (specs/kraft.py and its KIP
-layers) over the same configurations; write docs/tlc-comparison.md.
+layers; specs/kraft_quorum.py for the kip_996 model) over the same configurations; write
+docs/tlc-comparison.md.
 
-    python scripts/compare_tlc.py [--peers DIR] [--out FILE] [--shipped]
+    python scripts/compare_tlc.py [--peers DIR] [--out FILE] [--shipped] [--only TEXT]
 
 Each configuration is the model's shipped cfg with some constants replaced and the invariant
 NoCommittedRecordLostGlobally left out (the cfg says to, when MinISR = DataLossShutdownLimit);
 TLC runs with -workers 1 -deadlock in a temporary copy of the model's folder, mc in this
 process, without deadlock checking and without that invariant. `--shipped` adds the kip-966
 cfg as shipped (3 brokers, one fencing, one data-loss shutdown) with 2 workers for each.
-Needs java, tla2tools.jar and CommunityModules.jar (TLA2TOOLS and COMMUNITY_MODULES, or in
-PEERS). The tests do not run TLC: they keep mc's counts (tests/specs/test_kraft.py).
+`--only kip-996` runs the configurations whose name has that text and keeps the other rows of
+the output as they were. Needs java, tla2tools.jar and CommunityModules.jar (TLA2TOOLS and
+COMMUNITY_MODULES, or in PEERS). The tests do not run TLC: they keep mc's counts
+(tests/specs/test_kraft.py, tests/specs/test_kraft_quorum.py).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ AssertionError as a failure):
         assert result.trace[-1].action == "handle_alter_partition"
 
     def test_raft_voters_are_interchangeable():
-        assert_symmetric("specs/kip996.py", max_epoch=2)
+        assert_symmetric("specs/light/kip996.py", max_epoch=2)
 
 Constants are keyword arguments with Python values (`fixed=True`), or strings parsed as `-D`
 would. A failure's message is the text report `mc check` prints: verdict and trace. As with

@@ -1,4 +1,4 @@
-"""Invariants over the KRaft quorum model's state (see specs/raft.py for the variables)."""
+"""Invariants over the KRaft quorum model's state (see specs/light/raft.py for the variables)."""
 
 from __future__ import annotations
 

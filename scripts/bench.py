@@ -52,13 +52,13 @@ RUNS: list[tuple[str, dict[str, str]]] = [
     ("specs/kip841.py", {}),
     ("specs/kip903.py", {}),
     ("specs/kip966.py", {}),
-    ("specs/kip996.py", {}),
-    ("specs/kip996_read.py", {}),
+    ("specs/light/kip996.py", {}),
+    ("specs/light/kip996_read.py", {}),
     ("specs/kip1023.py", {}),
 ]
 LARGE = {"rm": "8"}
 TWO_PHASE = "specs/examples/two_phase.py"
-DEEP = ("specs/kip996_read.py", {"voters": "5"}, ["reads_are_linearizable"])
+DEEP = ("specs/light/kip996_read.py", {"voters": "5"}, ["reads_are_linearizable"])
 # (spec file, constants, temporal properties, the same spec at the baseline or None):
 # `--liveness`. The light KIP-966 model was specs/kip966.py before it moved to specs/light/.
 # The second is the scale row (millions of states): the baseline would take hours.

@@ -1,15 +1,18 @@
 """Run TLC on Vanlightly's TLA+ models and mc on their translation (specs/kraft.py and its KIP
-layers) over the same configurations; write docs/tlc-comparison.md.
+layers; specs/kraft_quorum.py for the kip_996 model) over the same configurations; write
+docs/tlc-comparison.md.
 
-    python scripts/compare_tlc.py [--peers DIR] [--out FILE] [--shipped]
+    python scripts/compare_tlc.py [--peers DIR] [--out FILE] [--shipped] [--only TEXT]
 
 Each configuration is the model's shipped cfg with some constants replaced and the invariant
 NoCommittedRecordLostGlobally left out (the cfg says to, when MinISR = DataLossShutdownLimit);
 TLC runs with -workers 1 -deadlock in a temporary copy of the model's folder, mc in this
 process, without deadlock checking and without that invariant. `--shipped` adds the kip-966
 cfg as shipped (3 brokers, one fencing, one data-loss shutdown) with 2 workers for each.
-Needs java, tla2tools.jar and CommunityModules.jar (TLA2TOOLS and COMMUNITY_MODULES, or in
-PEERS). The tests do not run TLC: they keep mc's counts (tests/specs/test_kraft.py).
+`--only kip-996` runs the configurations whose name has that text and keeps the other rows of
+the output as they were. Needs java, tla2tools.jar and CommunityModules.jar (TLA2TOOLS and
+COMMUNITY_MODULES, or in PEERS). The tests do not run TLC: they keep mc's counts
+(tests/specs/test_kraft.py, tests/specs/test_kraft_quorum.py).
 """
 
 from __future__ import annotations
@@ -49,6 +52,22 @@ NAMES = {
     "LeaderShrinkIsrLimit": "leader_shrink_isr_limit",
     "ReassignmentLimit": "reassignment_limit",
     "AvoidLastReplicaStanding": "avoid_last_replica_standing",
+    # kip_996 (KRaft with pre-vote); Value and Hosts are sets there, counts here
+    "InitClusterSize": "init_cluster_size",
+    "MinClusterSize": "min_cluster_size",
+    "MaxClusterSize": "max_cluster_size",
+    "MaxSpawnedServers": "max_spawned_servers",
+    "Hosts": "hosts",
+    "Value": "values",
+    "MaxEpoch": "max_epoch",
+    "MaxValuesPerEpoch": "max_values_per_epoch",
+    "MaxRestarts": "max_restarts",
+    "MaxPermCrashes": "max_perm_crashes",
+    "MaxConnectivityChanges": "max_connectivity_changes",
+    "MaxDisruptiveElectionTriggers": "max_disruptive_election_triggers",
+    "MaxAddReconfigs": "max_add_reconfigs",
+    "MaxRemoveReconfigs": "max_remove_reconfigs",
+    "TestLiveness": "test_liveness",
 }
 ZERO_966 = {
     "NoDataLossShutdownLimit": 0,
@@ -67,6 +86,29 @@ ZERO_V35 = {
     "LeaderShrinkIsrLimit": 0,
     "ReassignmentLimit": 0,
 }
+
+KIP996 = ("kip_996", "kraft_kip_996", "specs/kraft_quorum.py")
+ZERO_996 = {
+    "MaxRestarts": 0,
+    "MaxPermCrashes": 0,
+    "MaxAddReconfigs": 0,
+    "MaxRemoveReconfigs": 0,
+    "MaxConnectivityChanges": 0,
+    "MaxDisruptiveElectionTriggers": 0,
+    "MaxSpawnedServers": 3,
+    "MaxClusterSize": 3,
+}
+TWO_996 = {
+    **ZERO_996,
+    "InitClusterSize": 2,
+    "MinClusterSize": 2,
+    "MaxClusterSize": 2,
+    "MaxSpawnedServers": 2,
+}
+# With an election, TestLiveness's model has no bound on epochs (and with 2 servers it allows
+# neither a crash nor a partition: no election could succeed after it); MaxEpoch bounds them
+# without it.
+BOUNDED_996 = {**TWO_996, "TestLiveness": False, "MaxEpoch": 2, "Value": "{ }"}
 
 # (name, model, TLA+ constants replaced in the shipped cfg)
 CONFIGS = [
@@ -119,6 +161,44 @@ CONFIGS = [
         V35,
         {**ZERO_V35, **TWO, "UncleanShutdownLimit": 1},
     ),
+    ("kip-996, 3 servers, all limits zero", KIP996, dict(ZERO_996)),
+    ("kip-996, 2 servers, all limits zero", KIP996, dict(TWO_996)),
+    (
+        "kip-996, 2 servers, one connectivity change, no TestLiveness",
+        KIP996,
+        {**TWO_996, "TestLiveness": False, "MaxConnectivityChanges": 1},
+    ),
+    (
+        "kip-996, 2 servers, one crash losing state, no TestLiveness",
+        KIP996,
+        {**TWO_996, "TestLiveness": False, "MaxPermCrashes": 1},
+    ),
+    (
+        "kip-996, 2 servers, two connectivity changes, MaxEpoch 2, no value",
+        KIP996,
+        {**BOUNDED_996, "MaxConnectivityChanges": 2},
+    ),
+    (
+        "kip-996, 2 servers, one disruptive election trigger, MaxEpoch 2, no value",
+        KIP996,
+        {**BOUNDED_996, "MaxDisruptiveElectionTriggers": 1},
+    ),
+    (
+        "kip-996, 2 servers, one restart, MaxEpoch 2, no value",
+        KIP996,
+        {**BOUNDED_996, "MaxRestarts": 1},
+    ),
+    (
+        "kip-996, 2 servers, a new server added (StartNewServer, AddVoter), one value",
+        KIP996,
+        {
+            **TWO_996,
+            "MaxClusterSize": 3,
+            "MaxSpawnedServers": 3,
+            "MaxAddReconfigs": 1,
+            "Value": "{ v1 }",
+        },
+    ),
 ]
 # Temporal properties, as the model's cfg says to check them: LivenessSpec, without VIEW (mc:
 # tla_view=false); the properties TLC checks, and mc's translations of them.
@@ -154,6 +234,16 @@ LIVENESS = [
         TLC_PROPERTIES,
     ),
 ]
+# kip_996's properties, as its model_liveness.cfg checks them (the model has no VIEW); without
+# reconfiguration, ReconfigurationNotStuck is a tautology TLC refuses.
+LIVENESS.append(
+    (
+        "kip-996, 3 servers, all limits zero, liveness (model_liveness.cfg)",
+        KIP996,
+        dict(ZERO_996),
+        "ValuesEventuallyAcked EventuallyLeaderElected NotStuckInProspective",
+    )
+)
 # Differ by the order of the search under the model's VIEW (explained in the output).
 ORDER_DEPENDENT = {"kip-966, 2 brokers, one clean and one data-loss shutdown"}
 SHIPPED = ("kip-966 as shipped (3 brokers, one fencing, one data-loss shutdown)", KIP966, {})
@@ -187,11 +277,12 @@ def constants_of(text: str) -> dict[str, str]:
     """The mc constants (as -D text) of a cfg's TLA+ constants."""
     out = {}
     for line in text.splitlines():
-        m = re.match(r"\s*(\w+)\s*=\s*(\S+)\s*$", line)
+        m = re.match(r"\s*(\w+)\s*=\s*(.*?)\s*$", line)
         if m and m.group(1) in NAMES:
-            out[NAMES[m.group(1)]] = m.group(2).lower()
-        elif m and m.group(1) == "Values":  # a set of model values: mc counts them
-            out["values"] = str(len(re.findall(r"\w+", m.group(2))))
+            value = m.group(2)
+            if value.startswith("{"):  # a set of model values: its size
+                value = str(len([v for v in value.strip("{} ").split(",") if v.strip()]))
+            out[NAMES[m.group(1)]] = value.lower()
     return out
 
 
@@ -262,7 +353,10 @@ def run_mc(spec: str, constants: dict[str, str], workers: int, liveness: str = "
     names = [n for n in invariants_of(cls) if n != "no_committed_record_lost_globally"]
     start = time.time()
     if liveness:
-        model = load_model(str(ROOT / spec), {**constants, "tla_view": "false"}, names, False)
+        cls, _ = load_spec_class(str(ROOT / spec))
+        if hasattr(cls, "tla_view"):  # the kip-966 family: its VIEW off, as the cfg says
+            constants = {**constants, "tla_view": "false"}
+        model = load_model(str(ROOT / spec), constants, names, False)
         model.reachables = ()
         props = select(model, snake(liveness))
         result, graph = record(model, recording(model, props), Options(deadlock=False))
@@ -292,20 +386,29 @@ def main() -> int:
     parser.add_argument("--peers", type=Path, default=PEERS)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "tlc-comparison.md")
     parser.add_argument("--shipped", action="store_true", help="also the shipped kip-966 cfg")
+    parser.add_argument("--only", default="", help="the configurations whose name has this")
     args = parser.parse_args()
     configs = [(*c, 1, "") for c in CONFIGS] + [(*c[:3], 1, c[3]) for c in LIVENESS]
+    configs = [c for c in configs if args.only in c[0]]
     configs += [(*SHIPPED, 2, "")] if args.shipped else []
     rows, same = [], True
     for name, (folder, module, spec), replace, workers, liveness in configs:
         model_dir = args.peers / "vanlightly" / folder
         keep_counters = bool(replace.pop("view_keeps_counters", False))
-        cfg = cfg_text((model_dir / f"{module}.cfg").read_text(), replace, liveness)
+        shipped = model_dir / f"{module}.cfg"
+        if liveness and (model_dir / "model_liveness.cfg").exists():
+            shipped = model_dir / "model_liveness.cfg"  # kip_996: its PROPERTY lines
+        cfg = cfg_text(shipped.read_text(), replace, liveness)
+        if "MaxAddReconfigs = 0" in cfg and "MaxRemoveReconfigs = 0" in cfg:
+            # ReconfigurationNotStuck is then \A config_id \in 1..0: TRUE, a tautology TLC
+            # refuses
+            cfg = cfg.replace("ReconfigurationNotStuck\n", "")
         constants = constants_of(cfg)
         if keep_counters:
             constants["view_keeps_counters"] = "true"
         tlc = run_tlc(model_dir, module, cfg, workers, args.peers, keep_counters)
         mc = run_mc(spec, constants, workers, liveness)
-        if liveness:
+        if liveness and "kip_996" not in folder:
             constants["tla_view"] = "false"
         if tlc["verdict"] == "ok":
             equal = (tlc["distinct"], tlc["depth"]) == (mc["distinct"], mc["depth"])
@@ -320,13 +423,29 @@ def main() -> int:
         if liveness:
             dashes += " " + " ".join(f"--property {n}" for n in snake(liveness))
         rows.append((name, spec, dashes, tlc, mc, equal, workers))
-    write(args.out, rows)
+    write(args.out, rows, keep=bool(args.only))
     return 0 if same else 1
 
 
-def write(path: Path, rows) -> None:
+def old_lines(path: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """The table rows and constants lines of an earlier run, by configuration name."""
+    table, dashes = {}, {}
+    if not path.exists():
+        return table, dashes
+    for line in path.read_text().splitlines():
+        if line.startswith("| ") and not line.startswith("| configuration"):
+            table[line.split(" | ")[0][2:]] = line
+        elif line.startswith("- ") and ": `mc check" in line:
+            dashes[line[2:].split(": `mc check")[0]] = line
+    return table, dashes
+
+
+def write(path: Path, rows, keep: bool = False) -> None:
+    """Write the comparison; with `keep` (a run of some configurations), the rows of the
+    other configurations stay as the last run wrote them."""
+    old_table, old_dashes = old_lines(path) if keep else ({}, {})
     lines = [
-        "# mc and TLC on Vanlightly's Kafka replication models",
+        "# mc and TLC on Vanlightly's Kafka replication and KRaft quorum models",
         "",
         "Written by `scripts/compare_tlc.py` (`make compare-tlc`). TLC runs Jack Vanlightly's",
         "TLA+ models (github.com/Vanlightly/kafka-tlaplus, folder",
@@ -358,22 +477,38 @@ def write(path: Path, rows) -> None:
         "temporal properties once its search is complete, so their counts differ; equal then",
         "means both find a violation and their traces have as many states (trace: TLC / mc).",
         "",
+        "The kip-996 rows are Vanlightly's model of the KRaft quorum with pre-vote (folder",
+        "kraft/kip_996) and its translation `specs/kraft_quorum.py`: the shipped",
+        "kraft_kip_996.cfg with reconfiguration off (MaxAddReconfigs = MaxRemoveReconfigs = 0,",
+        "MaxSpawnedServers = the cluster size) and the limits below. The model has no VIEW:",
+        "every variable identifies a state, so the search order cannot matter. With",
+        "TestLiveness on (as shipped) an election makes the state space infinite (no bound on",
+        "epochs), so the rows with an election turn it off and bound epochs by MaxEpoch = 2;",
+        "with 3 servers any fault is beyond a minute of TLC, so those rows have 2 servers. The",
+        "liveness row is model_liveness.cfg's: TLC checks ValuesEventuallyAcked,",
+        "ReconfigurationNotStuck, EventuallyLeaderElected and NotStuckInProspective, mc their",
+        "translations (per value, per server).",
+        "",
         "| configuration | mc spec | TLC distinct | mc distinct | TLC depth | mc depth "
         "| TLC generated | mc generated | TLC | mc | trace | TLC s | mc s | workers | equal |",
         "|---|---|---:|---:|---:|---:|---:|---:|---|---|---|---:|---:|---:|---|",
     ]
+    table = dict(old_table)
     for name, spec, _dashes, tlc, mc, equal, workers in rows:
         trace = f"{tlc['trace']} / {mc['trace']}" if tlc["trace"] or mc["trace"] else ""
-        lines.append(
+        table[name] = (
             f"| {name} | `{spec}` | {tlc['distinct']:,} | {mc['distinct']:,} | {tlc['depth']} "
             f"| {mc['depth']} | {tlc['generated']:,} | {mc['generated']:,} "
             f"| {tlc['verdict']} | {mc['verdict']} | {trace} "
             f"| {tlc['seconds']:.1f} | {mc['seconds']:.1f} | {workers} "
             f"| {'yes' if equal else '**no** (VIEW, below)'} |"
         )
+    lines += list(table.values())
     lines += ["", "The mc constants of each configuration:", ""]
+    constants = dict(old_dashes)
     for name, spec, dashes, *_ in rows:
-        lines.append(f"- {name}: `mc check {spec} --no-deadlock {dashes}`")
+        constants[name] = f"- {name}: `mc check {spec} --no-deadlock {dashes}`"
+    lines += list(constants.values())
     lines += [
         "",
         "(`--no-deadlock` as TLC's `-deadlock`; the specs' own `@terminal` also accepts the",

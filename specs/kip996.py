@@ -1,78 +1,88 @@
-"""KIP-996: Pre-Vote.
+"""KIP-996: Pre-Vote, as the layer on specs/kraft_quorum.py (Vanlightly's TLA+ model of KRaft
+with pre-vote and reconfiguration, translated state for state).
 
-Without it, a voter cut off from the quorum times out again and again, bumping its epoch each
-time; when it rejoins, its Vote request carries the highest epoch, every voter it reaches
-abandons the leader it was happily following, and the quorum goes through an election it did
-not need: the "disruptive server" of the Raft literature.
+The model is KRaft with pre-vote; the KIP's change is the step a voter takes when its fetch
+or election timer expires. With pre-vote (`fixed=true`, the model as it is), the voter becomes
+*prospective* in its own epoch and asks the other members for pre-votes: a voter grants one
+only if it is not a leader and, as a follower, has not fetched from its leader in this epoch,
+and the asker's log is not behind; granting changes nothing. Only with a majority does the
+voter become a candidate and bump its epoch (ConcludePreVote).
 
-With pre-vote, a voter whose fetch timer expired first becomes *prospective*: it asks for
-pre-votes for its would-be epoch without bumping its own. A voter refuses when it has heard
-from a leader within its fetch timeout, or when the candidate's log is behind its own; the
-pre-vote changes no voter's state. Only with a majority of pre-votes does the prospective
-voter become a candidate and bump its epoch. `fixed=False` goes straight to candidate.
-
-Liveness (`leader_elected`): under weak fairness of the timers, the election RPCs and
-healing, a leader that a majority follows leads the quorum again and again, unless elections
-used up the epochs the model allows (`max_epoch`): a candidate may time out before it asks
-for votes, and only randomised timers, which fairness cannot express, stop that from
-repeating (see docs/specs.md).
+`fixed=false` is the smallest change that takes pre-vote out: the timeout makes the voter a
+candidate at once, in the next epoch, asking for votes (the epoch bound moves from
+ConcludePreVote to the timeout). A follower whose timer fires for no reason (a disruptive
+election trigger) then raises its epoch while its leader still works: the vote requests
+carry that epoch, and every voter they reach leaves the leader it followed: the "disruptive
+server" problem pre-vote fixes (`working_leader_not_disrupted`).
 """
 
 from __future__ import annotations
 
-from checker import State, action, always_eventually, constant, invariant, on, put, update
-from invariants import quorum
-from specs.raft import LEADER, PROSPECTIVE, Raft
+from checker import Record, State, constant, invariant
+from invariants import kraft_quorum as props
+from specs.kraft_quorum import (
+    CANDIDATE,
+    VOTE_REQ,
+    KRaftQuorum,
+    apply_state,
+    last_epoch,
+    reset_fetch_state_if_follower,
+    send_all,
+)
 
 
-class Kip996(Raft):
-    """KIP-996: pre-vote keeps a voter that was cut off from disrupting the quorum."""
+class Kip996(KRaftQuorum):
+    """KIP-996: pre-vote keeps a voter whose timer fired from deposing a working leader."""
 
-    fixed = constant(True, "KIP-996: prospective voters ask for pre-votes before an election")
+    fixed = constant(True, "KIP-996: a timed-out voter asks for pre-votes before an election")
 
-    @action(n="voter_ids", fair_each="weak", switch="max_isolations")
-    @on("voter {n}")
-    def start_election(self, s: State, n: int) -> State | None:
-        """n's election timer expires without a live leader. With pre-vote it becomes (again)
-        prospective, in the same epoch; without, a candidate in the next epoch."""
-        if not self.fixed:
-            return super().start_election(s, n)
-        if s.role[n] == LEADER or s.heard[n]:
+    def start_election(self, s: State, srv: int, disruptive: bool) -> State | None:
+        """Without pre-vote: straight to candidate in the next epoch, with vote requests."""
+        if self.fixed:
+            return super().start_election(s, srv, disruptive)
+        if not self.within_epoch_limit(s, srv):
             return None
+        epoch = s.current_epoch[srv] + 1
+        candidate = Record(
+            state=CANDIDATE, epoch=epoch, leader=None, votes_recv=frozenset({srv}), voted_for=srv
+        )
+        requests = [
+            Record(
+                type=VOTE_REQ,
+                replica_epoch=epoch,
+                last_log_epoch=last_epoch(s.log[srv]),
+                last_log_offset=len(s.log[srv]),
+                pre_vote=False,
+                source=srv,
+                dest=peer,
+            )
+            for peer in sorted(s.config[srv].members - {srv})
+        ]
         return s.replace(
-            role=put(s.role, n, PROSPECTIVE),
-            leader_id=put(s.leader_id, n, None),
-            votes=put(s.votes, n, frozenset({n})),
+            **apply_state(s, srv, candidate),
+            **reset_fetch_state_if_follower(s, srv),
+            **send_all(s, requests),
+            aux_ctrs=self.aux_inc_timeout_ctrs(s, disruptive),
         )
 
-    @action(c="voter_ids", v="voter_ids", fair_each="weak", switch="max_isolations")
-    @on("voter {c}", calls="voter {v}", message="PreVote")
-    def request_pre_vote(self, s: State, c: int, v: int) -> State | None:
-        """Prospective c asks v whether it would vote for it in epoch+1. v grants only if it
-        has not heard from a leader within its fetch timeout and c's log is not behind; v's
-        own state does not change. With a majority, c becomes a candidate."""
-        if s.role[c] != PROSPECTIVE or c == v or v in s.votes[c] or not self.connected(s, c, v):
-            return None
-        if s.epoch[v] > s.epoch[c]:  # c learns of a newer epoch
-            return self.become_follower(s, c, s.epoch[v], None)
-        if s.heard[v] or s.role[v] == LEADER or not self.log_up_to_date(s, c, v):
-            return None  # refused: nothing changes
-        s = update(s, "votes", c, lambda votes: votes | {v})
-        if len(s.votes[c]) < self.majority or s.epoch[c] >= self.max_epoch:
-            return s
-        return self.become_candidate(s, c)
+    @invariant
+    def working_leader_not_disrupted(self, s: State) -> bool:
+        """No server is in a later epoch than a working leader.
 
-    @always_eventually
-    def leader_elected(self, s: State) -> bool:
-        """A leader that a majority follows leads the quorum, again and again (unless every
-        voter reached max_epoch with no leader: the model allows no further election)."""
-        if any(self.leader_followed_by_majority(s, n) for n in self.voter_ids):
-            return True
-        out_of_epochs = all(epoch >= self.max_epoch for epoch in s.epoch)
-        return out_of_epochs and LEADER not in s.role
-
-    election_safety = invariant(quorum.election_safety)
-    log_matching = invariant(quorum.log_matching)
-    leader_completeness = invariant(quorum.leader_completeness)
-    no_epoch_bump_while_cut_off = invariant(quorum.no_epoch_bump_while_cut_off)
-    leader_not_disrupted = invariant(quorum.leader_not_disrupted)
+        A working leader: a majority follows it and it reaches a majority. Holds with the
+        defaults; after a restart, a follower that has not fetched yet may grant a pre-vote,
+        as the KIP says, and an election may then legitimately run."""
+        for i in s.server_ids:
+            if s.state[i] != "Leader" or self.should_resign(s, i):
+                continue
+            members = s.config[i].members
+            followers = sum(
+                1
+                for j in s.server_ids
+                if props.is_voter(s, j) and s.leader[j] == i and i in s.config[j].members
+            )
+            if followers < len(members) // 2 + 1:
+                continue
+            if any(s.current_epoch[j] > s.current_epoch[i] for j in s.server_ids):
+                return False
+        return True

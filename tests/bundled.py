@@ -21,10 +21,24 @@ BUNDLED: list[tuple[str, dict[str, str], str, int | None]] = [
     ("specs/kip903.py", {"fixed": "false"}, "violation", None),
     ("specs/kip966.py", {}, "ok", 1_215),
     ("specs/kip966.py", {"fixed": "false", "data_loss_shutdown_limit": "1"}, "violation", None),
-    ("specs/kip996.py", {"max_epoch": "2", "max_records": "0"}, "ok", 1_068),  # 2,071 without
-    ("specs/kip996.py", {"fixed": "false"}, "violation", None),
-    ("specs/kip996_read.py", {"max_isolations": "0"}, "ok", 31),  # 54 without
-    ("specs/kip996_read.py", {"max_isolations": "0", "fixed": "false"}, "violation", None),
+    ("specs/kip996.py", {"max_disruptive_election_triggers": "0", "values": "1"}, "ok", 26),
+    (
+        "specs/kip996.py",
+        {
+            "fixed": "false",
+            "init_cluster_size": "3",
+            "min_cluster_size": "3",
+            "max_cluster_size": "3",
+            "max_spawned_servers": "3",
+            "hosts": "3",
+        },
+        "violation",
+        None,
+    ),
+    ("specs/light/kip996.py", {"max_epoch": "2", "max_records": "0"}, "ok", 1_068),  # 2,071 without
+    ("specs/light/kip996.py", {"fixed": "false"}, "violation", None),
+    ("specs/light/kip996_read.py", {"max_isolations": "0"}, "ok", 31),  # 54 without
+    ("specs/light/kip996_read.py", {"max_isolations": "0", "fixed": "false"}, "violation", None),
     ("specs/kip1023.py", {"max_records": "1"}, "ok", 886),
     ("specs/kip1023.py", {"max_records": "1", "fixed": "false"}, "violation", None),
 ]

@@ -28,8 +28,8 @@ from checker.loader import load_model
 from checker.local.bfs import Options
 from checker.local.bfs import check as check_invariants
 from checker.model import Model
-from specs.kip996 import Kip996
 from specs.light.kip966 import Kip966
+from specs.light.kip996 import Kip996
 from tests.conftest import SPECS
 
 
@@ -600,12 +600,12 @@ def test_kip966_needs_shutdowns_to_complete():
 
 def test_kip996_a_leader_is_elected_again_and_again():
     small = {"max_epoch": "2", "max_records": "0"}
-    reduced = load_model(SPECS / "kip996.py", small)
+    reduced = load_model(SPECS / "light" / "kip996.py", small)
     with pytest.raises(ConfigError, match="under symmetry reduction"):
         check(reduced, check_invariants(reduced), select(reduced))
     with pytest.raises(ConfigError, match="under symmetry reduction"):  # before any search
         recording(reduced, select(reduced))
-    model = load_model(SPECS / "kip996.py", small, symmetry=False)
+    model = load_model(SPECS / "light" / "kip996.py", small, symmetry=False)
     result = check(model, check_invariants(model), select(model))
     assert (result.verdict, result.distinct_states) == ("ok", 2_071)
     assert fairness(model)[0] == "WF(heal_voter(n)) for each n"
@@ -748,10 +748,10 @@ def test_a_folder_run_applies_property_to_the_specs_that_declare_it(mc, write_sp
 
 def test_mc_check_turns_symmetry_off_for_the_properties_and_refuses_asking_for_both(mc):
     small = ["-D", "max_epoch=2", "-D", "max_records=0", "--progress", "0"]
-    default = mc("check", SPECS / "kip996.py", *small)
+    default = mc("check", SPECS / "light" / "kip996.py", *small)
     assert default.code == 0 and "symmetry is off" in default.err
     assert "2,071 distinct states" in default.out and "symmetry:" not in default.out
-    invariants_only = mc("check", SPECS / "kip996.py", *small, "--no-liveness")
+    invariants_only = mc("check", SPECS / "light" / "kip996.py", *small, "--no-liveness")
     assert invariants_only.code == 0 and "1,068 distinct states" in invariants_only.out
-    both = mc("check", SPECS / "kip996.py", *small, "--symmetry")
+    both = mc("check", SPECS / "light" / "kip996.py", *small, "--symmetry")
     assert both.code == 151 and "under symmetry reduction" in both.err

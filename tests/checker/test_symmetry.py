@@ -181,9 +181,9 @@ def test_declaring_symmetry_on_a_bundled_spec():
 @pytest.mark.parametrize(
     ("spec", "constants"),
     [
-        ("specs/kip996.py", {"fixed": False, "max_epoch": 2, "max_records": 0}),
-        ("specs/kip996.py", {"voters": 2, "max_epoch": 2, "max_records": 1}),
-        ("specs/kip996_read.py", {"max_isolations": 0}),
+        ("specs/light/kip996.py", {"fixed": False, "max_epoch": 2, "max_records": 0}),
+        ("specs/light/kip996.py", {"voters": 2, "max_epoch": 2, "max_records": 1}),
+        ("specs/light/kip996_read.py", {"max_isolations": 0}),
     ],
 )
 def test_the_quorum_specs_are_symmetric_in_voters(spec, constants):
@@ -192,8 +192,8 @@ def test_the_quorum_specs_are_symmetric_in_voters(spec, constants):
 
 def test_the_quorum_counts_with_and_without_symmetry():
     constants = {"max_epoch": "2", "max_records": "0"}
-    reduced = check(load_model(ROOT / "specs/kip996.py", constants))
-    full = check(load_model(ROOT / "specs/kip996.py", constants, symmetry=False))
+    reduced = check(load_model(ROOT / "specs/light/kip996.py", constants))
+    full = check(load_model(ROOT / "specs/light/kip996.py", constants, symmetry=False))
     assert (reduced.distinct_states, full.distinct_states) == (1_068, 2_071)
     assert reduced.depth == full.depth == 21
 
@@ -396,9 +396,9 @@ def _some_states(model, count):
 
 
 def test_signatures_reduce_a_bundled_spec_as_every_renaming_does():
-    model = load_model(str(ROOT / "specs/kip996.py"), {})
+    model = load_model(str(ROOT / "specs/light/kip996.py"), {})
     assert model.symmetry._fields is None or model.symmetry._fields
-    everything = load_model(str(ROOT / "specs/kip996.py"), {})
+    everything = load_model(str(ROOT / "specs/light/kip996.py"), {})
     everything.symmetry._fields = ()
     assert counts(check(model)) == counts(check(everything))
     assert model.symmetry._fields == ("epoch", "heard", "isolated_epoch", "log", "role")

@@ -166,13 +166,15 @@ BUNDLED_DEFAULTS = [
     ("light/kip841.py", 0),
     ("light/kip903.py", 0),
     ("light/kip966.py", 0),
-    ("raft.py", 0),
+    ("light/raft.py", 0),
+    ("light/kip996.py", 0),
+    ("light/kip996_read.py", 0),
     ("kraft.py", 0),
+    ("kraft_quorum.py", 0),
     ("kip841.py", 0),
     ("kip903.py", 0),
     ("kip966.py", 0),
     ("kip996.py", 0),
-    ("kip996_read.py", 0),
     ("kip1023.py", 0),
 ]
 

@@ -36,7 +36,7 @@ def summary(result) -> tuple:
         ("specs/light/kip903.py", {"max_unclean_shutdowns": "0", "fixed": "false"}, {}),
         ("specs/light/kip903.py", {"max_unclean_shutdowns": "0"}, {"max_states": 300}),
         ("specs/light/kip903.py", {"max_unclean_shutdowns": "0"}, {"max_depth": 9}),
-        ("specs/kip996.py", {"max_epoch": "2", "max_records": "0"}, {"deadlock": True}),
+        ("specs/light/kip996.py", {"max_epoch": "2", "max_records": "0"}, {"deadlock": True}),
     ],
 )
 def test_two_workers_and_spilling_change_nothing(path, constants, options):

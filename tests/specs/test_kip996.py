@@ -1,59 +1,53 @@
-"""KIP-996: pre-vote stops the disruptive zombie; ReadOffset makes follower reads
-linearizable."""
+"""specs/kip996.py on the translated KRaft quorum model (specs/kraft_quorum.py): pre-vote holds
+over its defaults; without it, a follower whose timer fires for no reason raises its epoch
+above a working leader's and its vote request makes the other follower leave that leader."""
 
 from __future__ import annotations
 
 from checker.loader import load_model
-from checker.local.bfs import check
+from checker.local.bfs import Options, check
 from tests.conftest import SPECS
 
 KIP996 = SPECS / "kip996.py"
-KIP996_READ = SPECS / "kip996_read.py"
+THREE = {
+    "init_cluster_size": "3",
+    "min_cluster_size": "3",
+    "max_cluster_size": "3",
+    "max_spawned_servers": "3",
+    "hosts": "3",
+}
 
 
-def test_pre_vote_holds_over_the_documented_state_space():
-    result = check(load_model(KIP996, symmetry=False))
-    assert (result.verdict, result.distinct_states, result.depth) == ("ok", 33_072, 28)
-    reduced = check(load_model(KIP996))  # voters are symmetric: about half the states
-    assert (reduced.verdict, reduced.distinct_states, reduced.depth) == ("ok", 16_673, 28)
+def test_pre_vote_holds_over_the_defaults():
+    result = check(load_model(KIP996), Options(deadlock=False))
+    assert (result.verdict, result.distinct_states, result.depth) == ("ok", 60_972, 42)
 
 
-def test_without_pre_vote_a_cut_off_voter_raises_its_epoch():
-    result = check(load_model(KIP996, {"fixed": "false"}))
-    assert result.invariant == "no_epoch_bump_while_cut_off"
-    assert [s.action for s in result.trace[1:]] == [
-        "isolate_voter",  # the leader is cut off...
-        "resign",  # ...cannot reach a majority and resigns (KIP-595's progress timeout)
-        "start_election",  # ...and starts an election in epoch 2, alone
-    ]
-
-
-def test_without_pre_vote_the_zombie_disrupts_a_healthy_leader():
-    model = load_model(KIP996, {"fixed": "false"}, ["leader_not_disrupted"])
-    result = check(model)
+def test_without_pre_vote_a_spurious_timeout_raises_the_epoch_above_a_working_leader():
+    result = check(load_model(KIP996, {**THREE, "fixed": "false"}))
+    assert result.invariant == "working_leader_not_disrupted"
     assert [(s.action, s.params) for s in result.trace[1:]] == [
-        ("isolate_voter", {"n": 1}),
-        ("fetch_timeout", {"n": 1}),
-        ("start_election", {"n": 1}),  # epoch 2 while cut off
-        ("heal_voter", {"n": 1}),  # it comes back with the highest epoch
-        ("request_vote", {"c": 1, "v": 0}),  # and the leader that voter 2 follows steps down
+        ("voter_fetch_timeout", {"srv": 2}),  # no cause: the disruptive election trigger
     ]
     last = result.trace[-1].state
-    assert last.epoch == (2, 2, 1) and last.role[0] == "follower" and last.leader_id[2] == 0
+    assert (last.state[2], last.current_epoch[2], last.state[1]) == ("Candidate", 2, "Leader")
+    # Its vote request carries epoch 2: the other follower leaves leader 1 on receiving it.
+    spec = load_model(KIP996, {**THREE, "fixed": "false"}).spec
+    (after,) = spec.handle_vote_request(last, 3, 2)
+    assert (after.state[3], after.current_epoch[3], after.leader[3]) == ("Unattached", 2, None)
 
 
-def test_linearizable_reads_hold():
-    result = check(load_model(KIP996_READ))
-    assert (result.verdict, result.distinct_states, result.depth) == ("ok", 52_617, 22)
-
-
-def test_without_read_offset_a_follower_serves_a_stale_read():
-    result = check(load_model(KIP996_READ, {"fixed": "false"}))
-    assert result.invariant == "reads_are_linearizable"
-    assert [(s.action, s.params) for s in result.trace[1:]] == [
-        ("append_record", {"n": 0}),
-        ("fetch", {"f": 1}),  # a majority holds the write: it is acknowledged
-        ("start_read", {"n": 2}),  # the read starts after the acknowledgement
-        ("answer_read", {"n": 2}),  # voter 2 has not fetched it: it answers offset 0
-    ]
-    assert result.trace[-1].state.answered == {(0, 1)}
+def test_with_pre_vote_the_same_timeout_leaves_the_leader_alone():
+    """The same trigger with pre-vote: the follower is prospective in epoch 1; the leader and
+    the other follower (which has fetched from the leader) refuse, and it follows again."""
+    spec = load_model(KIP996, THREE).spec
+    prospective = spec.voter_fetch_timeout(spec.init(), 2)
+    assert (prospective.state[2], prospective.current_epoch[2]) == ("Prospective", 1)
+    refused = [spec.handle_vote_request(prospective, n, 2)[0] for n in (1, 3)]
+    assert all(
+        not (m.vote_granted or m.pre_vote is False)
+        for t in refused
+        for m in t.net_messages
+        if m.type == "RequestVoteResponse"
+    )
+    assert all(t.state[1] == "Leader" and t.current_epoch[3] == 1 for t in refused)

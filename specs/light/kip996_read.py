@@ -16,7 +16,7 @@ from __future__ import annotations
 from checker import Record, State, action, constant, invariant, on, put, reachable
 from checker.symmetry import Permutation
 from invariants import quorum
-from specs.raft import FOLLOWER, Raft
+from specs.light.raft import FOLLOWER, Raft
 
 
 class Kip996Read(Raft):

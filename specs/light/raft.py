@@ -15,12 +15,12 @@ leader that committed it), `isolated_epoch` (each cut-off voter's epoch when it 
 `disrupted` (set when a zombie's vote request made a voter abandon a leader that a majority
 was still following).
 
-Fairness (for temporal properties, see specs/kip996.py), weak and per voter or pair of voters:
+Fairness (for temporal properties, see specs/light/kip996.py), weak and per voter or pair of voters:
 every voter's timers expire (`fetch_timeout`, `resign`, `start_election`), voters that can
 reach each other exchange Vote and BeginQuorumEpoch requests, and a cut-off voter rejoins
 (`heal_voter`). Faults, Fetch and client writes are not assumed to happen.
 
-Subclasses (specs/kip996.py, specs/kip996_read.py) add what their KIP changes.
+Subclasses (specs/light/kip996.py, specs/light/kip996_read.py) add what their KIP changes.
 """
 
 from __future__ import annotations

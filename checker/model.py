@@ -431,10 +431,19 @@ class Model(CompiledSpec):
                 fp = fingerprint(encoded)
             else:
                 fp = self._successor_fingerprint(ai, binding, succ, encoded)
-            if ai not in domains:
-                domains[ai] = act.bindings(state)
-            out.append(Successor(ai, domains[ai].index(binding), succ, encoded, fp))
+            index = self.binding_index(state, ai, binding, domains)
+            out.append(Successor(ai, index, succ, encoded, fp))
         return out
+
+    def binding_index(
+        self, state: Record, ai: int, binding: Binding, domains: dict[int, Sequence[Binding]]
+    ) -> int:
+        """The index of `binding` among action `ai`'s bindings in `state`, which is what a
+        link keeps (`domains`: the bindings computed for `state` so far, by action)."""
+        domain = domains.get(ai)
+        if domain is None:
+            domain = domains[ai] = self.actions[ai].bindings(state)
+        return domain.index(binding)
 
     def _successor_fingerprint(
         self, ai: int, binding: Binding, succ: Record, encoded: bytes

@@ -6,7 +6,8 @@
 Prints the session start, each level (where it ran: driver or Spark; states expanded, new
 states, seconds), the total, and from Spark's REST API (the driver's UI, on 127.0.0.1) the
 shuffle written per stage and the executors' storage memory at the end. `--local` also times
-the local engine on the same model.
+the local engine on the same model. `--jobs` also lists, per Spark level, the Spark jobs that
+ran during it: their stages and tasks, and where the level's time went.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from checker.local import bfs  # noqa: E402
 from checker import spark as se  # noqa: E402
 from checker.loader import load_model  # noqa: E402
+from checker.local import bfs  # noqa: E402
 
 
 def rest(base: str, path: str) -> object:
@@ -39,6 +40,7 @@ def main() -> None:
     parser.add_argument("--master", required=True)
     parser.add_argument("--spark-conf", action="append", default=[])
     parser.add_argument("--local", action="store_true")
+    parser.add_argument("--jobs", action="store_true")
     args = parser.parse_args()
     constants = dict(d.split("=", 1) for d in args.defines)
     conf = dict(c.split("=", 1) for c in args.spark_conf)
@@ -63,8 +65,11 @@ def main() -> None:
     base = spark.sparkContext.uiWebUrl
     app = spark.sparkContext.applicationId
 
+    windows: list[tuple[float, float]] = []  # per level: its start and end (epoch seconds)
+
     def on_level(stats: se.LevelStats) -> None:
         levels.append(stats)
+        windows.append((time.time() - stats.seconds, time.time()))
         if stats.where != "spark" or not base:
             return
         try:
@@ -105,7 +110,50 @@ def main() -> None:
         )
     except Exception as exc:  # the UI is off, or answers nothing
         print(f"(no REST figures: {exc})")
+    if args.jobs and base:
+        print_jobs(base, app, levels, windows)
     spark.stop()
+
+
+def _epoch(stamp: str) -> float:
+    """A REST API time ("2026-11-25T14:27:14.123GMT") in seconds since the epoch."""
+    from datetime import datetime, timezone
+
+    parsed = datetime.strptime(stamp.replace("GMT", ""), "%Y-%m-%dT%H:%M:%S.%f")
+    return parsed.replace(tzinfo=timezone.utc).timestamp()
+
+
+def print_jobs(
+    base: str, app: str, levels: list[se.LevelStats], windows: list[tuple[float, float]]
+) -> None:
+    """Per Spark level: each job that started during it (its stages, tasks, seconds and
+    call site), and the level's seconds outside jobs (the driver's own work and waits)."""
+    jobs = rest(base, f"/applications/{app}/jobs")
+    stages = {(s["stageId"], s["attemptId"]): s for s in rest(base, f"/applications/{app}/stages")}
+    print("| depth | new | seconds | jobs | stages | tasks | in jobs s | jobs (s: name) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for stats, (begin, end) in zip(levels, windows):
+        if stats.where != "spark":
+            continue
+        mine = [
+            j for j in jobs if "completionTime" in j and begin <= _epoch(j["submissionTime"]) <= end
+        ]
+        mine.sort(key=lambda j: j["jobId"])
+        ran = [
+            stages[(i, 0)]
+            for j in mine
+            for i in j["stageIds"]
+            if (i, 0) in stages and stages[(i, 0)]["status"] == "COMPLETE"
+        ]
+        tasks = sum(s["numTasks"] for s in ran)
+        spans = [_epoch(j["completionTime"]) - _epoch(j["submissionTime"]) for j in mine]
+        names = "; ".join(
+            f"{span:.2f}: {j['name'].split(' at ')[0]}" for j, span in zip(mine, spans)
+        )
+        print(
+            f"| {stats.depth} | {stats.new:,} | {stats.seconds:.2f} | {len(mine)} | {len(ran)}"
+            f" | {tasks} | {sum(spans):.2f} | {names} |"
+        )
 
 
 if __name__ == "__main__":

@@ -1,20 +1,22 @@
-"""A Spark standalone cluster on this machine, started from the installed pyspark package: one
-master and one worker, every port (web UIs too) free ones chosen at random and bound to
-127.0.0.1. For the tests (a session-scoped fixture) and for measuring by hand:
+"""Spark on this machine, started from the installed pyspark package: a standalone cluster (one
+master and one worker) or a Spark Connect server, every port (web UIs too) a free one chosen at
+random and bound to 127.0.0.1. For the tests (session-scoped fixtures) and for measuring by hand:
 
     .venv/bin/python -m tests.spark_cluster [--cores 2]   # prints the master URL; Ctrl-C stops
+    .venv/bin/python -m tests.spark_cluster --connect     # a Connect server: prints sc://...
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HOST = "127.0.0.1"
@@ -32,17 +34,13 @@ def spark_home() -> str:
     return os.path.dirname(pyspark.__file__)
 
 
-class Cluster:
-    """`start()` launches the master and a worker and waits until the worker has registered;
-    `stop()` ends both (their process groups)."""
+class Processes:
+    """Spark daemons started from the installed package, each in its own process group (a
+    launcher script and its JVM), logging to files in `folder`; `stop()` ends every process of
+    those groups, so no JVM is left behind."""
 
-    def __init__(self, cores: int = 2, memory: str = "2g", folder: str | None = None) -> None:
-        self.cores = cores
-        self.memory = memory
-        self.folder = Path(folder or tempfile.mkdtemp(prefix="mc-spark-cluster-"))
-        self.port = free_port()
-        self.webui = free_port()
-        self.master = f"spark://{HOST}:{self.port}"
+    def __init__(self, folder: str | None, prefix: str) -> None:
+        self.folder = Path(folder or tempfile.mkdtemp(prefix=prefix))
         self.processes: list[subprocess.Popen[bytes]] = []
 
     def _env(self) -> dict[str, str]:
@@ -51,17 +49,17 @@ class Cluster:
             SPARK_HOME=spark_home(),
             SPARK_LOCAL_IP=HOST,
             SPARK_LOCAL_DIRS=str(self.folder / "local"),
-            SPARK_WORKER_DIR=str(self.folder / "work"),
-            # No REST submission server (it would listen on 6066).
-            SPARK_MASTER_OPTS="-Dspark.master.rest.enabled=false",
+            SPARK_LOG_DIR=str(self.folder / "logs"),
+            SPARK_PID_DIR=str(self.folder),
         )
         return env
 
-    def _launch(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+    def _launch(self, name: str, command: list[str]) -> subprocess.Popen[bytes]:
+        for sub in ("local", "logs"):
+            (self.folder / sub).mkdir(parents=True, exist_ok=True)
         log = open(self.folder / f"{name}.log", "wb")  # noqa: SIM115 (closed with the process)
-        spark_class = os.path.join(spark_home(), "bin", "spark-class")
         process = subprocess.Popen(
-            [spark_class, *args],
+            command,
             env=self._env(),
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -75,10 +73,10 @@ class Cluster:
         path = self.folder / f"{name}.log"
         return path.read_text(errors="replace") if path.exists() else ""
 
-    def _wait(self, name: str, text: str, timeout: float) -> None:
+    def _wait(self, name: str, ready: Callable[[], bool], timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if text in self.log(name):
+            if ready():
                 return
             if any(p.poll() is not None for p in self.processes):
                 break
@@ -86,18 +84,72 @@ class Cluster:
         self.stop()
         raise RuntimeError(f"the Spark {name} did not start:\n{self.log(name)[-3000:]}")
 
+    def stop(self) -> None:
+        for process in reversed(self.processes):
+            _signal_group(process.pid, signal.SIGTERM)
+        for process in self.processes:
+            deadline = time.monotonic() + 20
+            while _signal_group(process.pid, 0) and time.monotonic() < deadline:
+                process.poll()  # reap the launcher, if it is the one left
+                time.sleep(0.2)
+            _signal_group(process.pid, signal.SIGKILL)
+            process.wait(5)
+        self.processes.clear()
+
+
+def _signal_group(group: int, sig: int) -> bool:
+    """Send `sig` to a process group (0: only probe it); whether any process of it was left."""
+    try:
+        os.killpg(group, sig)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _accepts(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex((HOST, port)) == 0
+
+
+class Cluster(Processes):
+    """`start()` launches a standalone master and a worker and waits until the worker has
+    registered; `stop()` ends both."""
+
+    def __init__(self, cores: int = 2, memory: str = "2g", folder: str | None = None) -> None:
+        super().__init__(folder, "mc-spark-cluster-")
+        self.cores = cores
+        self.memory = memory
+        self.port = free_port()
+        self.webui = free_port()
+        self.master = f"spark://{HOST}:{self.port}"
+
+    def _env(self) -> dict[str, str]:
+        env = super()._env()
+        env.update(
+            SPARK_WORKER_DIR=str(self.folder / "work"),
+            # No REST submission server (it would listen on 6066).
+            SPARK_MASTER_OPTS="-Dspark.master.rest.enabled=false",
+        )
+        return env
+
+    def _spark_class(self, name: str, *args: str) -> None:
+        self._launch(name, [os.path.join(spark_home(), "bin", "spark-class"), *args])
+
+    def _logged(self, name: str, text: str) -> Callable[[], bool]:
+        return lambda: text in self.log(name)
+
     def start(self, timeout: float = 120) -> Cluster:
-        (self.folder / "local").mkdir(parents=True, exist_ok=True)
         (self.folder / "work").mkdir(parents=True, exist_ok=True)
-        self._launch(
+        self._spark_class(
             "master",
             "org.apache.spark.deploy.master.Master",
             "--host", HOST,
             "--port", str(self.port),
             "--webui-port", str(self.webui),
         )  # fmt: skip
-        self._wait("master", "I have been elected leader", timeout)
-        self._launch(
+        self._wait("master", self._logged("master", "I have been elected leader"), timeout)
+        self._spark_class(
             "worker",
             "org.apache.spark.deploy.worker.Worker",
             "--host", HOST,
@@ -108,36 +160,80 @@ class Cluster:
             "--work-dir", str(self.folder / "work"),
             self.master,
         )  # fmt: skip
-        self._wait("worker", "Successfully registered with master", timeout)
+        self._wait("worker", self._logged("worker", "Successfully registered with master"), timeout)
         return self
 
-    def stop(self) -> None:
-        for process in reversed(self.processes):
-            if process.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, 15)
-        for process in self.processes:
-            try:
-                process.wait(20)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, 9)
-                process.wait(5)
-        self.processes.clear()
+
+class ConnectServer(Processes):
+    """A Spark Connect server (`sbin/start-connect-server.sh`, in the foreground) running
+    Spark in local mode with `cores` cores, its gRPC port and every other port on 127.0.0.1,
+    the web UI off. `start()` returns once it accepts connections; `remote` is its URL."""
+
+    def __init__(self, cores: int = 2, folder: str | None = None) -> None:
+        super().__init__(folder, "mc-spark-connect-")
+        self.cores = cores
+        self.port = free_port()
+        self.remote = f"sc://{HOST}:{self.port}"
+
+    def _env(self) -> dict[str, str]:
+        env = super()._env()
+        env["PYSPARK_PYTHON"] = sys.executable  # its Python workers: this environment's
+        return env
+
+    def start(self, timeout: float = 120) -> ConnectServer:
+        script = os.path.join(spark_home(), "sbin", "start-connect-server.sh")
+        self._launch(
+            "connect",
+            [
+                script, "--wait",
+                "--master", f"local[{self.cores}]",
+                "--conf", f"spark.connect.grpc.binding.address={HOST}",
+                "--conf", f"spark.connect.grpc.binding.port={self.port}",
+                "--conf", f"spark.driver.host={HOST}",
+                "--conf", f"spark.driver.bindAddress={HOST}",
+                "--conf", "spark.ui.enabled=false",
+                "--conf", f"spark.sql.shuffle.partitions={2 * self.cores}",
+            ],
+        )  # fmt: skip
+        self._wait("connect", lambda: _accepts(self.port), timeout)
+        return self
+
+    def listening(self) -> list[str]:
+        """The local addresses on which the server's processes listen (from `ss -ltnp`)."""
+        groups = {p.pid for p in self.processes}
+        out = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, check=True).stdout
+        return [
+            line.split()[3]
+            for line in out.splitlines()
+            if any(_group_of(int(pid)) in groups for pid in re.findall(r"pid=(\d+)", line))
+        ]
+
+
+def _group_of(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:
+        return None
 
 
 def main() -> None:
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     cores = int(sys.argv[sys.argv.index("--cores") + 1]) if "--cores" in sys.argv else 2
-    cluster = Cluster(cores=cores).start()
-    print(cluster.master, cluster.folder, flush=True)
+    if "--connect" in sys.argv:
+        server = ConnectServer(cores=cores).start()
+        started: Processes = server
+        print(server.remote, server.folder, flush=True)
+    else:
+        cluster = Cluster(cores=cores).start()
+        started = cluster
+        print(cluster.master, cluster.folder, flush=True)
     try:
-        while all(p.poll() is None for p in cluster.processes):
+        while all(p.poll() is None for p in started.processes):
             time.sleep(1)
     except KeyboardInterrupt:
         pass
     finally:
-        cluster.stop()
+        started.stop()
 
 
 if __name__ == "__main__":

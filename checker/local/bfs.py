@@ -38,7 +38,7 @@ from checker.engine import Failed, Stop
 from checker.errors import EvaluationError
 from checker.local.frontier import SPILL_BYTES, Frontier, Part
 from checker.local.visited import ROOT, Links, Visited
-from checker.local.workers import Reply, Worker, start
+from checker.local.workers import Expansion, Reply, Worker, start
 from checker.model import Model
 from checker.progress import Progress, Snapshot
 from checker.result import CheckResult
@@ -446,7 +446,7 @@ class _Search:
         self._start_level(level)
         try:
             for worker, item, reply in self._replies(frontier, level):
-                exp = _Expansion(reply, self.options.deadlock)
+                exp = Expansion(reply, self.options.deadlock)
                 self._take(worker, item, exp, base, size, found, frontier)
                 done = item.part.first + item.part.count
                 self.queue = size - done + found.states
@@ -466,7 +466,7 @@ class _Search:
         self,
         worker: Worker,
         item: _Sent,
-        exp: _Expansion,
+        exp: Expansion,
         base: int,
         size: int,
         found: _Level,
@@ -543,7 +543,7 @@ class _Search:
             self.queue = size - (part.first + exp.stop) + found.states
             self._raise_at_parent(exp, part, base, frontier)
 
-    def _note_reached(self, exp: _Expansion, kept: np.ndarray, first: int, depth: int) -> None:
+    def _note_reached(self, exp: Expansion, kept: np.ndarray, first: int, depth: int) -> None:
         """The reachability properties that a candidate admitted now (`kept`, to be numbered
         from `first`) satisfies first: the expander names the first candidate of its part
         for each (chunks are taken in the search's order, so the first one wins)."""
@@ -556,7 +556,7 @@ class _Search:
                 self.reached[name] = (first + j, depth)
 
     def _record_states(
-        self, exp: _Expansion, used: np.ndarray, kept: np.ndarray, blob: bytes, offsets: np.ndarray
+        self, exp: Expansion, used: np.ndarray, kept: np.ndarray, blob: bytes, offsets: np.ndarray
     ) -> None:
         """The states a part admitted, for the recorded behaviour: fingerprints, predicate
         values, encodings if asked, and (exploring past violations) what they violate."""
@@ -583,11 +583,11 @@ class _Search:
         self._live_next[number] += estimate
         return True
 
-    def _count(self, exp: _Expansion, generated: int, fired: int) -> None:
+    def _count(self, exp: Expansion, generated: int, fired: int) -> None:
         self.generated += generated
         self.fired += np.bincount(exp.actions[:fired], minlength=len(self.fired))
 
-    def _raise_at_parent(self, exp: _Expansion, part: Part, base: int, frontier: Frontier) -> None:
+    def _raise_at_parent(self, exp: Expansion, part: Part, base: int, frontier: Frontier) -> None:
         """Stop at the part's state `exp.stop`: a deadlock, or an action that raised (raised
         again here, so the error carries the state and parameters)."""
         assert exp.stop is not None
@@ -607,7 +607,7 @@ class _Search:
         cut = False
         self._start_level(level)
         for _, item, reply in self._replies(frontier, level):
-            exp = _Expansion(reply, self.options.deadlock)
+            exp = Expansion(reply, self.options.deadlock)
             self._count(exp, exp.limit, exp.limit)
             cut = cut or not self.visited.known(exp.fps[: exp.candidates]).all()
             if exp.stop is not None:
@@ -647,62 +647,6 @@ class _Sent:
     index: int
     chunk: int
     part: Part
-
-
-class _Expansion:
-    """An expander's reply for one part, cut at the first state where a one-state-at-a-time
-    search would stop (a deadlock when --deadlock is on, or an action that raised)."""
-
-    def __init__(self, reply: Reply, deadlock: bool) -> None:
-        self.actions = np.frombuffer(reply["actions"], dtype=np.uint16)
-        counts = np.frombuffer(reply["counts"], dtype=np.uint32).astype(np.int64)
-        self.stop: int | None = reply["error"]
-        self.deadlocked = False
-        if deadlock:
-            empty = np.flatnonzero(np.frombuffer(reply["stuck"], dtype=np.uint8))
-            if len(empty) and (self.stop is None or empty[0] < self.stop):
-                self.stop, self.deadlocked = int(empty[0]), True
-        self.ends = np.cumsum(counts)
-        self.starts = self.ends - counts
-        parents = len(counts) if self.stop is None else self.stop
-        self.limit = int(self.ends[parents - 1]) if parents else 0  # successors to consider
-        self.parent_of = np.repeat(np.arange(len(counts)), counts)
-        # The candidates: successors the expander had not met, in order.
-        self.positions = np.frombuffer(reply["positions"], dtype=np.uint32).astype(np.int64)
-        self.fps = np.frombuffer(reply["fps"], dtype=np.uint64)
-        self.candidates = int(np.searchsorted(self.positions, self.limit))
-        self._blob = reply["blob"]
-        self._offsets = np.frombuffer(reply["offsets"], dtype=np.uint64)
-        self.broken: dict[int, str] = {k: name for k, name in reply["broken"]}
-        self.raised = np.zeros(len(self.positions), dtype=bool)
-        self.raised[reply["raised"]] = True
-        self.flagged = self.raised.copy()
-        self.flagged[list(self.broken)] = True
-        self.reached: list[list[int]] = reply["reached"]  # [candidate, reachable property]
-        # What a recorded search also gets (checker.behaviour), cut as the rest.
-        if "targets" in reply:
-            parents = len(counts) if self.stop is None else self.stop
-            self.counts = counts[:parents]
-            self.targets = np.frombuffer(reply["targets"], dtype=np.uint64)[: self.limit]
-            keys = reply.get("keys")
-            self.keys = None if keys is None else np.frombuffer(keys, np.uint64)[: self.limit]
-            values = np.frombuffer(reply["values"], dtype=np.uint8)
-            rows = len(self.positions)
-            self.values = values.reshape(rows, len(values) // rows if rows else 0)
-
-    def encoding(self, candidate: int) -> bytes:
-        return self._blob[int(self._offsets[candidate]) : int(self._offsets[candidate + 1])]
-
-    def encodings(self, kept: np.ndarray) -> tuple[bytes, np.ndarray]:
-        """The encodings of the candidates `kept` (ascending), back to back, with offsets."""
-        offsets = self._offsets
-        if len(kept) and int(kept[-1]) == len(kept) - 1:  # the first ones: one slice
-            return self._blob[: int(offsets[len(kept)])], offsets[: len(kept) + 1]
-        bounds = offsets.tolist()
-        blob = self._blob
-        pieces = [blob[bounds[k] : bounds[k + 1]] for k in kept.tolist()]
-        sizes = np.fromiter(map(len, pieces), np.uint64, len(pieces))
-        return b"".join(pieces), np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes)])
 
 
 class _Level:

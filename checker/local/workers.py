@@ -116,7 +116,9 @@ class Expander:
         offsets), the first invariant each violates and those whose invariants (or
         reachability properties) raised, and the first candidate satisfying each wanted
         reachability property. `error` is the index of the first state whose expansion raised
-        (none after it)."""
+        (none after it). With `bindings` in the request (not when recording), also each
+        candidate's binding index (uint32, Model.binding_index), which the Spark engine's links
+        keep."""
         model = self.model
         level = request["level"]
         if "blob" in request:
@@ -143,7 +145,10 @@ class Expander:
         reduces = model.reduces
         recording = self.recording
         steps = _Steps(recording) if recording else None  # every successor's fingerprint...
-        bindings: list[Binding] | None = [] if recording and recording.keyed else None
+        indexes = array("I") if request.get("bindings") and not recording else None
+        keyed = recording is not None and recording.keyed
+        bindings: list[Binding] | None = [] if keyed or indexes is not None else None
+        domains: dict[int, Sequence[Binding]] = {}  # the state's bindings, by action
         total = 0  # successors of the chunk so far
         for i, state in enumerate(states):
             if constraints and not model.within_constraints(state):
@@ -169,6 +174,10 @@ class Expander:
                         except StateError as exc:
                             raise _unencodable(model, actions[position], state, exc) from exc
                         fp = model.fingerprint_of(succ, data) if reduces else fingerprint(data)
+                        if indexes is not None:
+                            binding = bindings[position - total]  # type: ignore[index]
+                            ai = actions[position]
+                            indexes.append(model.binding_index(state, ai, binding, domains))
                         fps.append(fp)
                         encodings.append(data)
             except EvaluationError:  # the engine raises it again, with the state and step
@@ -179,6 +188,7 @@ class Expander:
                 break
             if bindings is not None:
                 bindings.clear()
+                domains.clear()
             counts.append(len(successors))
             stuck.append(not enabled)
             total += len(successors)
@@ -202,6 +212,8 @@ class Expander:
         }
         if steps is not None:
             reply.update(steps.reply(self.model, candidates))
+        if indexes is not None:
+            reply["bindings"] = indexes.tobytes()
         return reply
 
     def _verdicts(
@@ -233,6 +245,64 @@ class Expander:
                     hit.add(i)
                     reached.append([k, i])
         return broken, raised, reached
+
+
+class Expansion:
+    """An expander's reply for one part, cut at the first state where a one-state-at-a-time
+    search would stop (a deadlock when --deadlock is on, or an action that raised)."""
+
+    def __init__(self, reply: Reply, deadlock: bool) -> None:
+        self.actions = np.frombuffer(reply["actions"], dtype=np.uint16)
+        counts = np.frombuffer(reply["counts"], dtype=np.uint32).astype(np.int64)
+        self.stop: int | None = reply["error"]
+        self.deadlocked = False
+        if deadlock:
+            empty = np.flatnonzero(np.frombuffer(reply["stuck"], dtype=np.uint8))
+            if len(empty) and (self.stop is None or empty[0] < self.stop):
+                self.stop, self.deadlocked = int(empty[0]), True
+        self.ends = np.cumsum(counts)
+        self.starts = self.ends - counts
+        parents = len(counts) if self.stop is None else self.stop
+        self.limit = int(self.ends[parents - 1]) if parents else 0  # successors to consider
+        self.parent_of = np.repeat(np.arange(len(counts)), counts)
+        # The candidates: successors the expander had not met, in order.
+        self.positions = np.frombuffer(reply["positions"], dtype=np.uint32).astype(np.int64)
+        self.fps = np.frombuffer(reply["fps"], dtype=np.uint64)
+        self.candidates = int(np.searchsorted(self.positions, self.limit))
+        self._blob = reply["blob"]
+        self._offsets = np.frombuffer(reply["offsets"], dtype=np.uint64)
+        self.broken: dict[int, str] = {k: name for k, name in reply["broken"]}
+        self.raised = np.zeros(len(self.positions), dtype=bool)
+        self.raised[reply["raised"]] = True
+        self.flagged = self.raised.copy()
+        self.flagged[list(self.broken)] = True
+        self.reached: list[list[int]] = reply["reached"]  # [candidate, reachable property]
+        indexes = reply.get("bindings")  # of the candidates, if asked for
+        self.bindings = None if indexes is None else np.frombuffer(indexes, np.uint32)
+        # What a recorded search also gets (checker.behaviour), cut as the rest.
+        if "targets" in reply:
+            parents = len(counts) if self.stop is None else self.stop
+            self.counts = counts[:parents]
+            self.targets = np.frombuffer(reply["targets"], dtype=np.uint64)[: self.limit]
+            keys = reply.get("keys")
+            self.keys = None if keys is None else np.frombuffer(keys, np.uint64)[: self.limit]
+            values = np.frombuffer(reply["values"], dtype=np.uint8)
+            rows = len(self.positions)
+            self.values = values.reshape(rows, len(values) // rows if rows else 0)
+
+    def encoding(self, candidate: int) -> bytes:
+        return self._blob[int(self._offsets[candidate]) : int(self._offsets[candidate + 1])]
+
+    def encodings(self, kept: np.ndarray) -> tuple[bytes, np.ndarray]:
+        """The encodings of the candidates `kept` (ascending), back to back, with offsets."""
+        offsets = self._offsets
+        if len(kept) and int(kept[-1]) == len(kept) - 1:  # the first ones: one slice
+            return self._blob[: int(offsets[len(kept)])], offsets[: len(kept) + 1]
+        bounds = offsets.tolist()
+        blob = self._blob
+        pieces = [blob[bounds[k] : bounds[k + 1]] for k in kept.tolist()]
+        sizes = np.fromiter(map(len, pieces), np.uint64, len(pieces))
+        return b"".join(pieces), np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes)])
 
 
 class _Steps:

@@ -1,7 +1,8 @@
 """Small levels in the driver. A Spark job costs about a second whatever its size, so a level
-with fewer states than SparkSettings.driver_states is expanded here, one state at a time in the
-local engine's order, with Model.expand as on the executors; the search moves to Spark when a
-level grows past it, and back when the levels shrink. The links of the levels explored here
+with fewer states than SparkSettings.driver_states is expanded here with the local engine's
+expander (checker.local.workers: successors equal to a state met at the level are dropped
+before they are encoded) and admitted in its order; the search moves to Spark when a level
+grows past it, and back when the levels shrink. The links of the levels explored here
 stay here (and go to the cluster in one batch when a Spark level needs the visited set)."""
 
 from __future__ import annotations
@@ -13,16 +14,19 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from checker.encoding import decode
 from checker.engine import Failed, Stop
-from checker.errors import EvaluationError
-from checker.model import Successor, Successors
+from checker.errors import EngineError, EvaluationError
+from checker.local.workers import Expander, Expansion
 from checker.spark.rows import (
     FRONTIER_COLUMNS,
     FRONTIER_SCHEMA,
     LINK_SCHEMA,
     Row,
     component,
-    signed,
+    link_of,
     unsigned,
 )
 
@@ -81,6 +85,7 @@ class DriverLevels:
         driver shipped to the visited set first."""
         if not isinstance(frontier, list):
             return frontier
+        self.expander = None  # the live states it kept for this level are not needed
         self._ship_links()
         df = self.spark.createDataFrame(frontier, FRONTIER_SCHEMA)
         return self._persist(df.repartition(self.partitions, "fp"))
@@ -110,8 +115,6 @@ class DriverLevels:
     def _keep_fps(self, parts: list[Any] | None) -> None:
         """The fingerprints a Spark level sent back (None: it sent none; from then on the
         cluster is asked)."""
-        import numpy as np
-
         if parts is None or self.spark_fps is None:
             self.spark_fps = None
             return
@@ -128,8 +131,6 @@ class DriverLevels:
         known = asked & self.driver_fps
         rest = asked - known
         if rest and self.visited is not None and self.spark_fps is not None:
-            import numpy as np
-
             ask = np.fromiter(rest, np.int64, len(rest))
             known.update(ask[np.isin(ask, self.spark_fps, assume_unique=True)].tolist())
         elif rest and self.visited is not None:
@@ -140,104 +141,144 @@ class DriverLevels:
             known.update(row["fp"] for row in found.collect())
         return known
 
-    def _expand_here(self, frontier: list[Row]) -> tuple[list[Successors], int | None]:
-        """The successors of the level's states, in order, up to the first state whose
-        expansion raises or (with deadlock checking) that is deadlocked: its index, or None."""
-        out: list[Successors] = []
-        deadlock = self.options.deadlock
-        for index, row in enumerate(frontier):
-            try:
-                successors = self.model.expand(row[2])
-            except EvaluationError:
-                return out, index
-            if not successors and deadlock and successors.deadlocked:
-                return out, index
-            out.append(successors)
-        return out, None
+    def _expand_here(self, frontier: list[Row], level: int) -> Expansion:
+        """The successors of the level's states, with the local engine's expander
+        (checker.local.workers): it drops those equal to a state met at this level before
+        encoding them, and checks the invariants on the others (the candidates). The states
+        come live from the expander when it kept them at the previous level, else encoded."""
+        if self.expander is None:
+            self.expander = Expander(self.model)
+        wanted = self._level_wanted = self._wanted()
+        self.expander.start_level(level, True, wanted)
+        request: dict[str, Any] = {"op": "expand", "chunk": level, "level": level}
+        request["bindings"] = True  # the links keep binding indexes
+        if self.live_level == level:
+            request.update(start=0, count=len(frontier))
+        else:
+            sizes = np.fromiter((len(row[2]) for row in frontier), np.uint64, len(frontier))
+            offsets = np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes)])
+            request.update(blob=b"".join(row[2] for row in frontier), offsets=offsets.tobytes())
+        self.live_level = None
+        return Expansion(self.expander.expand(request), self.options.deadlock)
 
     def _driver_level(self, frontier: list[Row], level: int) -> list[Row]:
-        """Expand a small level in the driver, one state at a time in the local engine's order,
-        with Model.expand as on the executors: the same new states, parents, keys, counts and
-        stops as a Spark level would find, without a Spark job (whose fixed cost is about a
-        second)."""
+        """Expand a small level in the driver as the local engine does (its expander, its
+        admission in order): the same new states, parents, keys, counts and stops as a Spark
+        level would find, without a Spark job (whose fixed cost is about a second)."""
         with _no_gc():
             return self._expand_and_admit(frontier, level)
 
     def _expand_and_admit(self, frontier: list[Row], level: int) -> list[Row]:
         started = time.perf_counter()
-        model = self.model
-        expanded, event = self._expand_here(frontier)
-        known = self._known(signed(s.fp) for successors in expanded for s in successors)
-        wanted = self._level_wanted = self._wanted()
+        exp = self._expand_here(frontier, level)
+        fps = exp.fps[: exp.candidates].view(np.int64)  # signed, as Spark has them
+        unique, first = np.unique(fps, return_index=True)
+        known = self._known(unique.tolist())
+        is_new = np.fromiter((fp not in known for fp in unique.tolist()), bool, len(unique))
+        fresh = np.sort(first[is_new])  # the candidates new to the search, in order
         limit = self.options.max_states
-        found: list[Row] = []
-        fresh: set[int] = set()
-        reached: dict[str, tuple[int, int]] = {}
+        room = len(fresh) if limit is None else max(0, min(len(fresh), limit - self.distinct))
+        over = int(exp.positions[fresh[room]]) if room < len(fresh) else None  # refused
+        fresh = fresh[:room]
+        bad = np.flatnonzero(exp.flagged[fresh])  # breaks an invariant, or makes one raise
+        kept = fresh[: bad[0] + 1] if len(bad) else fresh
+        found = self._admit(frontier, exp, kept, level)
         size = len(frontier)
-        for index, (row, successors) in enumerate(zip(frontier, expanded)):
-            fp, key = row[0], row[1]
-            self.queue = size - index + len(found)  # as checker.local.bfs, before expanding a state
-            for position, succ in enumerate(successors):
-                new = signed(succ.fp)
-                if new in known or new in fresh:
-                    continue
-                if limit is not None and self.distinct >= limit:
-                    self._count_parent(successors, position)
-                    raise Stop("incomplete", bound=f"--max-states {limit} reached")
-                fresh.add(new)
-                self.distinct += 1
-                self.depth = level + 1
-                self.new[succ.action] += 1
-                found.append(
-                    (new, key + component(position), succ.data, fp, succ.action, succ.binding)
-                )
-                try:
-                    broken = model.violated(succ.state)
-                    got = model.reached(succ.state, wanted) if wanted and broken is None else ()
-                except EvaluationError as exc:
-                    self._count_parent(successors, position)
-                    self._trace_from(succ, unsigned(fp), level)
-                    raise Failed(exc, succ.fp) from exc
-                if broken is not None:
-                    self._count_parent(successors, position)
-                    self._trace_from(succ, unsigned(fp), level)
-                    raise Stop("violation", succ.fp, invariant=broken.name)
-                for i in got:
-                    reached.setdefault(model.reachables[i].name, (succ.fp, level + 1))
-            self._count_parent(successors, len(successors) - 1)
-        if event is not None:
-            row = frontier[event]
-            self.queue = size - event + len(found)
+
+        def stop_at(successor: int) -> None:
+            """Counts as checker.local.bfs has them when it stops at `successor`: all
+            successors of its parent generated, those up to it fired; the queue as it was
+            before that parent was expanded."""
+            parent = int(exp.parent_of[successor])
+            self._count(exp, int(exp.ends[parent]), successor + 1)
+            earlier = int(np.count_nonzero(exp.parent_of[exp.positions[kept]] < parent))
+            self.queue = size - parent + earlier
+
+        if len(bad):
+            candidate = int(kept[-1])
+            stop_at(int(exp.positions[candidate]))
+            row = found[-1]
+            fp = unsigned(row[0])
+            self.links[fp] = link_of((row[0], row[3], row[4], row[5]))
+            self._walk_back(unsigned(row[3]), level)  # type: ignore[arg-type]
+            invariant = exp.broken.get(candidate)
+            if invariant is not None:
+                raise Stop("violation", fp, invariant=invariant)
+            try:
+                state = decode(row[2])
+                self.model.violated(state)
+                self.model.reached(state, self._level_wanted)
+            except EvaluationError as exc:
+                raise Failed(exc, fp) from exc
+            raise EngineError("the spec is not deterministic: an invariant did not raise again")
+        if over is not None:
+            stop_at(over)
+            raise Stop("incomplete", bound=f"--max-states {limit} reached")
+        self._count(exp, exp.limit, exp.limit)
+        if exp.stop is not None:
+            row = frontier[exp.stop]
+            self.queue = size - exp.stop + len(found)
             self._walk_back(unsigned(row[0]), level)
             self._raise_parent_event(unsigned(row[0]), row[2])
-        for name, where in reached.items():
-            self.reached.setdefault(name, where)
+        for k, i in exp.reached:  # the first candidate satisfying each, if it is new
+            j = int(np.searchsorted(kept, k))
+            if j < len(kept) and int(kept[j]) == k:
+                name = self.model.reachables[i].name
+                self.reached.setdefault(name, (unsigned(found[j][0]), level + 1))
+        self.expander.admit(  # type: ignore[union-attr]
+            {"chunk": level, "keep": True, "indices": kept.astype(np.uint32).tobytes()}
+        )
+        self.live_level = level + 1
         self.queue = len(found)
         self._add_here(found)
         self._report(level + 1, size, len(found), time.perf_counter() - started, "driver")
         return found
 
-    def _count_parent(self, successors: Successors, last: int) -> None:
-        """A state's successors counted as checker.local.bfs counts them when it stops at the one at
-        `last` (or goes past them all): all generated, those up to `last` fired."""
-        self.generated += len(successors)
-        for succ in successors[: last + 1]:
-            self.fired[succ.action] += 1
+    def _admit(
+        self, frontier: list[Row], exp: Expansion, kept: np.ndarray, level: int
+    ) -> list[Row]:
+        """The candidates `kept` (in order) as the next level's rows: key = the parent's key and
+        the successor's position among the parent's; counted as new states."""
+        positions = exp.positions[kept]
+        parents = exp.parent_of[positions]
+        indexes = (positions - exp.starts[parents]).tolist()
+        actions = exp.actions[positions]
+        bindings = exp.bindings
+        assert bindings is not None
+        rows = zip(
+            kept.tolist(),
+            exp.fps[kept].view(np.int64).tolist(),
+            parents.tolist(),
+            indexes,
+            actions.tolist(),
+            bindings[kept].tolist(),
+        )
+        found: list[Row] = []
+        for k, fp, parent, index, action, binding in rows:
+            row = frontier[parent]
+            found.append((fp, row[1] + component(index), exp.encoding(k), row[0], action, binding))
+        self.distinct += len(found)
+        if found:
+            self.depth = level + 1
+        new = np.bincount(actions, minlength=self.n_actions).tolist()
+        self.new = [a + b for a, b in zip(self.new, new)]
+        return found
 
-    def _trace_from(self, succ: Successor, parent: int, level: int) -> None:
-        self.links[succ.fp] = (parent, succ.action, succ.binding)
-        self._walk_back(parent, level)
+    def _count(self, exp: Expansion, generated: int, fired: int) -> None:
+        """Successors generated, and fired per action (the first `fired` of them)."""
+        self.generated += generated
+        counts = np.bincount(exp.actions[:fired], minlength=self.n_actions).tolist()
+        self.fired = [a + b for a, b in zip(self.fired, counts)]
 
     def _driver_depth_bound(self, frontier: list[Row], level: int) -> None:
         """_stop_at_depth_bound for a level held in the driver."""
-        expanded, event = self._expand_here(frontier)
-        for successors in expanded:
-            self._count_parent(successors, len(successors) - 1)
-        if event is not None:
-            row = frontier[event]
+        exp = self._expand_here(frontier, level)
+        self._count(exp, exp.limit, exp.limit)
+        if exp.stop is not None:
+            row = frontier[exp.stop]
             self._walk_back(unsigned(row[0]), level)
             self._raise_parent_event(unsigned(row[0]), row[2])
-        fps = [signed(s.fp) for successors in expanded for s in successors]
+        fps = exp.fps[: exp.candidates].view(np.int64).tolist()
         if len(self._known(fps)) < len(set(fps)):
             self.queue = len(frontier)
             raise Stop("incomplete", bound=f"--max-depth {self.options.max_depth} reached")

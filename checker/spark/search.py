@@ -28,6 +28,7 @@ from checker.checkpoint import Checkpoints
 from checker.engine import Failed, Stop
 from checker.errors import ConfigError, EngineError, EvaluationError
 from checker.local.bfs import Options
+from checker.local.workers import Expander
 from checker.model import ROOT, Model
 from checker.progress import Progress, Snapshot
 from checker.result import CheckResult
@@ -118,6 +119,10 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing):
         # too many, and the cluster is asked).
         self.spark_fps: np.ndarray | None = np.zeros(0, np.int64)
         self.unshipped: list[int] = []  # levels held in the driver and not yet in the cluster
+        # The local engine's expander for the driver levels, and the level whose states it
+        # holds live (the one the last driver level found), if any.
+        self.expander: Expander | None = None
+        self.live_level: int | None = None
         self.sizes: list[int] = []  # states per level
         self.persisted: list[DataFrame] = []
         self.saved_conf: dict[str, str | None] = {}

@@ -1,6 +1,6 @@
-"""The Spark engine on real processes: a standalone master and worker started from the installed
-pyspark package (tests.spark_cluster), and `mc check` run as a command against them, as a user
-runs it. Skipped where Java or pyspark is missing, with the reason."""
+"""The Spark engine on real processes: a standalone master and worker, and a Spark Connect server,
+started from the installed pyspark package (tests.spark_cluster), and `mc check` run as a command
+against them, as a user runs it. Skipped where Java or pyspark is missing, with the reason."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ pytest.importorskip("pyspark", reason="the Spark engine needs pyspark")
 pytest.importorskip("pyarrow", reason="the Spark engine needs pyarrow")
 
 from checker.spark import java_problem
-from tests.spark_cluster import Cluster
+from tests.spark_cluster import Cluster, ConnectServer
 
 JAVA = java_problem()
 
@@ -35,23 +35,42 @@ def cluster(tmp_path_factory):
     started.stop()
 
 
+@pytest.fixture(scope="session")
+def connect_server(tmp_path_factory):
+    if JAVA:
+        pytest.skip(JAVA)
+    folder = tmp_path_factory.mktemp("spark-connect")  # logs and local dirs
+    started = ConnectServer(cores=2, folder=str(folder)).start()
+    yield started
+    started.stop()
+
+
 def mc_command(
-    cluster: Cluster, tmp_path: Path, *args: str, python: str | None = None, driver: int = 0
+    cluster: Cluster | ConnectServer,
+    tmp_path: Path,
+    *args: str,
+    python: str | None = None,
+    driver: int = 0,
 ):
-    """`mc check ... --engine spark --master <the cluster>` in a fresh process; levels below
-    `driver` states run in the driver (0: every level on the executors)."""
+    """`mc check ... --engine spark --master <the cluster>` (or `--remote <the server>`) in a
+    fresh process; levels below `driver` states run in the driver (0: every level on the
+    executors)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "SPARK_"))}
     env["SPARK_LOCAL_IP"] = "127.0.0.1"
-    conf = [
-        "--spark-conf", f"spark.checkpoint.dir={tmp_path / 'checkpoints'}",
-        "--spark-conf", "spark.ui.enabled=false",
-        "--spark-conf", "spark.task.maxFailures=1",
-        "--spark-conf", f"mc.driverLevelStates={driver}",
-    ]  # fmt: skip
+    conf = ["--spark-conf", f"mc.driverLevelStates={driver}"]
+    if isinstance(cluster, ConnectServer):  # the server's Spark settings are its own
+        target = ["--remote", cluster.remote]
+    else:
+        target = ["--master", cluster.master]
+        conf += [
+            "--spark-conf", f"spark.checkpoint.dir={tmp_path / 'checkpoints'}",
+            "--spark-conf", "spark.ui.enabled=false",
+            "--spark-conf", "spark.task.maxFailures=1",
+        ]  # fmt: skip
     if python:
         conf += ["--spark-conf", f"spark.pyspark.python={python}"]
     command = [sys.executable, "-m", "checker", "check", *args, "--progress", "0"]
-    command += ["--engine", "spark", "--master", cluster.master, *conf]
+    command += ["--engine", "spark", *target, *conf]
     return subprocess.run(
         command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
     )
@@ -126,3 +145,32 @@ def test_an_executor_python_without_a_module_is_named_with_the_fix(cluster, tmp_
     assert len(error) == 1, run.stderr[-3000:]
     assert re.search(r"a Python worker lacks the module '\w+' \(ModuleNotFoundError", error[0])
     assert "spark.archives=" in error[0] and "spark.pyspark.python" in error[0]
+
+
+def test_a_bundled_spec_on_a_spark_connect_server(connect_server, tmp_path):
+    """`mc check --remote sc://...` against a Connect server started with
+    sbin/start-connect-server.sh: mc's code goes to it as artifacts, levels 1 to 3 run in the
+    driver and the next ones on the server, and the report is the local engine's. The server
+    listens on 127.0.0.1 only."""
+    spec = str(ROOT / "specs" / "light" / "kip903.py")
+    args = (spec, "-D", "max_unclean_shutdowns=0", "-D", "fixed=false")
+    run = mc_command(connect_server, tmp_path, *args, driver=40)
+    assert (run.returncode, _report(run.stdout)) == local_report(*args), run.stderr[-3000:]
+    assert run.returncode == ExitCode.VIOLATION
+    assert "157 distinct states found" in run.stdout
+    actions = re.findall(r"^State \d+: (\w+)", run.stdout, re.MULTILINE)
+    assert actions == [
+        "initial",
+        "fetch",
+        "fetch",
+        "send_alter_partition",
+        "replace_disk",
+        "register_broker",
+        "unfence_broker",
+        "handle_alter_partition",
+    ]
+    addresses = connect_server.listening()
+    assert addresses and all(a.rsplit(":", 1)[0] in LOOPBACK for a in addresses), addresses
+
+
+LOOPBACK = ("127.0.0.1", "[::ffff:127.0.0.1]")

@@ -1,9 +1,9 @@
-"""Spark on this machine, started from the installed pyspark package: a standalone cluster (one
-master and one worker) or a Spark Connect server, every port (web UIs too) a free one chosen at
+"""Spark on this machine, started from the installed pyspark package: a standalone cluster (a
+master and its workers) or a Spark Connect server, every port (web UIs too) a free one chosen at
 random and bound to 127.0.0.1. For the tests (session-scoped fixtures) and for measuring by hand:
 
-    .venv/bin/python -m tests.spark_cluster [--cores 2]   # prints the master URL; Ctrl-C stops
-    .venv/bin/python -m tests.spark_cluster --connect     # a Connect server: prints sc://...
+    .venv/bin/python -m tests.spark_cluster [--cores 2] [--workers 1]  # the master URL; Ctrl-C
+    .venv/bin/python -m tests.spark_cluster --connect  # a Connect server: prints sc://...
 """
 
 from __future__ import annotations
@@ -113,12 +113,15 @@ def _accepts(port: int) -> bool:
 
 
 class Cluster(Processes):
-    """`start()` launches a standalone master and a worker and waits until the worker has
-    registered; `stop()` ends both."""
+    """`start()` launches a standalone master and `workers` workers of `cores` cores each and
+    waits until they have registered; `stop()` ends them all."""
 
-    def __init__(self, cores: int = 2, memory: str = "2g", folder: str | None = None) -> None:
+    def __init__(
+        self, cores: int = 2, memory: str = "2g", folder: str | None = None, workers: int = 1
+    ) -> None:
         super().__init__(folder, "mc-spark-cluster-")
         self.cores = cores
+        self.workers = workers
         self.memory = memory
         self.port = free_port()
         self.webui = free_port()
@@ -149,18 +152,21 @@ class Cluster(Processes):
             "--webui-port", str(self.webui),
         )  # fmt: skip
         self._wait("master", self._logged("master", "I have been elected leader"), timeout)
-        self._spark_class(
-            "worker",
-            "org.apache.spark.deploy.worker.Worker",
-            "--host", HOST,
-            "--port", str(free_port()),
-            "--webui-port", str(free_port()),
-            "--cores", str(self.cores),
-            "--memory", self.memory,
-            "--work-dir", str(self.folder / "work"),
-            self.master,
-        )  # fmt: skip
-        self._wait("worker", self._logged("worker", "Successfully registered with master"), timeout)
+        for n in range(self.workers):
+            name = "worker" if n == 0 else f"worker-{n}"
+            (self.folder / name).mkdir(exist_ok=True)
+            self._spark_class(
+                name,
+                "org.apache.spark.deploy.worker.Worker",
+                "--host", HOST,
+                "--port", str(free_port()),
+                "--webui-port", str(free_port()),
+                "--cores", str(self.cores),
+                "--memory", self.memory,
+                "--work-dir", str(self.folder / name),
+                self.master,
+            )  # fmt: skip
+            self._wait(name, self._logged(name, "Successfully registered with master"), timeout)
         return self
 
 
@@ -219,12 +225,13 @@ def _group_of(pid: int) -> int | None:
 def main() -> None:
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     cores = int(sys.argv[sys.argv.index("--cores") + 1]) if "--cores" in sys.argv else 2
+    workers = int(sys.argv[sys.argv.index("--workers") + 1]) if "--workers" in sys.argv else 1
     if "--connect" in sys.argv:
         server = ConnectServer(cores=cores).start()
         started: Processes = server
         print(server.remote, server.folder, flush=True)
     else:
-        cluster = Cluster(cores=cores).start()
+        cluster = Cluster(cores=cores, workers=workers).start()
         started = cluster
         print(cluster.master, cluster.folder, flush=True)
     try:

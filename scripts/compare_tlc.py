@@ -434,7 +434,10 @@ def old_lines(path: Path) -> tuple[dict[str, str], dict[str, str]]:
         return table, dashes
     for line in path.read_text().splitlines():
         if line.startswith("| ") and not line.startswith("| configuration"):
-            table[line.split(" | ")[0][2:]] = line
+            cells = line.split(" | ")
+            if len(cells) == 14:  # written before the trace column
+                cells.insert(10, "")
+            table[cells[0][2:]] = " | ".join(cells)
         elif line.startswith("- ") and ": `mc check" in line:
             dashes[line[2:].split(": `mc check")[0]] = line
     return table, dashes

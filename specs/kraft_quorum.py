@@ -28,7 +28,6 @@ adds the guards of its liveness module instead, which keep the search from cycli
 from __future__ import annotations
 
 from itertools import chain, combinations
-from typing import TYPE_CHECKING
 
 from checker import (
     Record,
@@ -46,9 +45,6 @@ from checker import (
     terminal,
 )
 from invariants import kraft_quorum as props
-
-if TYPE_CHECKING:
-    from checker.spec import LeadsTo
 
 # Server states (TLA+ model values)
 UNATTACHED, FOLLOWER, PROSPECTIVE = "Unattached", "Follower", "Prospective"
@@ -99,41 +95,6 @@ def subsets(xs) -> list[frozenset]:
 def server_pairs(servers) -> list[frozenset]:
     """ServerPairs: the two-server subsets."""
     return [frozenset(c) for c in combinations(sorted(servers), 2)]
-
-
-# -- The liveness properties, one per server or value (mc has no per-binding leads_to). The
-# model checks them with TestLiveness on (its README): with it off, they hold vacuously here.
-
-
-def _values_eventually_acked(v: str) -> LeadsTo:
-    def sent(self, s: State) -> bool:
-        return self.test_liveness and v in s.inv_sent
-
-    def acked(self, s: State) -> bool:
-        return (v in s.inv_neg_acked) != (v in s.inv_pos_acked)
-
-    return leads_to(
-        sent,
-        acked,
-        f"ValuesEventuallyAcked for {v}: once written, acknowledged positively or negatively.",
-    )
-
-
-def _not_stuck_in_prospective(i: int) -> LeadsTo:
-    def prospective(self, s: State) -> bool:
-        return self.test_liveness and i in s.state and s.state[i] == PROSPECTIVE
-
-    def left_or_cut_off(self, s: State) -> bool:
-        return not (i in s.state and s.state[i] == PROSPECTIVE) or not any(
-            i != j and s.state[j] != PROSPECTIVE and connected(s, i, j) for j in s.config[i].members
-        )
-
-    return leads_to(
-        prospective,
-        left_or_cut_off,
-        f"NotStuckInProspective for server {i}: it leaves Prospective, unless cut off from"
-        " every member that is not prospective.",
-    )
 
 
 class KRaftQuorum(Spec):
@@ -1263,16 +1224,38 @@ class KRaftQuorum(Spec):
     # ==================================================================================
     # Liveness (the model's, under its Fairness: weak fairness of each server's election,
     # leader and message steps, `fair_each="weak"` above; faults, client writes and
-    # reconfigurations are not fair). Per value and per server: mc has no per-binding
-    # leads_to.
+    # reconfigurations are not fair). TLA+'s \A v: P(v) ~> Q(v) is a leads_to with a
+    # domain: one property per value or server.
     # ==================================================================================
 
-    value_v1_eventually_acked = _values_eventually_acked("v1")
-    value_v2_eventually_acked = _values_eventually_acked("v2")
-    value_v3_eventually_acked = _values_eventually_acked("v3")
-    server_1_not_stuck_in_prospective = _not_stuck_in_prospective(1)
-    server_2_not_stuck_in_prospective = _not_stuck_in_prospective(2)
-    server_3_not_stuck_in_prospective = _not_stuck_in_prospective(3)
+    def sent(self, s: State, v: str) -> bool:
+        return self.test_liveness and v in s.inv_sent
+
+    def acked(self, s: State, v: str) -> bool:
+        return (v in s.inv_neg_acked) != (v in s.inv_pos_acked)
+
+    values_eventually_acked = leads_to(
+        sent,
+        acked,
+        "ValuesEventuallyAcked: a written value is acknowledged, positively or negatively.",
+        v="value_set",
+    )
+
+    def prospective(self, s: State, i: int) -> bool:
+        return self.test_liveness and i in s.state and s.state[i] == PROSPECTIVE
+
+    def left_or_cut_off(self, s: State, i: int) -> bool:
+        return not (i in s.state and s.state[i] == PROSPECTIVE) or not any(
+            i != j and s.state[j] != PROSPECTIVE and connected(s, i, j) for j in s.config[i].members
+        )
+
+    not_stuck_in_prospective = leads_to(
+        prospective,
+        left_or_cut_off,
+        "NotStuckInProspective: a server leaves Prospective, unless cut off from every member"
+        " that is not prospective.",
+        i="all_servers",
+    )
 
     def no_functional_leader(self, s: State) -> bool:
         return self.test_liveness and not props.functional_leader_exists(s)

@@ -19,6 +19,7 @@ import numpy as np
 from checker.encoding import decode
 from checker.engine import Failed, Stop
 from checker.errors import EngineError, EvaluationError
+from checker.local.bfs import BACK_EDGES, LIVE_BYTES, LIVE_FACTOR
 from checker.local.workers import Expander, Expansion
 from checker.spark.rows import (
     FRONTIER_COLUMNS,
@@ -148,8 +149,14 @@ class DriverLevels:
         come live from the expander when it kept them at the previous level, else encoded."""
         if self.expander is None:
             self.expander = Expander(self.model)
+            self.met_bytes, self.remember = 0, False
         wanted = self._level_wanted = self._wanted()
-        self.expander.start_level(level, True, wanted)
+        # As checker.local.bfs: once many candidates were states of earlier levels, the
+        # expander remembers the states it met across levels, while they fit the budget.
+        forget = not self.remember or LIVE_FACTOR * self.met_bytes > LIVE_BYTES
+        if forget:
+            self.met_bytes = 0
+        self.expander.start_level(level, forget, wanted)
         request: dict[str, Any] = {"op": "expand", "chunk": level, "level": level}
         request["bindings"] = True  # the links keep binding indexes
         if self.live_level == level:
@@ -159,7 +166,9 @@ class DriverLevels:
             offsets = np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes)])
             request.update(blob=b"".join(row[2] for row in frontier), offsets=offsets.tobytes())
         self.live_level = None
-        return Expansion(self.expander.expand(request), self.options.deadlock)
+        reply = self.expander.expand(request)
+        self.met_bytes += sum(len(row[2]) for row in frontier) + len(reply["blob"])
+        return Expansion(reply, self.options.deadlock)
 
     def _driver_level(self, frontier: list[Row], level: int) -> list[Row]:
         """Expand a small level in the driver as the local engine does (its expander, its
@@ -175,6 +184,8 @@ class DriverLevels:
         unique, first = np.unique(fps, return_index=True)
         known = self._known(unique.tolist())
         is_new = np.fromiter((fp not in known for fp in unique.tolist()), bool, len(unique))
+        if len(known) >= BACK_EDGES * len(fps):
+            self.remember = True
         fresh = np.sort(first[is_new])  # the candidates new to the search, in order
         limit = self.options.max_states
         room = len(fresh) if limit is None else max(0, min(len(fresh), limit - self.distinct))

@@ -123,6 +123,8 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing):
         # holds live (the one the last driver level found), if any.
         self.expander: Expander | None = None
         self.live_level: int | None = None
+        self.met_bytes = 0  # the encoded bytes of the states the expander remembers
+        self.remember = False  # whether it remembers them across levels
         self.sizes: list[int] = []  # states per level
         self.persisted: list[DataFrame] = []
         self.saved_conf: dict[str, str | None] = {}

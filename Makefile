@@ -35,7 +35,7 @@ check: install
 # (without the Spark tests, whose engine shares the same code).
 test: install-dev test-tools
 	$(BIN)/ruff check .
-	$(BIN)/pytest
+	$(BIN)/pytest --durations=20
 	MC_PURE_PYTHON=1 $(BIN)/pytest -q --ignore=tests/checker/test_spark_engine.py \
 		--ignore=tests/checker/test_spark_cluster.py
 

@@ -219,7 +219,7 @@ class Map(Record, metaclass=_ShapeType):  # type: ignore[misc]
 
 def _rebuild(keys: tuple[Any, ...], values: tuple[Any, ...]) -> Record:
     """A Record from keys in canonical order and frozen values (unpickling)."""
-    return from_pairs(zip(keys, values))
+    return from_pairs(list(zip(keys, values)))  # a list: an empty one is falsy, a zip is not
 
 
 # -- shapes ---------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,3 +48,21 @@ def write_spec(tmp_path: Path) -> Callable[[str, str], Path]:
         return path
 
     return write
+
+
+def default_sigint() -> None:
+    """`preexec_fn` of a child process a test interrupts with SIGINT: a shell starts background
+    jobs with SIGINT ignored, which the child would inherit (and Python then installs no
+    KeyboardInterrupt handler)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def finish(proc: subprocess.Popen[str], timeout: float = 60) -> tuple[str, str]:
+    """`proc.communicate(timeout)`, killing the process if it does not end in time (a run
+    left behind would slow down every later test)."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise

@@ -23,7 +23,7 @@ from checker import checkpoint
 from checker.checkpoint import Array, Checkpoints, Settings
 from checker.loader import load_model
 from checker.local.bfs import Options, check
-from tests.conftest import ROOT, SPECS
+from tests.conftest import ROOT, SPECS, default_sigint, finish
 
 # Three counters up to `top`, a bad state planted at depth 10. The tests stop a run inside an
 # action: at the state MC_TEST_PAUSE_AT ("a,b,c"), it creates MC_TEST_DIR/reached and waits
@@ -98,6 +98,7 @@ def start_paused(spec: Path, folder: Path, at: str, workers: int) -> subprocess.
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_sigint,
         start_new_session=True,
     )
     for _ in range(600):
@@ -142,7 +143,7 @@ def test_kill_9_then_resume_ends_as_an_uninterrupted_run(
 def test_a_signal_leaves_the_checkpoint_of_the_levels_start(mc, tmp_path, walk, uninterrupted, sig):
     proc = start_paused(walk, tmp_path, "0,1,4", 1)  # level 6's last state, after 16 others
     proc.send_signal(sig)
-    out, err = proc.communicate(timeout=60)
+    out, err = finish(proc)
     assert proc.returncode == 152, err
     assert "Search incomplete: interrupted." in out
     folder = tmp_path / "ck"

@@ -8,11 +8,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
-from tests.conftest import ROOT, SPECS
+from tests.conftest import ROOT, SPECS, default_sigint, finish
 
 COUNTER = """
     from checker import Record, Spec, action, constant, invariant, terminal
@@ -264,7 +263,7 @@ def test_a_signal_stops_the_run_with_partial_counts(sig, workers):
             "-D",
             "rm=12",
             "--progress",
-            "0",
+            "0.5",
             "--workers",
             workers,
         ],
@@ -272,10 +271,14 @@ def test_a_signal_stops_the_run_with_partial_counts(sig, workers):
         stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
+        preexec_fn=default_sigint,
     )
-    time.sleep(3)  # let it start exploring (a full run would take hours)
+    assert proc.stderr is not None
+    for line in proc.stderr:  # exploring (a full run would take hours), not still importing
+        if line.startswith("Progress"):
+            break
     proc.send_signal(sig)
-    out, err = proc.communicate(timeout=60)
+    out, err = finish(proc)
     assert proc.returncode == 152, err
     assert "Search incomplete: interrupted" in out
     assert "distinct states found" in out and "Traceback" not in err

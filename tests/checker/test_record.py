@@ -142,6 +142,9 @@ def test_records_pickle_and_copy_as_themselves():
     r = Record(a=1, m=Record({0: frozenset({Record(b=2)})}))
     assert pickle.loads(pickle.dumps(r)) == r
     assert copy.copy(r) is r and copy.deepcopy(r) is r
+    # Empty ones too (the Spark engine pickles a spec's constants with its tasks).
+    for empty in (Record(), Record({}), Record(m=Record({}))):
+        assert pickle.loads(pickle.dumps(empty)) == empty
 
 
 def test_update_is_except_with_at():

@@ -27,9 +27,11 @@ THREE = {
     "max_spawned_servers": "3",
 }
 NO_TEST_LIVENESS = {**SHIPPED, "test_liveness": "false"}
-BOUNDED = {**SHIPPED, "test_liveness": "false", "max_epoch": "2", "values": "0"}
 
-# (name, constants over the defaults, TLC's distinct states, TLC's depth)
+# (name, constants over the defaults, TLC's distinct states, TLC's depth). The rows of
+# docs/tlc-comparison.md with 60,000 to 80,000 states (two connectivity changes, one restart)
+# are left to scripts/compare_tlc.py for the suite's time; one disruptive election trigger is
+# the defaults (test_the_defaults_stop_only_where_the_model_does).
 CONFIGS = [
     ("3 servers, all limits zero", {**SHIPPED, **THREE}, 1_908, 24),
     ("2 servers, all limits zero", SHIPPED, 66, 13),
@@ -40,19 +42,6 @@ CONFIGS = [
         21,
     ),
     ("2 servers, one crash", {**NO_TEST_LIVENESS, "max_perm_crashes": "1"}, 416, 17),
-    (
-        "2 servers, two connectivity changes",
-        {**BOUNDED, "max_connectivity_changes": "2"},
-        79_024,
-        44,
-    ),
-    (
-        "2 servers, one disruptive election trigger",
-        {**BOUNDED, "max_disruptive_election_triggers": "1"},
-        60_972,
-        42,
-    ),
-    ("2 servers, one restart", {**BOUNDED, "max_restarts": "1"}, 63_642, 42),
     (
         "2 servers, a new server added",
         {

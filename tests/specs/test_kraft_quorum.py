@@ -31,7 +31,7 @@ NO_TEST_LIVENESS = {**SHIPPED, "test_liveness": "false"}
 # (name, constants over the defaults, TLC's distinct states, TLC's depth). The rows of
 # docs/tlc-comparison.md with 60,000 to 80,000 states (two connectivity changes, one restart)
 # are left to scripts/compare_tlc.py for the suite's time; one disruptive election trigger is
-# the defaults (test_the_defaults_stop_only_where_the_model_does).
+# kip996.py's defaults (tests/specs/test_kip996.py).
 CONFIGS = [
     ("3 servers, all limits zero", {**SHIPPED, **THREE}, 1_908, 24),
     ("2 servers, all limits zero", SHIPPED, 66, 13),
@@ -64,13 +64,6 @@ def test_counts_equal_tlcs(name, constants, distinct, depth):
     result = check(load_model(KRAFT_QUORUM, constants), Options(deadlock=False))
     assert (result.verdict, result.invariant) == ("ok", None)
     assert (result.distinct_states, result.depth) == (distinct, depth)
-
-
-def test_the_defaults_stop_only_where_the_model_does():
-    """With deadlock checking: every state without a successor is @terminal (the epoch bound
-    stops a prospective voter)."""
-    result = check(load_model(KRAFT_QUORUM))
-    assert (result.verdict, result.distinct_states, result.depth) == ("ok", 60_972, 42)
 
 
 def test_the_liveness_properties_hold_with_test_liveness_on():

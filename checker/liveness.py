@@ -97,7 +97,7 @@ def select(model: Model, names: Sequence[str] | None = None) -> list[Property]:
                     kind,
                     functools.partial(p, **binding) if binding else p,
                     functools.partial(q, **binding) if binding else q,
-                    _bound_formula(member.formula, binding),
+                    member.formula_of(_shown(binding)),
                     name,
                 )
                 for binding in _bindings(model, name, member.domains)
@@ -140,14 +140,6 @@ def _bindings(model: Model, name: str, domains: dict[str, Any]) -> list[dict[str
 
 def _shown(binding: dict[str, Any]) -> str:
     return ", ".join(f"{k}={show(v)}" for k, v in binding.items())
-
-
-def _bound_formula(formula: str, binding: dict[str, Any]) -> str:
-    """`\\A b: P(b) ~> Q(b)` for b = 1: `P(b=1) ~> Q(b=1)`."""
-    if not binding:
-        return formula
-    body = formula.split(": ", 1)[1]
-    return body.replace(f"({', '.join(binding)})", f"({_shown(binding)})")
 
 
 def fairness(model: Model) -> list[str]:

@@ -360,11 +360,17 @@ class LeadsTo:
         arity = 1 + len(self.domains)
         self.p = _as_method(p, arity, self.__mc_property__)
         self.q = _as_method(q, arity, self.__mc_property__)
+        self._names = (_name(p, "P"), _name(q, "Q"))
         params = ", ".join(self.domains)
-        args = f"({params})" if params else ""
-        formula = self.formula_shape.format(p=_name(p, "P") + args, q=_name(q, "Q") + args)
-        self.formula = f"\\A {params}: {formula}" if params else formula
+        self.formula = f"\\A {params}: {self.formula_of(params)}" if params else self.formula_of()
         self.__doc__ = doc
+
+    def formula_of(self, args: str = "") -> str:
+        """The formula with `args` after each predicate's name: "b" gives `P(b) ~> Q(b)`,
+        "b=1" the formula of one binding."""
+        p, q = self._names
+        shown = f"({args})" if args else ""
+        return self.formula_shape.format(p=p + shown, q=q + shown)
 
 
 class AlwaysEventuallyLeadsTo(LeadsTo):

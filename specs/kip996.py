@@ -22,10 +22,8 @@ from checker import Record, State, constant, invariant
 from invariants import kraft_quorum as props
 from specs.kraft_quorum import (
     CANDIDATE,
-    VOTE_REQ,
     KRaftQuorum,
     apply_state,
-    last_epoch,
     reset_fetch_state_if_follower,
     send_all,
 )
@@ -46,22 +44,10 @@ class Kip996(KRaftQuorum):
         candidate = Record(
             state=CANDIDATE, epoch=epoch, leader=None, votes_recv=frozenset({srv}), voted_for=srv
         )
-        requests = [
-            Record(
-                type=VOTE_REQ,
-                replica_epoch=epoch,
-                last_log_epoch=last_epoch(s.log[srv]),
-                last_log_offset=len(s.log[srv]),
-                pre_vote=False,
-                source=srv,
-                dest=peer,
-            )
-            for peer in sorted(s.config[srv].members - {srv})
-        ]
         return s.replace(
             **apply_state(s, srv, candidate),
             **reset_fetch_state_if_follower(s, srv),
-            **send_all(s, requests),
+            **send_all(s, self.vote_requests(s, srv, epoch, pre_vote=False)),
             aux_ctrs=self.aux_inc_timeout_ctrs(s, disruptive),
         )
 

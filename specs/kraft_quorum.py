@@ -344,21 +344,22 @@ class KRaftQuorum(Spec):
 
     def send_pre_vote_requests(self, s: State, srv: int) -> dict:
         """SendPreVoteRequests: a pre-vote RequestVote to each other member."""
-        return send_all(
-            s,
-            [
-                Record(
-                    type=VOTE_REQ,
-                    replica_epoch=s.current_epoch[srv],
-                    last_log_epoch=last_epoch(s.log[srv]),
-                    last_log_offset=len(s.log[srv]),
-                    pre_vote=True,
-                    source=srv,
-                    dest=peer,
-                )
-                for peer in sorted(s.config[srv].members - {srv})
-            ],
-        )
+        return send_all(s, self.vote_requests(s, srv, s.current_epoch[srv], pre_vote=True))
+
+    def vote_requests(self, s: State, srv: int, epoch: int, pre_vote: bool) -> list[Record]:
+        """A RequestVote from `srv` for `epoch` to each other member, with its log's end."""
+        return [
+            Record(
+                type=VOTE_REQ,
+                replica_epoch=epoch,
+                last_log_epoch=last_epoch(s.log[srv]),
+                last_log_offset=len(s.log[srv]),
+                pre_vote=pre_vote,
+                source=srv,
+                dest=peer,
+            )
+            for peer in sorted(s.config[srv].members - {srv})
+        ]
 
     def start_election(self, s: State, srv: int, disruptive: bool) -> State:
         """The effect of a fetch or election timeout: TransitionToProspective and

@@ -36,13 +36,15 @@ static PyObject *MAKERS;      /* keyword order as written -> (shape, where each 
 
 /* -- RecordBase ----------------------------------------------------------------------------- */
 
+static PyTypeObject RecordBase; /* defined below */
+
 static PyObject *
 frozen(PyObject *value, PyObject *kinds)
 {
     int ok = PySet_Contains(kinds, (PyObject *)Py_TYPE(value));
     if (ok < 0)
         return NULL;
-    if (ok) {
+    if (ok || PyType_IsSubtype(Py_TYPE(value), &RecordBase)) { /* freeze() keeps records */
         Py_INCREF(value);
         return value;
     }
@@ -309,6 +311,71 @@ static PyTypeObject RecordBase = {
 
 /* -- RecordType: Record(...) ------------------------------------------------------------ */
 
+static PyObject *KEY_TUPLES; /* keys tuple -> itself: the maps Record({...}) built share it */
+#define KEY_TUPLES_SIZE 4096
+
+/* Record({1: a, 2: b}): the Map of a dict whose keys are all ints (in their natural order,
+ * as canonical_order gives it), its values frozen; NULL without an exception for any other
+ * dict (the Python factory builds it). */
+static PyObject *
+int_map(PyObject *dict)
+{
+    Py_ssize_t n = PyDict_GET_SIZE(dict), pos = 0;
+    PyObject *key, *value;
+    if (n == 0)
+        return NULL;
+    while (PyDict_Next(dict, &pos, &key, &value))
+        if (!PyLong_CheckExact(key))
+            return NULL;
+    PyObject *keys = PyDict_Keys(dict);
+    if (keys == NULL || PyList_Sort(keys) < 0) {
+        Py_XDECREF(keys);
+        return NULL;
+    }
+    PyObject *values = PyTuple_New(n);
+    PyObject *map = values == NULL ? NULL : alloc(MAP, 3);
+    if (map == NULL)
+        goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyDict_GetItemWithError(dict, PyList_GET_ITEM(keys, i)); /* borrowed */
+        PyObject *got = item == NULL ? NULL : frozen(item, ATOMS);
+        if (got == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_RuntimeError, "Record(): the dict changed");
+            Py_DECREF(map);
+            goto fail;
+        }
+        PyTuple_SET_ITEM(values, i, got);
+    }
+    Py_INCREF(MAP);
+    PyTuple_SET_ITEM(map, 0, (PyObject *)MAP);
+    PyTuple_SET_ITEM(map, 2, values);
+    PyObject *tuple = PyList_AsTuple(keys);
+    Py_DECREF(keys);
+    /* One tuple per key set, so that kind_ok sees a map's keys unchanged by their identity. */
+    if (tuple != NULL && KEY_TUPLES == NULL)
+        KEY_TUPLES = PyDict_New();
+    PyObject *shared = tuple == NULL || KEY_TUPLES == NULL ? NULL
+                       : PyDict_GET_SIZE(KEY_TUPLES) < KEY_TUPLES_SIZE
+                           ? PyDict_SetDefault(KEY_TUPLES, tuple, tuple)
+                           : PyDict_GetItemWithError(KEY_TUPLES, tuple); /* borrowed */
+    if (shared == NULL && PyErr_Occurred()) {
+        Py_XDECREF(tuple);
+        Py_DECREF(map);
+        return NULL;
+    }
+    if (shared != NULL) {
+        Py_INCREF(shared);
+        Py_SETREF(tuple, shared);
+    }
+    PyTuple_SET_ITEM(map, 1, tuple);
+    return map;
+fail:
+    Py_DECREF(keys);
+    Py_XDECREF(values);
+    return NULL;
+}
+
 /* Record(field=value, ...), called with the keywords of a known order: the record built from
  * the arguments directly; anything else goes to the Python factory. */
 static PyObject *
@@ -339,6 +406,12 @@ record_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
             }
             return record;
         }
+    }
+    if (nargs == 1 && (kwnames == NULL || PyTuple_GET_SIZE(kwnames) == 0) &&
+        PyDict_CheckExact(args[0]) && MAP != NULL) {
+        PyObject *map = int_map(args[0]);
+        if (map != NULL || PyErr_Occurred())
+            return map;
     }
     return PyObject_Vectorcall(FACTORY, args, nargsf, kwnames);
 }
@@ -426,7 +499,54 @@ hot_new(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return record;
 }
 
-/* put(container, key, value): a tuple with one item changed, in C; records in Python. */
+/* The position in `record`'s tuple of its value for `key` (for a Map: in its values), or -1
+ * if it has no such key (without an exception), or -2 with an exception. */
+static Py_ssize_t
+record_position(PyObject *record, PyObject *key)
+{
+    if (is_map(record)) {
+        PyObject *keys = PyTuple_GET_ITEM(record, 1);
+        Py_ssize_t n = PyTuple_GET_SIZE(keys);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int same = PyObject_RichCompareBool(PyTuple_GET_ITEM(keys, i), key, Py_EQ);
+            if (same < 0)
+                return -2;
+            if (same)
+                return i;
+        }
+        return -1;
+    }
+    PyObject *index = _PyType_Lookup(Py_TYPE(record), STR_INDEX); /* borrowed */
+    if (index == NULL || !PyDict_Check(index))
+        return -1;
+    PyObject *position = PyDict_GetItemWithError(index, key); /* borrowed */
+    if (position == NULL)
+        return PyErr_Occurred() ? -2 : -1;
+    return PyLong_AsSsize_t(position);
+}
+
+/* A copy of the tuple `items` (of `type`: a tuple or a record shape) with item `at` set to
+ * `value` (a new reference, consumed). */
+static PyObject *
+with_item(PyTypeObject *type, PyObject *items, Py_ssize_t at, PyObject *value)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(items);
+    PyObject *copy = type == &PyTuple_Type ? PyTuple_New(n) : alloc(type, n);
+    if (copy == NULL) {
+        Py_DECREF(value);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = i == at ? value : PyTuple_GET_ITEM(items, i);
+        if (i != at)
+            Py_INCREF(item);
+        PyTuple_SET_ITEM(copy, i, item);
+    }
+    return copy;
+}
+
+/* put(container, key, value): a tuple, a record or a Map with the value of an existing key
+ * changed, in C; a key added (or anything else) in Python. */
 static PyObject *
 hot_put(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -435,6 +555,33 @@ hot_put(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     PyObject *container = args[0], *key = args[1];
+    PyTypeObject *type = Py_TYPE(container);
+    if (type != &PyTuple_Type && PyType_IsSubtype(type, &RecordBase)) {
+        Py_ssize_t at = record_position(container, key);
+        if (at == -2)
+            return NULL;
+        if (at < 0)
+            return PyObject_Vectorcall(PUT_SLOW, args, 3, NULL);
+        PyObject *value = frozen(args[2], FROZEN);
+        if (value == NULL)
+            return NULL;
+        if (!is_map(container))
+            return with_item(type, container, at, value);
+        PyObject *values = with_item(&PyTuple_Type, PyTuple_GET_ITEM(container, 2), at, value);
+        if (values == NULL)
+            return NULL;
+        PyObject *map = alloc(type, 3);
+        if (map == NULL) {
+            Py_DECREF(values);
+            return NULL;
+        }
+        Py_INCREF(type);
+        PyTuple_SET_ITEM(map, 0, (PyObject *)type);
+        Py_INCREF(PyTuple_GET_ITEM(container, 1));
+        PyTuple_SET_ITEM(map, 1, PyTuple_GET_ITEM(container, 1));
+        PyTuple_SET_ITEM(map, 2, values);
+        return map;
+    }
     if (!PyTuple_CheckExact(container) || !PyLong_CheckExact(key))
         return PyObject_Vectorcall(PUT_SLOW, args, 3, NULL);
     Py_ssize_t n = PyTuple_GET_SIZE(container);
@@ -448,18 +595,7 @@ hot_put(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *value = frozen(args[2], FROZEN);
     if (value == NULL)
         return NULL;
-    PyObject *copy = PyTuple_New(n);
-    if (copy == NULL) {
-        Py_DECREF(value);
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = i == at ? value : PyTuple_GET_ITEM(container, i);
-        if (i != at)
-            Py_INCREF(item);
-        PyTuple_SET_ITEM(copy, i, item);
-    }
-    return copy;
+    return with_item(&PyTuple_Type, container, at, value);
 }
 
 /* -- kinds: checker.kinds.conforms --------------------------------------------------------- */
@@ -628,6 +764,37 @@ action_raised(PyObject *reraise, PyObject *ai, PyObject *binding, PyObject *stat
         PyErr_SetString(PyExc_RuntimeError, "an action raised and was not reported");
 }
 
+/* An action's list of successors, as Model._add takes it when there are no action
+ * constraints: each is checked against the kinds first, then all are taken. Returns 1 (a
+ * successor), 0 (an empty list), -1 (error) or -2 when one is not a state of `shape` (the
+ * general path then says what is wrong). */
+static int
+take_list(PyObject *list, PyObject *ai, PyObject *binding, PyObject *state, PyTypeObject *shape,
+          PyObject *states, PyObject *actions, PyObject *bindings, PyObject *kinds,
+          PyObject *kind_error)
+{
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (Py_TYPE(PyList_GET_ITEM(list, i)) != shape)
+            return -2;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *succ = PyList_GET_ITEM(list, i);
+        if (kinds != Py_None && !kind_ok(succ, state, kinds)) {
+            PyObject *r = PyObject_CallFunctionObjArgs(kind_error, ai, binding, state, succ, NULL);
+            if (r == NULL)
+                return -1;
+            Py_DECREF(r);
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (PyList_Append(states, PyList_GET_ITEM(list, i)) < 0 || PyList_Append(actions, ai) < 0)
+            return -1;
+        if (bindings != Py_None && PyList_Append(bindings, binding) < 0)
+            return -1;
+    }
+    return n > 0;
+}
+
 /* What to do with an action's result. Returns 1 (enabled), 0 (None) or -1 (error). A
  * successor whose variables are not of their kinds goes to kind_error(ai, binding, state,
  * successor), which raises (or returns, for a list inside a tuple that is frozen later). */
@@ -653,6 +820,12 @@ take_result(PyObject *result, PyObject *ai, PyObject *binding, PyObject *state,
         if (bindings != Py_None && PyList_Append(bindings, binding) < 0)
             return -1;
         return 1;
+    }
+    if (PyList_CheckExact(result) && !constrained) {
+        int taken = take_list(result, ai, binding, state, shape, states, actions, bindings,
+                              kinds, kind_error);
+        if (taken != -2)
+            return taken;
     }
     PyObject *r = PyObject_CallFunctionObjArgs(
         general, ai, binding, state, result, states, actions, bindings, NULL);
@@ -1139,16 +1312,14 @@ put_value(Buffer *b, PyObject *value, int depth)
 /* encode_state(state): encode(state), for the states an engine meets. A successor shares
  * its unchanged field values (the same objects) with its parent, so the encoding of each
  * field value that is a container is cached by the value's identity (the cache holds the
- * value, so that its id is not reused while the entry exists). */
+ * value, so that its id is not reused while the entry exists). Containers nested deeper are
+ * not: measured on kip966, caching them too cost more than it saved. */
 static PyObject *FIELDS;          /* id -> (value, its encoding) */
 #define FIELDS_SIZE (1 << 16)
 
 static int
-put_field(Buffer *b, PyObject *value)
+put_cached(Buffer *b, PyObject *value, int depth)
 {
-    PyTypeObject *type = Py_TYPE(value);
-    if (type != &PyTuple_Type && type != &PyFrozenSet_Type && !PyType_IsSubtype(type, &RecordBase))
-        return put_value(b, value, 1);
     PyObject *key = PyLong_FromVoidPtr(value);
     if (key == NULL)
         return -1;
@@ -1163,7 +1334,7 @@ put_field(Buffer *b, PyObject *value)
         return -1;
     }
     Py_ssize_t start = b->size;
-    if (put_value(b, value, 1) < 0) {
+    if (put_value(b, value, depth) < 0) {
         Py_DECREF(key);
         return -1;
     }
@@ -1179,6 +1350,15 @@ put_field(Buffer *b, PyObject *value)
     Py_DECREF(entry);
     Py_DECREF(key);
     return 0;
+}
+
+static int
+put_field(Buffer *b, PyObject *value)
+{
+    PyTypeObject *type = Py_TYPE(value);
+    if (type != &PyTuple_Type && type != &PyFrozenSet_Type && !PyType_IsSubtype(type, &RecordBase))
+        return put_value(b, value, 1);
+    return put_cached(b, value, 1);
 }
 
 static PyObject *

@@ -189,7 +189,10 @@ class Model(CompiledSpec):
             ) from exc
         except Exception as exc:
             raise EvaluationError("view", "view", _raised(exc), state=state, cause=exc) from exc
-        return _encoded(view, "view", "view", state=state, params={})
+        try:  # a view shares its fields with the state just encoded: their encodings are cached
+            return encode_state(view)
+        except StateError as exc:
+            raise _unencodable(exc, "view", "view", state, {}) from exc
 
     def _permuted(self, state: Record, p: Permutation) -> Record:
         assert self.symmetry is not None

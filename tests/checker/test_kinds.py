@@ -151,6 +151,59 @@ def test_a_bool_where_an_int_was_is_reported_at_the_action():
     assert [s.action for s in result.trace] == [None]  # the parent: no invariant saw it
 
 
+class FaultsListed(Faults):
+    """The same mistake in the second state of a list an action returns."""
+
+    @action(f=("crash", "loss"))
+    def fault(self, s, f):
+        if s.faults[f] >= 1:
+            return []
+        return [s.replace(leader=1), s.replace(faults=put(s.faults, f, True))]
+
+
+def test_a_bool_in_a_listed_successor_is_reported_at_the_action():
+    result = check(Model(FaultsListed()))
+    assert result.verdict == "error" and result.exit_code == 75
+    assert (result.error.name, result.error.params) == ("fault", {"f": "crash"})
+    assert "faults.crash: int in the initial states, bool in the state it built" in (
+        result.error.message
+    )
+
+
+class Listed(Spec):
+    """Actions returning lists: empty (not enabled), several states, and a wrong item."""
+
+    broken = False
+
+    def init(self):
+        return Record(x=0, y=0)
+
+    @action(d=(1, 2))
+    def step(self, s, d):
+        if s.x >= 2:
+            return []
+        return [s.replace(x=s.x + 1)] + ([s.replace(y=s.y + d)] if s.y + d <= 3 else [])
+
+    @action
+    def odd(self, s):
+        return [s.replace(y=-1), "oops"] if self.broken and s.x == 1 else []
+
+
+def test_listed_successors_are_all_taken_and_an_empty_list_is_not_enabled():
+    result = check(Model(Listed()), Options(deadlock=False))
+    assert result.verdict == "ok" and result.distinct_states == 12  # x in 0..2, y in 0..3
+    result = check(Model(Listed()))  # at x = 2, both actions return []: a deadlock
+    assert result.verdict == "deadlock"
+    assert [s.action for s in result.trace] == [None, "step", "step"]
+    Listed.broken = True
+    try:
+        result = check(Model(Listed()))
+    finally:
+        Listed.broken = False
+    assert result.verdict == "error" and result.error.name == "odd"
+    assert "returned [" in result.error.message
+
+
 class Shadowed(Spec):
     """x = 1 and x = True are equal: an expander drops the second as a state it met. The
     kind check is on every successor, so the mistake is found whatever the expanders met."""

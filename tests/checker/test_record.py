@@ -115,6 +115,28 @@ def test_put_and_without():
         put([1, 2], 0, 1)
 
 
+def test_put_and_int_maps_agree_with_the_pure_python_path():
+    """The C hot path builds int-keyed maps and puts existing keys itself; the result is the
+    record the Python code builds (same shape, keys, values, and encoding)."""
+    from checker.encoding import encode
+    from checker.record import _put, mapping
+
+    brokers = Record({3: Record(epoch=1), 1: Record(epoch=0), 2: None})
+    assert brokers == mapping({1: Record(epoch=0), 2: None, 3: Record(epoch=1)})
+    assert type(brokers) is Map and list(brokers) == [1, 2, 3]
+    assert Record({1: [1, 2]})[1] == (1, 2) and Record({True: 1}) == mapping({True: 1})
+    cases = [
+        (brokers, 2, {4}),  # a Map, an existing key, a value to freeze
+        (brokers, 4, "new"),  # a key added
+        (Record(a=1, b=(1,)), "b", [2]),  # a shape
+        (Record(a=1), "c", 3),  # a field added
+    ]
+    for container, key, value in cases:
+        fast, slow = put(container, key, value), _put(container, key, value)
+        assert fast == slow and type(fast) is type(slow) and encode(fast) == encode(slow)
+    assert put(brokers, 2, 7)[2] == 7 and brokers[2] is None  # the original is unchanged
+
+
 def test_put_refuses_indexes_out_of_range():
     with pytest.raises(IndexError):
         put((1, 2, 3), 3, 0)

@@ -174,7 +174,8 @@ def cli(ctx: click.Context, debug: bool) -> None:
     metavar="MIB",
     help="Local engine: memory for states kept as Python objects (the level being expanded,"
     " the next, and the states each process remembers meeting); beyond it states are kept"
-    " encoded. Only speed depends on it.",
+    " encoded. Only speed depends on it. Default: an eighth of this machine's memory, at"
+    " least 1 GiB.",
 )
 @json_option
 @progress_option

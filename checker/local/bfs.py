@@ -23,6 +23,7 @@ from it and goes on exactly as the interrupted one would have.
 from __future__ import annotations
 
 import gc
+import os
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -44,7 +45,19 @@ from checker.progress import Progress, Snapshot
 from checker.result import CheckResult
 from checker.trace import chain_from_positions, replay
 
-LIVE_BYTES = 1 << 30  # all expanders together, estimated as LIVE_FACTOR x the encoded size
+
+def _live_bytes() -> int:
+    """The expanders' default budget for live states: an eighth of the machine's memory, at
+    least 1 GiB. On kip966's shipped cfg (3 KB states) 3 GiB explored 1.14x the states that
+    1 GiB did in 5 minutes (docs/performance.md); TLC's default heap is a quarter of it."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        memory = 0
+    return max(1 << 30, memory // 8 >> 20 << 20)
+
+
+LIVE_BYTES = _live_bytes()  # all expanders together, estimated as LIVE_FACTOR x the encoded size
 LIVE_FACTOR = 3  # a live state's memory per byte of its encoding (measured: docs/performance.md)
 BACK_EDGES = 0.02  # remember states across levels when this share of candidates was older
 IN_FLIGHT = 3  # chunks sent to one expander and not yet answered

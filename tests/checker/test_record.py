@@ -137,6 +137,18 @@ def test_put_and_int_maps_agree_with_the_pure_python_path():
     assert put(brokers, 2, 7)[2] == 7 and brokers[2] is None  # the original is unchanged
 
 
+def test_a_record_hashes_as_its_tuple_whatever_was_hashed_before():
+    """The C hot path remembers the hashes of a state's variables by identity; a record's hash
+    stays the tuple's (sets of states behave as on the pure-Python path)."""
+    parts = [Record({b: Record(epoch=e) for b in range(1, 4)}) for e in range(3)]
+    for _ in range(2):  # the second round finds the variables' hashes remembered
+        for k in range(30):
+            wide = Record({f"v{i}": parts[(i + k) % 3] if i % 2 else (i, k) for i in range(12)})
+            assert hash(wide) == tuple.__hash__(wide)
+            assert hash(put(wide, "v1", parts[0])) == tuple.__hash__(put(wide, "v1", parts[0]))
+    assert hash(Record(a=1)) == hash((type(Record(a=1)), 1))
+
+
 def test_put_refuses_indexes_out_of_range():
     with pytest.raises(IndexError):
         put((1, 2, 3), 3, 0)

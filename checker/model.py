@@ -189,10 +189,7 @@ class Model(CompiledSpec):
             ) from exc
         except Exception as exc:
             raise EvaluationError("view", "view", _raised(exc), state=state, cause=exc) from exc
-        try:  # a view shares its fields with the state just encoded: their encodings are cached
-            return encode_state(view)
-        except StateError as exc:
-            raise _unencodable(exc, "view", "view", state, {}) from exc
+        return _encoded(view, "view", "view", state=state, params={})
 
     def _permuted(self, state: Record, p: Permutation) -> Record:
         assert self.symmetry is not None
@@ -536,9 +533,11 @@ def _holds(
 def _encoded(
     succ: Record, kind: str, name: str, *, state: Record | None, params: dict[str, Any]
 ) -> bytes:
-    """Encode a state built by spec code; a value that cannot be encoded is the spec's error."""
+    """Encode a state built by spec code; a value that cannot be encoded is the spec's error.
+    encode_state gives encode's bytes, reusing the cached encodings of fields shared with a
+    state encoded before (a view's fields are the state's)."""
     try:
-        return encode(succ)
+        return encode_state(succ)
     except StateError as exc:
         raise _unencodable(exc, kind, name, state, params) from exc
 

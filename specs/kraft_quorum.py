@@ -594,21 +594,7 @@ class KRaftQuorum(Spec):
         new_state = self.transition_to_candidate(s, srv)
         return s.replace(
             **apply_state(s, srv, new_state),
-            **send_all(
-                s,
-                [
-                    Record(
-                        type=VOTE_REQ,
-                        replica_epoch=new_state.epoch,
-                        last_log_epoch=last_epoch(s.log[srv]),
-                        last_log_offset=len(s.log[srv]),
-                        pre_vote=False,
-                        source=srv,
-                        dest=peer,
-                    )
-                    for peer in sorted(s.config[srv].members - {srv})
-                ],
-            ),
+            **send_all(s, self.vote_requests(s, srv, new_state.epoch, pre_vote=False)),
         )
 
     def no_more_pre_votes_to_count(self, s: State, srv: int) -> bool:

@@ -189,17 +189,17 @@ class Listed(Spec):
         return [s.replace(y=-1), "oops"] if self.broken and s.x == 1 else []
 
 
+class ListedBroken(Listed):
+    broken = True
+
+
 def test_listed_successors_are_all_taken_and_an_empty_list_is_not_enabled():
     result = check(Model(Listed()), Options(deadlock=False))
     assert result.verdict == "ok" and result.distinct_states == 12  # x in 0..2, y in 0..3
     result = check(Model(Listed()))  # at x = 2, both actions return []: a deadlock
     assert result.verdict == "deadlock"
     assert [s.action for s in result.trace] == [None, "step", "step"]
-    Listed.broken = True
-    try:
-        result = check(Model(Listed()))
-    finally:
-        Listed.broken = False
+    result = check(Model(ListedBroken()))
     assert result.verdict == "error" and result.error.name == "odd"
     assert "returned [" in result.error.message
 

@@ -807,12 +807,11 @@ hot_conforms(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 /* -- successors -------------------------------------------------------------------------- */
 
 /* The spec raised in an action: let `reraise(ai, binding, state, exc)` (Model) raise the
- * EvaluationError that names it. Exceptions that are not errors (KeyboardInterrupt) pass. */
+ * EvaluationError that names it, or let an interrupt (Ctrl-C, --timeout) go on. Every
+ * exception goes there: a SystemExit or a KeyboardInterrupt the spec raises is its error. */
 static void
 action_raised(PyObject *reraise, PyObject *ai, PyObject *binding, PyObject *state)
 {
-    if (!PyErr_ExceptionMatches(PyExc_Exception))
-        return;
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
     PyErr_NormalizeException(&type, &value, &traceback);

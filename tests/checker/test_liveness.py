@@ -354,7 +354,7 @@ def test_a_property_predicate_that_raises_is_an_evaluation_error_with_its_trace(
 
 
 def test_an_interrupted_liveness_check_is_incomplete():
-    class Interrupted(Spec):
+    class Stopped(Spec):
         def init(self):
             return Record(x=0)
 
@@ -368,7 +368,7 @@ def test_an_interrupted_liveness_check_is_incomplete():
                 raise Interrupted("SIGINT")  # as mc's Ctrl-C handler would
             return False
 
-    result = run(Interrupted())
+    result = run(Stopped())
     assert result.verdict == "incomplete" and result.exit_code == ExitCode.INCOMPLETE
     assert result.bound == "interrupted while checking the temporal properties"
 

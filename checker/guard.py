@@ -8,8 +8,8 @@ SystemExit, a GeneratorExit or a KeyboardInterrupt raised by the spec itself is 
 the action, invariant or module that raised it (exit 75, or 150 at import).
 
 `os._exit`, which no except clause can catch, is replaced while a run is guarded by a
-function that raises SystemExit instead; the real one stays available as `real_exit` for
-mc's own processes (a forked worker ends with it).
+function that raises SystemExit instead; a forked process starts with the real one (it ends
+with it), and a worker guards the spec code it runs again.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import os
 import signal
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from types import FrameType
 from typing import Any, NoReturn
 
@@ -69,16 +69,18 @@ def guarded(signals: bool = True) -> Iterator[None]:
             signal.signal(signum, handler)
 
 
-@contextmanager
-def in_worker() -> Iterator[None]:
-    """For a forked worker process: its own end must be able to call `os._exit`, which the
-    guard it inherited from its parent replaced. Inside, spec code is guarded again; signals
-    are the engine process's to decide about (a worker is stopped with SIGTERM)."""
+def _unguard_child() -> None:
+    """A forked process starts unguarded: multiprocessing ends a child with `os._exit`, which
+    must work whatever the child did (its parent may have been inside guarded())."""
     global _depth
     _depth = 0
     os._exit = real_exit
-    try:
-        with guarded(signals=False):
-            yield
-    finally:
-        os._exit = real_exit
+
+
+os.register_at_fork(after_in_child=_unguard_child)
+
+
+def in_worker() -> AbstractContextManager[None]:
+    """A forked worker process guards the spec code it runs; signals are the engine process's
+    to decide about (a worker is stopped with SIGTERM)."""
+    return guarded(signals=False)

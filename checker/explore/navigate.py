@@ -112,6 +112,7 @@ class Choice:
     violates: list[str] = field(default_factory=list)  # invariants the successor breaks
     outside: str | None = None  # a state constraint the successor is outside of
     revisits: int | None = None  # the successor is this state of the path (from 1)
+    of: int = 1  # the binding's successors: it is one of several (a nondeterministic action)
 
     @property
     def enabled(self) -> bool:
@@ -214,7 +215,7 @@ class Navigator:
                     disabled.append(found)
                     continue
                 for k, succ in enumerate(found):
-                    choice = Choice(act.name, params, state=succ)
+                    choice = Choice(act.name, params, state=succ, of=len(found))
                     choice.changed = changed_variables(succ, state)
                     choice.revisits = seen.get(succ)
                     choice.violates = [

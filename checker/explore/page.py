@@ -87,12 +87,17 @@ _MARKS = {"true": "✓", "false": "✗", "error": "!"}
 
 
 def _choices(choices: list[Choice]) -> str:
-    rows = []
+    """The enabled choices, each a button to its successor; then the others, folded."""
+    enabled, disabled = [], []
     for c in choices:
         label = escape(describe_action(c.action, c.params))
         params = escape(", ".join(f"{k}={show(v)}" for k, v in c.params.items()))
         attrs = f' data-action="{escape(c.action)}" data-params="{params}"'
         notes = []
+        if c.of > 1 and c.path is not None:
+            notes.append(
+                f'<span class="why">successor {c.path.moves[-1].successor + 1} of {c.of}</span>'
+            )
         if c.violates:
             notes.append(f'<span class="bad">breaks {escape(", ".join(c.violates))}</span>')
         if c.outside:
@@ -101,24 +106,31 @@ def _choices(choices: list[Choice]) -> str:
             notes.append(f'<span class="why">back to state {c.revisits}</span>')
         if c.state is not None:
             changed = ", ".join(map(str, c.changed)) or "no variable changes"
-            notes.append(f'<span class="changes">{escape(changed)}</span>')
+            notes.append(f'<span class="changes">changes {escape(changed)}</span>')
         if c.reason:
             notes.append(f'<span class="why">{escape(c.reason)}</span>')
         note = f'<div class="notes">{" · ".join(notes)}</div>' if notes else ""
         if c.enabled:
             assert c.path is not None
             cls = "choice enabled" + (" breaks" if c.violates else "")
-            rows.append(
+            enabled.append(
                 f'<li class="{cls}"{attrs} data-enabled="true"><button type="button"'
                 f' data-go="{escape(str(c.path))}">{label}</button>{note}</li>'
             )
         else:
             cls = "choice disabled" + (" error" if c.error else "")
-            rows.append(
+            disabled.append(
                 f'<li class="{cls}"{attrs} data-enabled="false"><span class="label">{label}'
                 f"</span>{note}</li>"
             )
-    return "".join(rows)
+    if disabled:
+        errors = sum(c.error for c in choices)
+        raised = f", {errors} raised" if errors else ""
+        enabled.append(
+            f'<li class="others"><details{" open" * bool(errors)}><summary>{len(disabled)}'
+            f" not enabled{raised}</summary><ol>{''.join(disabled)}</ol></details></li>"
+        )
+    return "".join(enabled)
 
 
 def error_view(path: str, message: str) -> dict[str, Any]:

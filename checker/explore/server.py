@@ -236,14 +236,8 @@ class App:
             self.find.stop()
 
 
-def serve(
-    navigator: Navigator,
-    meta: Meta,
-    port: int = 0,
-    open_browser: bool = False,
-    echo: Callable[[str], None] = print,
-) -> None:
-    """Serve the explorer until Ctrl-C (or SIGTERM, which mc turns into the same)."""
+def start(navigator: Navigator, meta: Meta, port: int = 0) -> tuple[App, Any]:
+    """The application and its server, listening (not yet serving) on 127.0.0.1:`port`."""
     require()
     from werkzeug.serving import WSGIRequestHandler, make_server
 
@@ -259,6 +253,18 @@ def serve(
         )
     finally:
         sock.close()  # the server holds its own duplicate
+    return app, server
+
+
+def serve(
+    navigator: Navigator,
+    meta: Meta,
+    port: int = 0,
+    open_browser: bool = False,
+    echo: Callable[[str], None] = print,
+) -> None:
+    """Serve the explorer until Ctrl-C (or SIGTERM, which mc turns into the same)."""
+    app, server = start(navigator, meta, port)
     echo(f"mc explore: {navigator.model.name} at {app.url}")
     echo("mc explore: Ctrl-C stops the server")
     if open_browser:

@@ -150,6 +150,8 @@
       }).join(', ');
       $('spec-line').textContent = s.spec + ' · ' + s.title + ' · constants: ' +
         (constants || 'none') + (s.max_depth ? ' · --max-depth ' + s.max_depth : '');
+      $('command').textContent = s.command;
+      $('reopen').hidden = !s.command;
       if (s.trace) {
         $('jump').hidden = false;
         $('jump').title = s.trace_label;

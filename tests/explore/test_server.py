@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -143,7 +144,7 @@ def test_find_runs_reports_and_finishes(server):
     assert status["message"] == "found: s.big == 4 holds in state 7 (14 distinct states searched)"
 
 
-def explore(*args: str) -> subprocess.Popen[str]:
+def explore(*args: str, **env: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "checker", "explore", *args],
         cwd=ROOT,
@@ -151,19 +152,37 @@ def explore(*args: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         preexec_fn=default_sigint,
+        env={**os.environ, **env},
     )
 
 
-def test_ctrl_c_stops_the_server_cleanly():
-    proc = explore(str(SPECS / "examples" / "die_hard.py"))
+def get(port: int, target: str, cookie: str = "") -> http.client.HTTPResponse:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request("GET", target, headers={"Cookie": cookie} if cookie else {})
+    response = connection.getresponse()
+    response.body = response.read()  # type: ignore[attr-defined]
+    connection.close()
+    return response
+
+
+def test_the_command_serves_its_options_opens_the_browser_and_stops_on_ctrl_c():
+    # --open runs $BROWSER with the URL: here `echo`, which prints it with mc's output.
+    proc = explore(
+        str(SPECS / "examples" / "die_hard.py"), "--open", "--max-depth", "3", BROWSER="echo"
+    )
     try:
         first = proc.stdout.readline()
         assert first.startswith("mc explore: DieHard at http://127.0.0.1:"), first
-        port = int(first.split("127.0.0.1:")[1].split("/")[0])
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        connection.request("GET", "/api/spec")
-        assert connection.getresponse().status == 403  # no token
-        connection.close()
+        url = first.split(" at ")[1].strip()
+        port = int(url.split("127.0.0.1:")[1].split("/")[0])
+        lines = [proc.stdout.readline().strip() for _ in range(2)]
+        assert sorted(lines) == sorted(["mc explore: Ctrl-C stops the server", url])
+        assert get(port, "/api/spec").status == 403  # no token
+        opened = get(port, url.split(str(port), 1)[1])
+        assert opened.status == 303
+        cookie = opened.getheader("Set-Cookie").split(";")[0]
+        spec = get(port, "/api/spec", cookie)
+        assert spec.status == 200 and json.loads(spec.body)["max_depth"] == 3
         proc.send_signal(signal.SIGINT)
         out, err = finish(proc, 20)
     finally:

@@ -247,9 +247,9 @@ class Navigator:
             return Choice(act.name, params, reason=exc.message, error=True)
         if successors:
             return successors
-        if isinstance(raw, (list, tuple)) and not isinstance(raw, Record) and not raw:
+        candidates = [raw] if isinstance(raw, Record) else list(raw)  # fire() checked it
+        if not candidates:
             return Choice(act.name, params, reason="not enabled: it returned no state")
-        candidates = [raw] if isinstance(raw, Record) else list(raw)
         names = [
             c.name
             for c in self.model.action_constraints

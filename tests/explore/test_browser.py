@@ -229,6 +229,12 @@ def test_kip966_last_replica_standing_data_loss_by_clicking_and_by_its_url(brows
         wait_for_depth(again, len(result.trace))
         assert again.get_attribute("body", "data-path") == page.get_attribute("body", "data-path")
         assert check_value(again, "invariant", result.invariant) == "false"
+        again.goto(f"{explorer.base}?path=0,write_record_to_leader.7")  # not a path of this spec
+        again.wait_for_selector("#error:not([hidden])")
+        assert again.inner_text("#error").startswith(
+            "path 0,write_record_to_leader.7: step 2: write_record_to_leader has 2 bindings"
+            " here, not 8"
+        )
     finally:
         explorer.close()
 

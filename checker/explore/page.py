@@ -44,6 +44,7 @@ def view(navigator: Navigator, walk: Walk) -> dict[str, Any]:
         "state": state_panel(walk.depth, steps[-1], previous),
         "chart": msc.render(sequence_chart(steps, broken[0] if broken else None), prefix="msc"),
         "steps": _steps(walk),
+        "inits": _inits(navigator, walk),
         "text": escape("\n".join(format_trace(steps))),
         "checks": _checks(checks),
         "choices": _choices(choices),
@@ -62,6 +63,18 @@ def _steps(walk: Walk) -> str:
             f"{escape(describe_action(step.action, step.params))}</li>"
         )
     return "".join(items)
+
+
+def _inits(navigator: Navigator, walk: Walk) -> str:
+    """With several initial states, a button to each (the path starts at one of them)."""
+    count = len(navigator.model.initial_states())
+    if count == 1:
+        return ""
+    buttons = "".join(
+        f'<button type="button" data-go="{i}"{" disabled" * (i == walk.path.init)}>{i + 1}</button>'
+        for i in range(count)
+    )
+    return f'<p class="inits">Initial states: {buttons}</p>'
 
 
 def _checks(checks: list[Check]) -> str:

@@ -144,6 +144,8 @@ def test_clicking_through_kafka_14139_breaks_the_invariant_at_the_last_step(kip9
     assert page.locator("#msc g.msc-row.violated").get_attribute("data-step") == str(len(trace))
     assert page.locator("#state tr.changed").count() >= 1
     shoot(page, "kip903-violation")
+    page.locator("#chart").scroll_into_view_if_needed()
+    shoot(page, "kip903-chart")
 
 
 def test_jump_to_the_json_counterexample_and_back(kip903, page):
@@ -163,7 +165,6 @@ def test_jump_to_the_json_counterexample_and_back(kip903, page):
     assert len(steps) == len(result.trace) and steps[-1].endswith(
         f"{result.trace[-1].action}(b={result.trace[-1].params['b']})"
     )
-    shoot(page, "kip903-jump")
     page.click("#back")
     wait_for_depth(page, 2)
     assert page.get_attribute("body", "data-path") == before

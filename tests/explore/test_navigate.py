@@ -8,7 +8,7 @@ import json
 import pytest
 
 from checker.errors import ConfigError
-from checker.explore import read_trace
+from checker.explore import page, read_trace
 from checker.explore.find import Find, FindError
 from checker.explore.navigate import Move, Navigator, Path, PathError
 from checker.loader import load_model
@@ -280,3 +280,19 @@ def test_a_find_stops_when_asked(write_spec):
     find.join(30)
     assert find.status().state == "stopped"
     assert find.status().message.startswith("stopped after ")
+
+
+def test_each_initial_state_is_a_start(write_spec):
+    two = write_spec(
+        COUNTER.replace("return Record(x=0, y=0)", "return [Record(x=0, y=0), Record(x=1, y=0)]"),
+        "two.py",
+    )
+    nav = Navigator(load_model(str(two), {}))
+    shown = page.view(nav, nav.walk(Path.parse("1,add.0")))
+    assert shown["inits"] == (
+        '<p class="inits">Initial states: <button type="button" data-go="0">1</button>'
+        '<button type="button" data-go="1" disabled>2</button></p>'
+    )
+    assert "x = 1" in shown["text"].split("State 2")[0]
+    one = Navigator(load_model(str(SPECS / "examples" / "die_hard.py"), {}))
+    assert page.view(one, one.walk(Path(0)))["inits"] == ""

@@ -27,6 +27,7 @@
     $('state').innerHTML = view.state;
     $('msc').innerHTML = view.chart;
     $('steps').innerHTML = view.steps;
+    $('inits').innerHTML = view.inits;
     $('checks').innerHTML = view.checks;
     $('choices').innerHTML = view.choices;
     $('text-report').innerHTML = view.text;

@@ -32,6 +32,7 @@ def run(
 
     server.require()  # before the spec loads: a missing library is said at once
     model = load_model(spec, constants)
+    model.initial_states()  # an init that raises is said now (exit 75), not on the page
     navigator = Navigator(model, max_depth)
     meta = server.Meta(command)
     if trace is not None:

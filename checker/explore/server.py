@@ -130,7 +130,7 @@ class App:
         if given is not None and _same(given, self.token):
             # Keep the token out of the address bar (and out of links copied from it).
             args = [(k, v) for k, v in request.args.items(multi=True) if k != "token"]
-            target = request.path + (f"?{urlencode(args)}" if args else "")
+            target = request.path + (f"?{urlencode(args, safe=',')}" if args else "")
             response = _redirect(target)
             response.set_cookie(self.cookie, self.token, httponly=True, samesite="Strict", path="/")
             return response

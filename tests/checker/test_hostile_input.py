@@ -312,6 +312,13 @@ CASES = [
         args=("--port", "{port}"),
         command="explore",
     ),
+    Case(
+        "explore-init-raises",
+        75,
+        ("mc: error: init init: raised KeyError: 'x'",),
+        counter(init='Record(x={}["x"])'),
+        command="explore",
+    ),
     # -- spec code during the run: 75, with the trace to the state
     Case(
         "action-returns-non-state",

@@ -64,7 +64,7 @@ def test_the_printed_url_sets_the_cookie_and_leaves_the_address_bar(server):
     target = f"/?path=0,fill_big.0&token={server.token}"
     reply = ask(server, "GET", target, Cookie=None)
     assert reply.status == 303
-    assert reply.headers["Location"] == "/?path=0%2Cfill_big.0"
+    assert reply.headers["Location"] == "/?path=0,fill_big.0"
     cookie = reply.headers["Set-Cookie"]
     assert cookie.startswith(f"{server.cookie}={server.token};")
     assert "HttpOnly" in cookie and "SameSite=Strict" in cookie

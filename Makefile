@@ -24,7 +24,8 @@ install: $(STAMP)
 
 install-dev: $(DEV)
 
-# Graphviz (--svg/--png) and Chromium (the HTML report's browser test); `make check` needs neither.
+# Graphviz (--svg/--png) and Chromium (the browser tests: the HTML report, mc explore); `make check`
+# needs neither.
 test-tools:
 	bash scripts/ensure-test-tools.sh
 

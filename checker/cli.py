@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import shlex
 import socket
 import sys
 import traceback
@@ -820,6 +821,56 @@ def list_spec(spec: str, defines: Sequence[str]) -> int:
     model = load_model(spec, _parse_defines(defines))
     click.echo(_describe(model), nl=False)
     return 0
+
+
+@cli.command("explore")
+@click.argument("spec", metavar="SPEC", type=click.Path(dir_okay=False))
+@define_option
+@click.option(
+    "--trace",
+    "trace_path",
+    metavar="RESULT.json",
+    type=click.Path(dir_okay=False),
+    help="An `mc check --json` report of this spec: its trace is one click away.",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    show_default=True,
+    help="The port on 127.0.0.1 (0: a free one).",
+)
+@click.option("--open", "open_browser", is_flag=True, help="Open the page in the browser.")
+@click.option(
+    "--max-depth",
+    type=click.IntRange(min=1),
+    help="Paths of at most this many states (as mc check counts them); find too.",
+)
+def explore(
+    spec: str,
+    defines: Sequence[str],
+    trace_path: str | None,
+    port: int,
+    open_browser: bool,
+    max_depth: int | None,
+) -> int:
+    """Walk SPEC's states in the browser: a local page (127.0.0.1) showing a state, every
+    action binding (enabled ones one click away), the invariants on it, the sequence chart
+    of the path, and "find" (the shortest path to a state where an expression holds).
+    Needs the explore extra: pip install 'mc[explore]'. See docs/explore.md."""
+    from checker import explore as explorer  # Werkzeug is imported only here
+
+    command = shlex.join(["mc", "explore", spec, *(a for d in defines for a in ("-D", d))])
+    return explorer.run(
+        spec,
+        _parse_defines(defines),
+        trace=trace_path,
+        port=port,
+        open_browser=open_browser,
+        max_depth=max_depth,
+        command=command,
+        echo=lambda line: click.echo(line),
+    )
 
 
 def _describe(model: Model) -> str:

@@ -38,6 +38,15 @@ class Step:
     event: Event | None = None  # None for the initial state and actions without @on
 
 
+class Trace(list):  # type: ignore[type-arg]
+    """A behavior, its Steps in order: a list, that Jupyter shows as the HTML report."""
+
+    def _repr_html_(self) -> str:
+        from checker.explore.notebook import trace_html
+
+        return trace_html(self)
+
+
 @dataclass(frozen=True)
 class VacuityWarning:
     """Something of the spec that the search never exercised: it passes vacuously there."""
@@ -130,6 +139,17 @@ class CheckResult:
     warnings: list[VacuityWarning] = field(default_factory=list)
     off: dict[str, str] = field(default_factory=dict)
     strict: bool = False
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "trace" and type(value) is list:  # as every engine builds it
+            value = Trace(value)
+        super().__setattr__(name, value)
+
+    def _repr_html_(self) -> str:
+        """Jupyter shows a result as its HTML report."""
+        from checker.explore.notebook import result_html
+
+        return result_html(self)
 
     # builtins.property: the field `property` shadows the builtin in this class body.
     @builtins.property

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Make sure the tools the report tests use are on PATH: Graphviz's `dot` (SVG/PNG of trace
-# graphs) and Chromium (the HTML report test loads the page in a headless browser). Installs
-# Debian's `graphviz` and `chromium` if either is missing. `make check` does not need them.
+# graphs) and Chromium (the HTML report test loads the page in a headless browser; the
+# `mc explore` tests drive it with Playwright, given this executable: Playwright downloads no
+# browser of its own). Installs Debian's `graphviz` and `chromium` if either is missing.
+# `make check` does not need them.
 set -euo pipefail
 
 missing=()

@@ -24,3 +24,36 @@ def test_readme_starts_with_the_two_commands_and_its_links_resolve():
 
 def test_ci_runs_the_readme_test_command():
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_explore_md_walks_kip966_as_the_engine_does_and_documents_every_option():
+    from checker.cli import explore
+    from checker.loader import load_model
+    from checker.local import bfs
+    from checker.reports.graph import describe_action
+
+    doc = (ROOT / "docs" / "explore.md").read_text()
+    walk = doc.split("<!-- kip966-steps")[1].split("\n\n")[0]
+    steps = re.findall(r"^\d+\. `([^`]+)`", walk, flags=re.MULTILINE)
+    constants = {"fixed": "false", "data_loss_shutdown_limit": "1"}
+    model = load_model(ROOT / "specs" / "kip966.py", constants)
+    result = bfs.check(model)
+    assert result.invariant == "leader_completeness"
+    assert steps == [describe_action(s.action, s.params) for s in result.trace[1:]]
+    options = {opt for param in explore.params for opt in param.opts if opt.startswith("-")}
+    assert options == {"-D", "--trace", "--port", "--open", "--max-depth"}
+    usage = doc.split("```")[0]
+    for option in options:
+        assert f"[{option}" in usage, option
+
+
+def test_explore_md_notebook_cell_shows_the_report(monkeypatch):
+    monkeypatch.chdir(ROOT)  # the cell names the spec from the checkout's top
+    doc = (ROOT / "docs" / "explore.md").read_text()
+    (cell,) = re.findall(r"```python\n(.*?)```", doc, flags=re.DOTALL)
+    *body, last = cell.strip().splitlines()
+    names: dict = {}
+    exec("\n".join(body), names)
+    shown = eval(last, names)
+    assert shown._repr_html_().startswith('<iframe srcdoc="&lt;!DOCTYPE html&gt;')
+    assert shown.verdict == "violation"

@@ -9,14 +9,22 @@ only toggles attributes of elements written here, it builds no markup from data.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 
+from checker.record import Record
 from checker.reports import msc, trace_svg
-from checker.reports.chart import result_chart
-from checker.reports.graph import changed_variables, describe_action, lasso_line, result_graph
-from checker.reports.text import behavior_intro, format_behavior, headline
-from checker.result import CheckResult
-from checker.values import show
+from checker.reports.chart import result_chart, sequence_chart
+from checker.reports.graph import (
+    changed_variables,
+    describe_action,
+    lasso_line,
+    result_graph,
+    trace_graph,
+)
+from checker.reports.text import behavior_intro, format_behavior, format_trace, headline
+from checker.result import CheckResult, Step
+from checker.values import count, show
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
@@ -96,26 +104,31 @@ def _verdict_class(result: CheckResult) -> str:
     return "unsure" if result.verdict == "incomplete" else "bad"
 
 
-def _state_panels(result: CheckResult, selected: int) -> list[str]:
+def state_panel(number: int, step: Step, previous: Record | None, hidden: bool = False) -> str:
+    """State `number` of a trace as a table of its variables, those that `step` changed from
+    `previous` highlighted with their former value (the HTML report's and `mc explore`'s)."""
+    changed = set(changed_variables(step.state, previous)) if previous is not None else set()
+    rows = []
+    for name, value in step.state.items():
+        was = ""
+        if name in changed and previous is not None:
+            was = f'<div class="was">was {escape(show(previous[name]))}</div>'
+        cls = ' class="changed"' if name in changed else ""
+        rows.append(
+            f"<tr{cls}><th>{escape(str(name))}</th><td>{escape(show(value))}{was}</td></tr>"
+        )
+    title = f"State {number}: {describe_action(step.action, step.params)}"
+    return (
+        f'<div class="state" id="state-{number}" data-step="{number}"{" hidden" * hidden}>'
+        f"<h3>{escape(title)}</h3><table>{''.join(rows)}</table></div>"
+    )
+
+
+def _state_panels(trace: Sequence[Step], selected: int) -> list[str]:
     panels = []
     previous = None
-    for number, step in enumerate(result.trace, start=1):
-        changed = set(changed_variables(step.state, previous)) if previous is not None else set()
-        rows = []
-        for name, value in step.state.items():
-            was = ""
-            if name in changed and previous is not None:
-                was = f'<div class="was">was {escape(show(previous[name]))}</div>'
-            cls = ' class="changed"' if name in changed else ""
-            rows.append(
-                f"<tr{cls}><th>{escape(str(name))}</th><td>{escape(show(value))}{was}</td></tr>"
-            )
-        hidden = "" if number == selected else " hidden"
-        title = f"State {number}: {describe_action(step.action, step.params)}"
-        panels.append(
-            f'<div class="state" id="state-{number}" data-step="{number}"{hidden}>'
-            f"<h3>{escape(title)}</h3><table>{''.join(rows)}</table></div>"
-        )
+    for number, step in enumerate(trace, start=1):
+        panels.append(state_panel(number, step, previous, hidden=number != selected))
         previous = step.state
     return panels
 
@@ -128,28 +141,37 @@ def _properties(result: CheckResult) -> str:
     return f" temporal properties: {escape(names)} under fairness {escape(fairness)} ·"
 
 
-def render(result: CheckResult) -> str:
-    trace = result.trace
-    n = len(trace)
-    violated = result.invariant if result.verdict == "violation" else None
-    title = f"mc: {result.spec_name}: {headline(result)[0]}"
-    constants = ", ".join(f"{k}={v}" for k, v in result.constants.items()) or "none"
-    head = [
+def _head(title: str, n: int, header: list[str]) -> list[str]:
+    return [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(title)}</title><style>{STYLE}</style></head>",
         f'<body data-selected="{n}">',
-        f"<header><h1>{escape(result.spec_name)} "
-        f'<span class="verdict {_verdict_class(result)}">{escape(headline(result)[0])}</span>'
-        "</h1>",
-        f"<p>{escape(result.spec)} · constants: {escape(constants)}</p>",
-        f"<p>invariants: {escape(', '.join(result.invariants) or 'none')} ·"
-        f"{_properties(result)}"
-        f" {result.distinct_states:,} distinct states · depth {result.depth} ·"
-        f" {result.seconds:.2f} s</p></header>",
+        "<header>" + "\n".join(header) + "</header>",
     ]
+
+
+def render(result: CheckResult) -> str:
+    trace = result.trace
+    n = len(trace)
+    title = f"mc: {result.spec_name}: {headline(result)[0]}"
+    constants = ", ".join(f"{k}={v}" for k, v in result.constants.items()) or "none"
+    head = _head(
+        title,
+        n,
+        [
+            f"<h1>{escape(result.spec_name)} "
+            f'<span class="verdict {_verdict_class(result)}">{escape(headline(result)[0])}'
+            "</span></h1>",
+            f"<p>{escape(result.spec)} · constants: {escape(constants)}</p>",
+            f"<p>invariants: {escape(', '.join(result.invariants) or 'none')} ·"
+            f"{_properties(result)}"
+            f" {result.distinct_states:,} distinct states · depth {result.depth} ·"
+            f" {result.seconds:.2f} s</p>",
+        ],
+    )
     if not trace:
         body = [
             '<main><section id="report"><h2>Report</h2>',
@@ -157,8 +179,52 @@ def render(result: CheckResult) -> str:
             "</section></main>",
         ]
         return "\n".join(head + body) + "\n</body></html>\n"
+    violated = result.invariant if result.verdict == "violation" else None
+    text = headline(result) + [behavior_intro(result)] + format_behavior(result)
+    body = _trace_body(
+        trace,
+        violated,
+        result.loop_start,
+        lasso_line(result),
+        msc.render(result_chart(result), prefix="msc"),
+        trace_svg.render(result_graph(result), prefix="tg"),
+        text,
+    )
+    return "\n".join(head + body) + "\n</body></html>\n"
+
+
+def render_trace(trace: Sequence[Step], title: str = "Trace") -> str:
+    """A page for a trace alone (no verdict): the report's chart, steps, states and text."""
+    n = len(trace)
+    head = _head(f"mc: {title}", n, [f"<h1>{escape(title)}</h1>", f"<p>{count(n, 'state')}</p>"])
+    if not trace:
+        return "\n".join(head) + "\n</body></html>\n"
+    body = _trace_body(
+        trace,
+        None,
+        None,
+        None,
+        msc.render(sequence_chart(trace), prefix="msc"),
+        trace_svg.render(trace_graph(trace), prefix="tg"),
+        format_trace(list(trace)),
+    )
+    return "\n".join(head + body) + "\n</body></html>\n"
+
+
+def _trace_body(
+    trace: Sequence[Step],
+    violated: str | None,
+    loop_start: int | None,
+    back: str | None,
+    chart: str,
+    graph: str,
+    text: list[str],
+) -> list[str]:
+    """The page below the header: the chart and the trace graph, the steps (the last one
+    marked if it breaks `violated`; for a lasso, its cycle from `loop_start` and the `back`
+    line), the states and the text report."""
+    n = len(trace)
     steps = []
-    loop_start = result.loop_start
     for number, step in enumerate(trace, start=1):
         classes = ["selected"] if number == n else []
         if violated and number == n:
@@ -171,15 +237,12 @@ def render(result: CheckResult) -> str:
             f'<span class="n">{number}</span>{escape(describe_action(step.action, step.params))}'
             "</li>"
         )
-    back = lasso_line(result)
     if back is not None and loop_start is not None:  # selecting it shows the state it reaches
         steps.append(
             f'<li class="back" data-step="{loop_start + 1}" tabindex="0">'
             f'<span class="n">↺</span>{escape(back)}</li>'
         )
-    chart = msc.render(result_chart(result), prefix="msc")
-    graph = trace_svg.render(result_graph(result), prefix="tg")
-    body = [
+    return [
         '<main><div id="left">',
         '<section id="chart"><h2>Sequence chart</h2>'
         '<p class="hint">Click a row, a step or a state to select it; ↑/↓ move.</p>',
@@ -191,14 +254,13 @@ def render(result: CheckResult) -> str:
         '<div id="side"><section id="step-list"><h2>Steps</h2><ol id="steps">',
         *steps,
         '</ol></section><section id="state-panel"><h2>State</h2>',
-        *_state_panels(result, n),
+        *_state_panels(trace, n),
         "</section>",
         '<section id="text"><h2>Text report</h2><pre class="report">',
-        escape("\n".join(headline(result) + [behavior_intro(result)] + format_behavior(result))),
+        escape("\n".join(text)),
         "</pre></section></div></main>",
         f"<script>{SCRIPT % {'last': n}}</script>",
     ]
-    return "\n".join(head + body) + "\n</body></html>\n"
 
 
 def write(result: CheckResult, path: str) -> None:

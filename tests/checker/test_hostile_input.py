@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -100,6 +101,8 @@ class Case:
     checkpoint_of: str | None = None
     truncated: bool = False
     helper: str | None = None  # helper.py beside the spec, which it may import
+    # {tmp}/result.json first gets `mc check --json` of this spec (with these arguments)
+    json_of: tuple[str, ...] | None = None
 
 
 CASES = [
@@ -276,6 +279,47 @@ CASES = [
         ("checkpoint {tmp}/checkpoint.mc: a checkpoint of Spin (", "), not of {spec}"),
         args=("--resume", "{tmp}"),
         checkpoint_of=SPIN,
+    ),
+    # -- mc explore: 151 before it serves (a find expression's errors are shown on the page)
+    Case(
+        "explore-trace-not-json",
+        151,
+        ("--trace {spec}: not a JSON file (Expecting value: line 1 column 1 (char 0))",),
+        args=("--trace", "{spec}"),
+        command="explore",
+    ),
+    Case(
+        "explore-trace-other-constants",
+        151,
+        (
+            "--trace {tmp}/result.json: a result with other constants (top=3 there, 4 here):"
+            " pass the same -D",
+        ),
+        args=("-D", "top=4", "--trace", "{tmp}/result.json"),
+        command="explore",
+        json_of=(),
+    ),
+    Case(
+        "explore-trace-without-trace",
+        151,
+        ("--trace {tmp}/result.json: the result has no trace (verdict ok)",),
+        args=("--trace", "{tmp}/result.json"),
+        command="explore",
+        json_of=(),
+    ),
+    Case(
+        "explore-port-in-use",
+        151,
+        ("mc: error: --port ", ": cannot listen on 127.0.0.1:", ": in use by another program"),
+        args=("--port", "{port}"),
+        command="explore",
+    ),
+    Case(
+        "explore-init-raises",
+        75,
+        ("mc: error: init init: raised KeyError: 'x'",),
+        counter(init='Record(x={}["x"])'),
+        command="explore",
     ),
     # -- spec code during the run: 75, with the trace to the state
     Case(
@@ -584,10 +628,17 @@ def _run(mc, tmp_path, case: Case, *flags: str):
         if case.truncated:
             saved = work / "checkpoint.mc"
             saved.write_bytes(saved.read_bytes()[: saved.stat().st_size // 2])
-    args = [a.replace("{tmp}", str(work)) for a in case.args]
+    if case.json_of is not None:
+        report = work / "result.json"
+        assert mc("check", path, *case.json_of, "--json", report, "--progress", "0").code == 0
+    args = [a.replace("{tmp}", str(work)).replace("{spec}", str(path)) for a in case.args]
     if "/dev/full" in args and not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full here")
-    result = mc(*flags, case.command, path, *args)
+    with socket.socket() as busy:  # {port}: a port another program listens on
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        args = [a.replace("{port}", str(busy.getsockname()[1])) for a in args]
+        result = mc(*flags, case.command, path, *args)
     if case.source is not None and case.source != "/":
         assert path.read_text() == case.source  # nothing mc does may overwrite the spec
     if case.helper is not None:
@@ -674,7 +725,12 @@ def test_every_row_of_docs_errors_md_is_a_case_here():
     rows = dict(re.findall(r"^\| `([a-z-]+)` \|.*\| (\d+) \|$", doc, flags=re.MULTILINE))
     # Tested where Java or a cluster is at hand: test_spark_engine.py, test_cli.py (without
     # pyspark) and test_spark_cluster.py (an executor Python without msgpack).
-    elsewhere = {"java-missing": "153", "pyspark-missing": "153", "executor-module-missing": "153"}
+    elsewhere = {
+        "java-missing": "153",
+        "pyspark-missing": "153",
+        "executor-module-missing": "153",
+        "werkzeug-missing": "153",  # tests/explore/test_server.py
+    }
     tested = {c.id: str(c.code) for c in CASES} | elsewhere
     assert rows == tested
     assert len(rows) >= 20

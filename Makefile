@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEV    := $(VENV)/.installed-dev
 
-.PHONY: install install-dev test-tools check test lint bench compare-tlc clean
+.PHONY: install install-dev test-tools check test lint sanitize bench compare-tlc clean
 
 # mc alone: the local engine needs neither pyspark nor Java.
 $(STAMP): pyproject.toml setup.py checker/_hot.c
@@ -40,6 +40,12 @@ test: install-dev test-tools
 	$(BIN)/pytest --durations=20
 	MC_PURE_PYTHON=1 $(BIN)/pytest -q tests/checker tests/invariants tests/specs/test_bundled.py \
 		--ignore=tests/checker/test_spark_engine.py --ignore=tests/checker/test_spark_cluster.py
+	bash scripts/sanitize.sh
+
+# The C hot path built with AddressSanitizer and UndefinedBehaviorSanitizer, under the tests that
+# drive it hardest (scripts/sanitize.sh); `make test` ends with it.
+sanitize: install-dev
+	bash scripts/sanitize.sh
 
 lint: install-dev
 	$(BIN)/ruff check .

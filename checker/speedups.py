@@ -52,10 +52,28 @@ def _from_zip() -> ModuleType | None:
     return None
 
 
+def _from_file(path: str) -> ModuleType:
+    """checker._hot from the file `path`: `MC_HOT_LIBRARY`, which `make sanitize` sets to its
+    build with AddressSanitizer and UndefinedBehaviorSanitizer."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("checker._hot", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"MC_HOT_LIBRARY={path}: not a loadable extension module")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules["checker._hot"] = module
+    return module
+
+
 if os.environ.get("MC_PURE_PYTHON", "") in ("", "0"):
-    try:
-        from checker import _hot as hot
-    except ImportError:  # not built (no compiler when mc was installed), or in a zip
-        hot = _from_zip()
+    if os.environ.get("MC_HOT_LIBRARY"):
+        hot = _from_file(os.environ["MC_HOT_LIBRARY"])
+    else:
+        try:
+            from checker import _hot as hot
+        except ImportError:  # not built (no compiler when mc was installed), or in a zip
+            hot = _from_zip()
 
 __all__ = ["hot"]

@@ -12,7 +12,9 @@ One `mc check` stops at the first violation, so a row is a sequence of checks: e
 the next check, until one check ends without a violation. Breadth-first search makes each
 recorded counterexample the shortest for its invariant (a shorter one would have been found
 first). The last check explores the whole state space: its counts are the row's, and it
-settles the reachability properties, then the temporal properties.
+settles the reachability properties, then the temporal properties (mc check checks those only
+once every reachability property is reached: a row where one is not checks again without
+them).
 
 Rows are independent: `workers` of them run side by side, each in a forked process that
 receives its task and returns its row as JSON (never pickle). With the Spark engine the rows
@@ -46,11 +48,10 @@ from checker.spec import all_rules_of, constants_of, rules_of, switches_of
 
 ALL_ON = "(every rule on)"
 # What a cell says. "violated" also stands for a deadlock found and a temporal property's
-# lasso; "off": a reachability property the row's constants switch off; "unchecked": a
-# temporal property not checked because a reachability property was never reached (mc check
-# stops there); "unknown": the row's search was stopped (a bound) before deciding it.
+# lasso; "off": a reachability property the row's constants switch off; "unknown": the row's
+# search was stopped (a bound) before deciding it; "error": spec code raised.
 HOLDS, VIOLATED, UNREACHED, OFF = "holds", "violated", "unreached", "off"
-ERROR, UNKNOWN, UNCHECKED = "error", "unknown", "unchecked"
+ERROR, UNKNOWN = "error", "unknown"
 BROKEN = (VIOLATED, UNREACHED)
 
 
@@ -141,7 +142,7 @@ class Ablation:
                 codes.append(int(ExitCode.VIOLATION))
             elif cell.status == ERROR:
                 codes.append(int(ExitCode.EVALUATION_ERROR))
-            elif cell.status in (UNKNOWN, UNCHECKED):
+            elif cell.status == UNKNOWN:
                 codes.append(int(ExitCode.INCOMPLETE))
         return batch.worst(codes)
 
@@ -166,10 +167,12 @@ def check_once(
     settings: Settings,
     symmetry: bool | None,
     explorer: Any = None,
+    reachables: Sequence[str] | None = None,
 ) -> tuple[Model, CheckResult]:
     """`mc check PATH -D ... --invariant ... --property ...` (`properties` None:
     --no-liveness; no invariant: --no-invariants), the way the CLI runs it. The one place
-    an ablation runs a check."""
+    an ablation runs a check. `reachables`: only these reachability properties (mc check has
+    no option for it: its model has the others taken out)."""
     from checker import cli  # the CLI imports this module for its `ablate` command
 
     run = cli._Run(
@@ -181,6 +184,8 @@ def check_once(
         no_invariants=not invariants,
     )
     model, props = cli._load(path, dict(constants), list(invariants) or None, run)
+    if reachables is not None:
+        model.reachables = tuple(r for r in model.reachables if r.name in reachables)
     return model, cli._explore(model, run, explorer, props)
 
 
@@ -195,6 +200,7 @@ def run_row(task: dict[str, Any], explorer: Any = None) -> dict[str, Any]:
     invariants = [c.name for c in columns if c.kind == "invariant"]
     properties = [c.name for c in columns if c.kind == "property"]
     deadlock = settings.deadlock
+    reachables: list[str] | None = None  # all of them
     notes = io.StringIO()
     model = result = None
     with contextlib.redirect_stderr(notes):
@@ -209,10 +215,17 @@ def run_row(task: dict[str, Any], explorer: Any = None) -> dict[str, Any]:
                 current,
                 task["symmetry"],
                 explorer,
+                reachables,
             )
             row.seconds += time.perf_counter() - started
             row.checks += 1
             broken = _broken(result)
+            if broken is None and result.unreached and properties and reachables is None:
+                # mc check does not go on to the temporal properties once a reachability
+                # property is unreached: settle those, then check again without them.
+                _settle_reachables(row, columns, model, result)
+                reachables = []
+                continue
             if broken is None:
                 break
             cell = _counterexample(result)
@@ -275,21 +288,24 @@ def _settle(
         for c in columns:
             row.cells.setdefault(c.name, Cell(status, detail=detail))
         return
-    off = set(model.reachables_off)
+    _settle_reachables(row, columns, model, result)
     for c in columns:
-        if c.name in row.cells:
+        row.cells.setdefault(c.name, Cell(HOLDS))
+
+
+def _settle_reachables(
+    row: Row, columns: Sequence[Column], model: Model, result: CheckResult
+) -> None:
+    """The reachability properties' cells, from a check that explored every state."""
+    for c in columns:
+        if c.kind != "reachable" or c.name in row.cells:
             continue
-        if c.kind == "reachable":
-            if c.name in off:
-                row.cells[c.name] = Cell(OFF, detail=model.reachables_off[c.name])
-            elif c.name in result.unreached:
-                row.cells[c.name] = Cell(UNREACHED)
-            else:
-                row.cells[c.name] = Cell(HOLDS, depth=result.reached.get(c.name))
-        elif c.kind == "property" and result.verdict != "ok":
-            row.cells[c.name] = Cell(UNCHECKED, detail="a reachability property is unreached")
+        if c.name in model.reachables_off:
+            row.cells[c.name] = Cell(OFF, detail=model.reachables_off[c.name])
+        elif c.name in result.unreached:
+            row.cells[c.name] = Cell(UNREACHED)
         else:
-            row.cells[c.name] = Cell(HOLDS)
+            row.cells[c.name] = Cell(HOLDS, depth=result.reached.get(c.name))
 
 
 def _error_text(result: CheckResult) -> str:

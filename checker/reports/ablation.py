@@ -21,7 +21,6 @@ from checker.ablate import (
     ERROR,
     HOLDS,
     OFF,
-    UNCHECKED,
     UNKNOWN,
     UNREACHED,
     VIOLATED,
@@ -40,12 +39,12 @@ KINDS = {
     "reachable": "reachability",
     "property": "temporal property",
 }
-SHOWN = {UNREACHED: "unreached", OFF: "off", ERROR: "error", UNKNOWN: "?", UNCHECKED: "-"}
+SHOWN = {UNREACHED: "unreached", OFF: "off", ERROR: "error", UNKNOWN: "?"}
 LEGEND = (
     'A cell: "holds", or the states of the shortest counterexample (a temporal property:'
     ' of a lasso, marked ↺); "unreached": a reachability property no state satisfies; "off":'
-    ' switched off by the constants; "?": a bound stopped the search; "-": not checked (mc'
-    " check stops at an unreached reachability property)."
+    ' switched off by the constants; "?": a bound stopped the search; "error": spec code'
+    " raised."
 )
 
 
@@ -226,7 +225,7 @@ def junit(ablation: Ablation) -> str:
             cell = row.cells[column.name]
             case = ET.SubElement(suite, "testcase", classname=classname, name=column.name)
             said = _said(column, cell)
-            if cell.status in (ERROR, UNKNOWN, UNCHECKED):
+            if cell.status in (ERROR, UNKNOWN):
                 tag = "error" if cell.status == ERROR else "skipped"
                 ET.SubElement(case, tag, message=_clean(said))
             elif not row.off and cell.status in BROKEN:
@@ -260,8 +259,6 @@ def _said(column: Column, cell: Cell) -> str:
         return f"{what} is never reached"
     if cell.status == OFF:
         return f"{what} is switched off ({cell.detail})"
-    if cell.status == UNCHECKED:
-        return f"{what} not checked: {cell.detail}"
     return f"{what} undecided: {cell.status} {cell.detail}".rstrip()
 
 
@@ -292,7 +289,7 @@ td.cell { text-align: center; font-weight: bold; white-space: nowrap; }
 td.holds { background: #e8f5e9; color: #2e7d32; font-weight: normal; }
 td.violated, td.unreached { background: #ffebee; color: #c62828; }
 td.violated a { color: #c62828; }
-td.off, td.unchecked { background: #fafafa; color: #90a4ae; font-weight: normal; }
+td.off { background: #fafafa; color: #90a4ae; font-weight: normal; }
 td.error, td.unknown { background: #fff3e0; color: #ef6c00; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.flagged th { background: #fff8e1; }

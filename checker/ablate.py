@@ -116,8 +116,27 @@ class Ablation:
     settings: Settings
     workers: int
     engine: str
+    only: list[str] = field(default_factory=list)  # the rules --rule asked for (none: all)
+    pairs: bool = False
     bounds: dict[str, int] = field(default_factory=dict)  # the int constants, not switches
     seconds: float = 0.0  # wall time of the whole ablation
+
+    @property
+    def command(self) -> str:
+        """The `mc ablate` command line of this table (without --workers and the reports)."""
+        args = [f"-D {k}={v}" for k, v in self.constants.items()]
+        args += [f"--rule {r}" for r in self.only]
+        flags = (
+            (self.pairs, "--pairs"),
+            (not self.settings.liveness, "--no-liveness"),
+            (not self.settings.deadlock, "--no-deadlock"),
+        )
+        args += [flag for wanted, flag in flags if wanted]
+        if self.settings.max_states is not None:
+            args.append(f"--max-states {self.settings.max_states}")
+        if self.settings.timeout is not None:
+            args.append(f"--timeout {self.settings.timeout:g}")
+        return " ".join(["mc ablate", self.spec, *args])
 
     @property
     def checks_seconds(self) -> float:
@@ -467,6 +486,8 @@ def plan(
         settings=settings,
         workers=workers,
         engine="local" if explorer is None else "spark",
+        only=list(rules),
+        pairs=pairs,
         bounds={n: v for n, v in model.constants.items() if type(v) is int},
     )
     return ablation, tasks

@@ -57,21 +57,15 @@ def cell_text(cell: Cell) -> str:
 
 
 def broken_columns(ablation: Ablation) -> list[Column]:
-    """The columns where some row does not hold (off counts as holding)."""
+    """The columns where some row does not hold (or is switched off)."""
     return [
-        c
-        for c in ablation.columns
-        if any(r.cells[c.name].status not in (HOLDS, OFF) for r in ablation.rows)
+        c for c in ablation.columns if any(r.cells[c.name].status != HOLDS for r in ablation.rows)
     ]
 
 
 def _held(ablation: Ablation, shown: Sequence[Column]) -> list[str]:
     names = {c.name for c in shown}
     return [c.name for c in ablation.columns if c.name not in names]
-
-
-def _defines(ablation: Ablation) -> str:
-    return " ".join(f"-D {k}={v}" for k, v in ablation.constants.items()) or "(defaults)"
 
 
 def _timing(ablation: Ablation) -> str:
@@ -123,7 +117,7 @@ def text(ablation: Ablation) -> str:
         return "  ".join([first, *rest]).rstrip()
 
     out = [
-        f"Ablation of {ablation.spec_name} ({ablation.spec}), {_defines(ablation)}",
+        f"Ablation of {ablation.spec_name}: {ablation.command}",
         *textwrap.wrap(LEGEND, 100),
         "",
         line(header),
@@ -172,13 +166,13 @@ def _states(row: Row) -> str:
 # -- Markdown ------------------------------------------------------------------------------------
 
 
-def markdown(ablation: Ablation, *, timing: bool = True) -> str:
-    """The table in Markdown (`timing=False` leaves out the seconds, which vary: for docs that
-    a test compares with a fresh run)."""
+def markdown(ablation: Ablation) -> str:
+    """The table in Markdown, under its command line (no seconds: docs/specs.md keeps these
+    tables, and a test compares them with fresh runs)."""
     shown = broken_columns(ablation)
     header = ["rule off", *(f"`{c.name}`" for c in shown), "states"]
     out = [
-        f"`mc ablate {ablation.spec} {_defines(ablation)}`".replace(" (defaults)", ""),
+        f"`{ablation.command}`",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "|".join(["---"] + ["---:"] * (len(header) - 1)) + "|",
@@ -192,8 +186,6 @@ def markdown(ablation: Ablation, *, timing: bool = True) -> str:
     if held:
         out.append(f"Hold in every row: {', '.join(f'`{n}`' for n in held)}.")
     out += [f"Flagged: {names} {why}." for why, names in _flags(ablation, "`")]
-    if timing:
-        out.append(_timing(ablation))
     return "\n".join(out) + "\n"
 
 
@@ -311,7 +303,7 @@ def html(ablation: Ablation) -> str:
         f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>",
         f"<header><h1>{escape(ablation.spec_name)}: what breaks without each rule</h1>",
         f"<p>{escape(ablation.title)}</p>",
-        f"<p>{escape(ablation.spec)} · {escape(_defines(ablation))} · {escape(verdict)}</p>",
+        f"<p><code>{escape(ablation.command)}</code> · {escape(verdict)}</p>",
         f"<p>{escape(_timing(ablation))}</p></header><main>",
     ]
     columns = ablation.columns

@@ -235,7 +235,7 @@ def test_exit_code_is_that_of_the_checks_with_every_rule_on(toy, mc):
 def test_the_text_table_shows_the_columns_that_break(toy, mc):
     run = mc("ablate", toy, "--workers", "2")
     lines = run.out.splitlines()
-    assert lines[0] == f"Ablation of Toy ({toy}), (defaults)"
+    assert lines[0] == f"Ablation of Toy: mc ablate {toy}"
     head = lines.index(
         "rule off             A      B      C          D      E  states  checks  seconds"
     )

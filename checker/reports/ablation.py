@@ -39,6 +39,12 @@ KINDS = {
     "reachable": "reachability",
     "property": "temporal property",
 }
+GROUPS = {
+    "deadlock": "deadlock",
+    "invariant": "invariants",
+    "reachable": "reachability",
+    "property": "temporal properties",
+}
 SHOWN = {UNREACHED: "unreached", OFF: "off", ERROR: "error", UNKNOWN: "?"}
 LEGEND = (
     'A cell: "holds", or the states of the shortest counterexample (a temporal property:'
@@ -269,10 +275,10 @@ section h2 { font-size: 15px; margin: 0 0 8px; }
 table.ablation { border-collapse: collapse; font-size: 13px; }
 table.ablation th, table.ablation td { border: 1px solid #cfd8dc; padding: 3px 8px; }
 table.ablation thead th { vertical-align: bottom; background: #eceff1; font-weight: normal; }
-table.ablation thead th.column { writing-mode: vertical-rl; transform: rotate(180deg);
-       text-align: left; white-space: nowrap; font-family: 'DejaVu Sans Mono', monospace;
-       font-size: 12px; max-height: 260px; }
-table.ablation thead th .kind { color: #78909c; }
+table.ablation thead th.group { font-size: 12px; color: #37474f; vertical-align: middle; }
+table.ablation thead th.column { vertical-align: bottom; padding: 6px 2px; }
+table.ablation thead th.column span { writing-mode: vertical-rl; transform: rotate(180deg);
+       white-space: nowrap; font-family: 'DejaVu Sans Mono', monospace; font-size: 12px; }
 table.ablation tbody th { text-align: left; font-family: 'DejaVu Sans Mono', monospace;
        font-size: 12px; white-space: nowrap; }
 table.ablation tbody th .doc { display: block; font-family: system-ui, sans-serif;
@@ -307,9 +313,17 @@ def html(ablation: Ablation) -> str:
         f"<p>{escape(_timing(ablation))}</p></header><main>",
     ]
     columns = ablation.columns
+    groups: list[tuple[str, int]] = []  # (kind, columns) over runs of columns of one kind
+    for c in columns:
+        if groups and groups[-1][0] == c.kind:
+            groups[-1] = (c.kind, groups[-1][1] + 1)
+        else:
+            groups.append((c.kind, 1))
+    kinds = "".join(
+        f'<th class="group" colspan="{n}">{escape(GROUPS[kind])}</th>' for kind, n in groups
+    )
     heads = "".join(
-        f'<th class="column" title="{escape(c.doc)}">{escape(c.name)}'
-        f' <span class="kind">({escape(KINDS[c.kind])})</span></th>'
+        f'<th class="column" title="{escape(c.doc)}"><span>{escape(c.name)}</span></th>'
         for c in columns
     )
     rows = []
@@ -328,9 +342,12 @@ def html(ablation: Ablation) -> str:
     table = [
         '<section id="table"><h2>A row per configuration, a column per property</h2>',
         f'<p class="hint">{escape(LEGEND)} A number links to the counterexample\'s report.</p>',
-        '<table class="ablation"><thead><tr><th>rule off</th>',
+        '<table class="ablation"><thead><tr><th rowspan="2">rule off</th>',
+        kinds,
+        '<th rowspan="2">states</th><th rowspan="2">checks</th><th rowspan="2">seconds</th>',
+        "</tr><tr>",
         heads,
-        "<th>states</th><th>checks</th><th>seconds</th></tr></thead><tbody>",
+        "</tr></thead><tbody>",
         *rows,
         "</tbody></table></section>",
     ]

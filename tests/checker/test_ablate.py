@@ -237,18 +237,18 @@ def test_the_text_table_shows_the_columns_that_break(toy, mc):
     lines = run.out.splitlines()
     assert lines[0] == f"Ablation of Toy: mc ablate {toy}"
     head = lines.index(
-        "rule off             A      B      C          D      E  states  checks  seconds"
+        "rule off             A      B      C      D          E      F  states  checks  seconds"
     )
     assert [line.rsplit(None, 1)[0] for line in lines[head + 1 : head + 7]] == [
-        "(every rule on)  holds  holds  holds      holds  holds      12       1",
-        "cap              holds      4      5      holds  holds      20       3",
-        "settle               5  holds  holds      holds    4 ↺      12       3",
-        "touch            holds  holds  holds  unreached  holds       6       2",
-        "noop             holds  holds  holds      holds  holds      12       1",
-        "early            holds  holds  holds      holds  holds      10       1",
+        "(every rule on)  holds  holds  holds  holds      holds  holds      12       1",
+        "cap              holds      4      5  holds      holds  holds      20       3",
+        "settle               5  holds  holds  holds      holds    4 ↺      12       3",
+        "touch            holds  holds  holds    off  unreached  holds       6       2",
+        "noop             holds  holds  holds  holds      holds  holds      12       1",
+        "early            holds  holds  holds  holds      holds  holds      10       1",
     ]
-    assert "A: deadlock (deadlock)" in lines and "E: y_returns (temporal property)" in lines
-    assert "Hold in every row: x_small, y_moved, z_moved." in lines
+    assert "A: deadlock (deadlock)" in lines and "F: y_returns (temporal property)" in lines
+    assert "Hold in every row: x_small, y_moved." in lines
     assert "Flagged: noop changes nothing here" in run.out
     assert "mc: ablate: cap: x_within, x_near (3 checks," in run.err
 
@@ -270,7 +270,7 @@ def test_reports_json_junit_markdown_and_html_with_a_page_per_counterexample(toy
     assert x_within.find("failure") is None and "inc_x()" in x_within.find("system-out").text
     assert suites[1].find("testcase[@name='x_small']/skipped") is not None
     md = paths["markdown"].read_text()
-    assert "| `cap` | holds | 4 | 5 | holds | holds | 20 |" in md
+    assert "| `cap` | holds | 4 | 5 | holds | holds | holds | 20 |" in md
     page = paths["html"].read_text()
     assert '<a href="toy.cells/cap--x_within.html">4</a>' in page
     report = (tmp_path / "toy.cells" / "cap--x_within.html").read_text()

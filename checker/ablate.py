@@ -140,7 +140,8 @@ class Ablation:
 
     @property
     def checks_seconds(self) -> float:
-        """The rows' checks one after another: what the ablation would take without workers."""
+        """The rows' checks, each timed in its own process: with rows side by side on busy
+        cores, more than `--workers 1` takes (that is the time to compare with)."""
         return sum(r.seconds for r in self.rows)
 
     @property

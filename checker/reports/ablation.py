@@ -83,8 +83,8 @@ def _timing(ablation: Ablation) -> str:
         if ablation.workers > 1
         else "one after another"
     )
-    alone = (
-        f" (the checks one after another: {ablation.checks_seconds:.2f} s)"
+    alone = (  # each row's time measured in its process, so contention included
+        f" (the rows' checks took {ablation.checks_seconds:.2f} s in all)"
         if how.startswith("side")
         else ""
     )
@@ -133,11 +133,12 @@ def text(ablation: Ablation) -> str:
     out += [f"{letter}: {c.name} ({KINDS[c.kind]})" for letter, c in zip(letters, shown)]
     held = _held(ablation, shown)
     if held:
-        out.append(f"Hold in every row: {', '.join(held)}.")
+        out += textwrap.wrap(f"Hold in every row: {', '.join(held)}.", 100, subsequent_indent="  ")
     if not shown:
         out.append("Nothing breaks in any row.")
     out += ["", "Rules:"]
-    out += [f"  {name}: {doc}" for name, doc in ablation.rules.items()]
+    for name, doc in ablation.rules.items():
+        out += textwrap.wrap(f"{name}: {doc}", 100, initial_indent="  ", subsequent_indent="    ")
     for why, names in _flags(ablation):
         out += textwrap.wrap(f"Flagged: {names} {why}.", 100, subsequent_indent="  ")
     out.append(_timing(ablation))

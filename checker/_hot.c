@@ -439,6 +439,53 @@ fail:
     return NULL;
 }
 
+/* Record({"leader": 1, "isr": ...}): the record of a dict whose keys are field names in an
+ * order met before (as keywords, or as such a dict: the Python factory registers each order it
+ * builds), its values frozen; NULL without an exception for any other dict. */
+static PyObject *
+str_record(PyObject *dict)
+{
+    Py_ssize_t n = PyDict_GET_SIZE(dict), pos = 0, i = 0;
+    PyObject *key, *value;
+    if (n == 0 || n > 64)
+        return NULL;
+    PyObject *order = PyTuple_New(n);
+    if (order == NULL)
+        return NULL;
+    PyObject *values[64];
+    while (PyDict_Next(dict, &pos, &key, &value)) {
+        if (!PyUnicode_CheckExact(key) || i >= n) {
+            Py_DECREF(order);
+            return NULL;
+        }
+        Py_INCREF(key);
+        PyTuple_SET_ITEM(order, i, key);
+        values[i++] = value; /* borrowed: the dict holds them while we build */
+    }
+    PyObject *entry = i == n ? PyDict_GetItemWithError(MAKERS, order) : NULL; /* borrowed */
+    Py_DECREF(order);
+    if (entry == NULL)
+        return NULL;
+    PyTypeObject *shape = (PyTypeObject *)PyTuple_GET_ITEM(entry, 0);
+    PyObject *where = PyTuple_GET_ITEM(entry, 1);
+    if (PyTuple_GET_SIZE(where) != n)
+        return NULL;
+    PyObject *record = alloc(shape, n + 1);
+    if (record == NULL)
+        return NULL;
+    Py_INCREF(shape);
+    PyTuple_SET_ITEM(record, 0, (PyObject *)shape);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *got = frozen(values[PyLong_AsSsize_t(PyTuple_GET_ITEM(where, k))], ATOMS);
+        if (got == NULL) {
+            Py_DECREF(record);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(record, k + 1, got);
+    }
+    return record;
+}
+
 /* Record(field=value, ...), called with the keywords of a known order: the record built from
  * the arguments directly; anything else goes to the Python factory. */
 static PyObject *
@@ -475,6 +522,9 @@ record_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
         PyObject *map = int_map(args[0]);
         if (map != NULL || PyErr_Occurred())
             return map;
+        PyObject *record = str_record(args[0]);
+        if (record != NULL || PyErr_Occurred())
+            return record;
     }
     return PyObject_Vectorcall(FACTORY, args, nargsf, kwnames);
 }
@@ -807,12 +857,11 @@ hot_conforms(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 /* -- successors -------------------------------------------------------------------------- */
 
 /* The spec raised in an action: let `reraise(ai, binding, state, exc)` (Model) raise the
- * EvaluationError that names it. Exceptions that are not errors (KeyboardInterrupt) pass. */
+ * EvaluationError that names it, or let an interrupt (Ctrl-C, --timeout) go on. Every
+ * exception goes there: a SystemExit or a KeyboardInterrupt the spec raises is its error. */
 static void
 action_raised(PyObject *reraise, PyObject *ai, PyObject *binding, PyObject *state)
 {
-    if (!PyErr_ExceptionMatches(PyExc_Exception))
-        return;
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
     PyErr_NormalizeException(&type, &value, &traceback);

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from checker.encoding import encode, fingerprint
+from checker.errors import Interrupted
 from checker.record import Record
 
 # A predicate's value on a state: false, true, or it raised (found again by evaluating it).
@@ -77,7 +78,9 @@ def predicate_value(predicate: Callable[[Record], Any], state: Record) -> int:
     search goes on; what raised is reported, with the state, if it matters)."""
     try:
         value = predicate(state)
-    except Exception:
+    except Interrupted:
+        raise
+    except BaseException:
         return RAISED
     return TRUE if value is True else FALSE if value is False else RAISED
 

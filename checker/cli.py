@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
-import signal
 import socket
 import sys
 import traceback
@@ -20,6 +19,7 @@ from checker import (
     ablate,
     batch,
     checkpoint,
+    guard,
     kinds,
     liveness,
     simulation,
@@ -272,7 +272,10 @@ def check(
     if no_invariants and invariants:
         raise ConfigError("--invariant and --no-invariants exclude each other")
     wanted = outputs.Outputs(json_path=json_path, **report_paths)
-    wanted.validate()
+    saved = [
+        str(Path(d) / checkpoint.FILE_NAME) for d in (checkpoint_dir, resume_dir) if d is not None
+    ]
+    wanted.validate([*specs, *saved])
     options = bfs.Options(
         deadlock=not no_deadlock,
         max_depth=max_depth,
@@ -311,6 +314,7 @@ def check(
     explorer = _explorer(engine, master, remote, spark_conf)
     try:
         if saving is not None:
+            wanted.refuse_modules()
             _check_witness(model, run.witness)
             result = _explore(model, run, explorer, _properties_for(model, run), saving)
             _note_checkpoint(saving)
@@ -318,10 +322,11 @@ def check(
         constants = _parse_defines(defines)
         if len(specs) == 1 and files and files[0].explicit:  # one spec file: errors end the run
             model, props = _load(files[0].path, constants, invariants or None, run)
+            wanted.refuse_modules()
             _check_witness(model, run.witness)
             result = _explore(model, run, explorer, props)
             return _report(result, model, wanted)
-        runs = _check_many(files, constants, invariants, run, explorer)
+        runs = _check_many(files, constants, invariants, run, explorer, wanted)
     finally:
         if explorer is not None:
             explorer.close()
@@ -613,6 +618,7 @@ def _check_many(
     invariants: Sequence[str],
     run: _Run,
     explorer: spark.Explorer | None = None,
+    wanted: outputs.Outputs | None = None,
 ) -> list[Checked]:
     """Load every spec first (so a misspelt -D fails before hours of checking), then check
     them one by one. -D, --invariant and --property apply to the specs that declare the name
@@ -665,6 +671,8 @@ def _check_many(
         raise ConfigError(f"{', '.join(unknown)}: no spec of this run declares it")
     if not loaded:
         raise SpecError(f"{', '.join(str(f) for f in files)}: no spec to check")
+    if wanted is not None:
+        wanted.refuse_modules()
     runs: list[Checked] = []
     for item in loaded:
         if isinstance(item, NotChecked):
@@ -825,8 +833,9 @@ def simulate(
     reports one, with its exit code; finding none (exit 0) is not a proof.
     """
     wanted = outputs.Outputs(json_path=json_path, **report_paths)
-    wanted.validate()
+    wanted.validate([spec])
     model = load_model(spec, _parse_defines(defines), invariants or None)
+    wanted.refuse_modules()
     seed = simulation.new_seed() if seed is None else seed
     # On stderr at once, so that even a killed run can be repeated; the report has it too.
     click.echo(f"mc: seed {seed}", err=True)
@@ -866,12 +875,18 @@ def graph(
     """
     paths = {"dot": dot_path, "svg": svg_path, "png": png_path, "mermaid": mermaid_path}
     for name, path in paths.items():
+        if path == "":
+            raise ConfigError(f"--{name} '': an empty path; give the file to write")
         if path:
             outputs.check_writable(path, f"--{name}")
+            outputs.refuse_input(path, f"--{name}", [spec])
     for fmt in ("svg", "png"):
         if paths[fmt]:
             graphviz.require_dot(f"--{fmt}")
     model = load_model(spec, _parse_defines(defines))
+    for name, path in paths.items():
+        if path:
+            outputs.refuse_module(path, f"--{name}")
     g = state_space_graph(model, max_states)
     dot_text = dot.to_dot(g, model.name)
     if dot_path:
@@ -1003,15 +1018,22 @@ def _first_line(fn: object) -> str:
     return doc.splitlines()[0] if doc else ""
 
 
-def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt  # SIGTERM stops a run like Ctrl-C: partial counts, exit 152
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
-    signal.signal(signal.SIGTERM, _terminate)
     try:
-        code = cli.main(args=argv, prog_name="mc", standalone_mode=False)
+        # SIGTERM stops a run as Ctrl-C does (partial counts, exit 152); spec code cannot end
+        # the run (checker.guard)
+        with guard.guarded():
+            code = cli.main(args=argv, prog_name="mc", standalone_mode=False)
+    except SystemExit as exc:  # click returns its exits: this one is spec code's
+        if debug:
+            traceback.print_exc()
+        click.echo(
+            f"mc: error: spec code ended the run with SystemExit({exc.code!r}), outside any"
+            " action or invariant that mc could name; the run proves nothing",
+            err=True,
+        )
+        code = ExitCode.EVALUATION_ERROR
     except click.exceptions.Abort:
         click.echo("mc: aborted", err=True)
         code = 130

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from checker import kinds
-from checker.errors import ConfigError, EvaluationError, SpecError
+from checker.errors import ConfigError, EvaluationError, Interrupted, SpecError
 from checker.record import Record, canonical_order
 from checker.reports import templates
 from checker.result import CheckResult, Event
@@ -135,7 +135,9 @@ class Action:
         takes), in canonical order."""
         try:
             return domain_order(domain(state, *earlier))
-        except Exception as exc:
+        except Interrupted:
+            raise
+        except BaseException as exc:
             raise EvaluationError(
                 "action",
                 self.name,

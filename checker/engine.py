@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any, Protocol
 
+from checker import guard
 from checker.checkpoint import Checkpoints
 from checker.errors import EvaluationError
 from checker.model import Model
@@ -66,6 +67,7 @@ class Search(Protocol):
         """Add what only this engine measures to `result`."""
 
 
+@guard.guarded()  # for API users: the CLI guards its whole run already
 def run(search: Search) -> CheckResult:
     """Run `search` and return its result: the verdict and trace of how it ended (a Stop, a
     Failed, an interrupt, or the end, with the reachability properties settled), its counts

@@ -93,6 +93,12 @@ class EvaluationError(McError):
         return "".join(lines)
 
 
-class RunTimeout(KeyboardInterrupt):
-    """`mc check --timeout` expired. A KeyboardInterrupt, so that every engine stops as it does
-    on Ctrl-C: verdict "incomplete" with the partial counts (exit 152)."""
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM, raised by mc's own signal handlers (checker.guard): a stop from
+    outside the spec. A KeyboardInterrupt, so that every engine stops as it does on Ctrl-C:
+    verdict "incomplete" with the partial counts (exit 152). A KeyboardInterrupt that spec code
+    raises itself is not one: it is the spec's error, as is a SystemExit."""
+
+
+class RunTimeout(Interrupted):
+    """`mc check --timeout` expired: stops the run as Ctrl-C does."""

@@ -43,9 +43,10 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import breadth_first_order, connected_components
 
+from checker import guard
 from checker.behaviour import RAISED, TRUE, Behaviour, Recording
 from checker.compiled import domain_order
-from checker.errors import ConfigError, EvaluationError, SpecError
+from checker.errors import ConfigError, EvaluationError, Interrupted, SpecError
 from checker.local import bfs
 from checker.model import Model
 from checker.progress import Progress
@@ -185,6 +186,7 @@ def _refuse_symmetry(model: Model) -> None:
         )
 
 
+@guard.guarded()  # spec code cannot end the run (for API users: the CLI guards it too)
 def check(
     model: Model,
     result: CheckResult,
@@ -364,7 +366,9 @@ def _evaluate(
 ) -> bool:
     try:
         value = predicate(state)
-    except Exception as exc:
+    except Interrupted:
+        raise
+    except BaseException as exc:
         error = EvaluationError(
             "property", prop.name, f"raised {type(exc).__name__}: {exc}", state=state, cause=exc
         )

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 
-from checker.errors import ConfigError, McError, SpecError
+from checker.errors import ConfigError, Interrupted, McError, SpecError
 from checker.model import Model
 from checker.spec import Spec, actions_of, assumptions_of, constants_of
 
@@ -59,7 +59,9 @@ def import_spec_module(path: str | os.PathLike[str]) -> ModuleType:
         ) from exc
     except McError:
         raise  # already says where (e.g. an action defined twice)
-    except Exception as exc:
+    except Interrupted:
+        raise
+    except BaseException as exc:
         raise SpecError(
             f"{path}{_line_in(file, exc)}: importing the spec raised {type(exc).__name__}: {exc}"
         ) from exc
@@ -175,7 +177,9 @@ def check_assumptions(spec: Spec, path: str | os.PathLike[str]) -> None:
     for name, fn in assumptions_of(type(spec)).items():
         try:
             holds = getattr(spec, name)()
-        except Exception as exc:
+        except Interrupted:
+            raise
+        except BaseException as exc:
             raise SpecError(
                 f"{path}: assumption {name} raised {type(exc).__name__}: {exc}"
             ) from exc
@@ -222,7 +226,9 @@ def build_model(
     check_constants(cls, values)
     try:
         spec = cls(**values)
-    except Exception as exc:
+    except Interrupted:
+        raise
+    except BaseException as exc:
         raise SpecError(
             f"{path}: creating {cls.__name__} raised {type(exc).__name__}: {exc}"
         ) from exc

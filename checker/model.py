@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 from checker import kinds
 from checker.compiled import Binding, CompiledSpec, Invariant
 from checker.encoding import decode, encode, encode_state, fingerprint
-from checker.errors import EvaluationError, SpecError
+from checker.errors import EvaluationError, Interrupted, SpecError
 from checker.record import Map, Record, StateError, freeze
 from checker.result import CheckResult, Step
 from checker.spec import Spec
@@ -88,7 +88,9 @@ class Model(CompiledSpec):
             result = self.spec.init()
         except NotImplementedError:
             raise SpecError(f"{self.name} has no initial state: define init(self)") from None
-        except Exception as exc:
+        except Interrupted:
+            raise
+        except BaseException as exc:
             raise EvaluationError("init", "init", _raised(exc), cause=exc) from exc
         states = [result] if isinstance(result, Record) else _as_list(result)
         if states is None or not all(isinstance(s, Record) for s in states):
@@ -187,7 +189,9 @@ class Model(CompiledSpec):
             raise EvaluationError(
                 "view", "view", f"returned a value that cannot be encoded: {exc}", state=state
             ) from exc
-        except Exception as exc:
+        except Interrupted:
+            raise
+        except BaseException as exc:
             raise EvaluationError("view", "view", _raised(exc), state=state, cause=exc) from exc
         return _encoded(view, "view", "view", state=state, params={})
 
@@ -195,7 +199,9 @@ class Model(CompiledSpec):
         assert self.symmetry is not None
         try:
             image = self.symmetry.permute(state, p)
-        except Exception as exc:
+        except Interrupted:
+            raise
+        except BaseException as exc:
             raise EvaluationError(
                 "permute", "permute", f"{_raised(exc)} (renaming {p})", state=state, cause=exc
             ) from exc
@@ -233,14 +239,18 @@ class Model(CompiledSpec):
         act = self.actions[ai]
         try:
             result = act.fn(state, *binding)
-        except Exception as exc:
+        except Interrupted:
+            raise
+        except BaseException as exc:
             raise self._raised_in(ai, binding, state, exc) from exc
         successors = self._successors(ai, binding, state, result)
         if self.action_constraints:
             successors = [t for t in successors if self._allowed(ai, binding, state, t)]
         return successors
 
-    def _raised_in(self, ai: int, binding: Binding, state: Record, exc: Exception) -> Exception:
+    def _raised_in(
+        self, ai: int, binding: Binding, state: Record, exc: BaseException
+    ) -> BaseException:
         act = self.actions[ai]
         return EvaluationError(
             "action", act.name, _raised(exc), state=state, params=act.describe(binding), cause=exc
@@ -305,7 +315,9 @@ class Model(CompiledSpec):
             if arity == 0:
                 try:
                     result = fn(state)
-                except Exception as exc:
+                except Interrupted:
+                    raise
+                except BaseException as exc:
                     raise self._raised_in(ai, (), state, exc) from exc
                 if result is None:
                     continue
@@ -324,7 +336,9 @@ class Model(CompiledSpec):
                 for value in values:
                     try:
                         result = fn(state, value)
-                    except Exception as exc:
+                    except Interrupted:
+                        raise
+                    except BaseException as exc:
                         raise self._raised_in(ai, (value,), state, exc) from exc
                     if result is None:
                         continue
@@ -342,7 +356,9 @@ class Model(CompiledSpec):
                 for binding in static if static is not None else act.bindings(state):
                     try:
                         result = fn(state, *binding)
-                    except Exception as exc:
+                    except Interrupted:
+                        raise
+                    except BaseException as exc:
                         raise self._raised_in(ai, binding, state, exc) from exc
                     if result is None:
                         continue
@@ -403,8 +419,11 @@ class Model(CompiledSpec):
             raise EvaluationError("action", act.name, message, state=state, params=params)
         raise AssertionError("a successor failed its kind check, and no variable does")
 
-    def _reraise(self, ai: int, binding: Binding, state: Record, exc: Exception) -> None:
-        """Raise what an action raised as the EvaluationError that says where (for C)."""
+    def _reraise(self, ai: int, binding: Binding, state: Record, exc: BaseException) -> None:
+        """Raise what an action raised as the EvaluationError that says where (for C, which
+        passes every exception here); an interrupt goes on as it was."""
+        if isinstance(exc, Interrupted):
+            raise exc
         raise self._raised_in(ai, binding, state, exc) from exc
 
     def expand(self, data: bytes) -> Successors:
@@ -514,7 +533,9 @@ def _holds(
     return True or False."""
     try:
         ok = fn(*states)
-    except Exception as exc:
+    except Interrupted:
+        raise
+    except BaseException as exc:
         raise EvaluationError(
             kind, name, _raised(exc), state=states[0], params=params, cause=exc
         ) from exc
@@ -569,4 +590,7 @@ def _as_list(result: Any) -> list[Any] | None:
 
 
 def _raised(exc: BaseException) -> str:
-    return f"raised {type(exc).__name__}: {exc}"
+    said = f"raised {type(exc).__name__}: {exc}"
+    if not isinstance(exc, Exception):  # SystemExit, os._exit, the spec's KeyboardInterrupt
+        said += " (spec code cannot end mc's run: it is reported as the spec's error)"
+    return said

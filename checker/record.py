@@ -64,6 +64,10 @@ def _factory(source: Any = _MISSING, /, **fields: Any) -> Record:
         return (make or _maker(tuple(fields)))(fields)
     items = dict(source)
     items.update(fields)
+    if type(source) is dict and not fields and items and all(map(_is_field_name, items)):
+        # as Record(**source): the maker of this key order is generated once (and, in C,
+        # Record() builds such a dict's record directly from then on)
+        return (_makers.get(tuple(items)) or _maker(tuple(items)))(items)
     return mapping({freeze(k): v for k, v in items.items()})
 
 

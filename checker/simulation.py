@@ -22,6 +22,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from checker import guard
 from checker.compiled import Binding
 from checker.encoding import encode
 from checker.errors import EvaluationError
@@ -84,6 +85,7 @@ class _Found:
     verdict: _Verdict
 
 
+@guard.guarded()  # spec code cannot end the run (for API users: the CLI guards it too)
 def simulate(model: Model, options: Options, progress: Progress | None = None) -> CheckResult:
     """Take `options.traces` random walks through `model`; return the first verdict found,
     its trace shortened, or "ok" (which, unlike `bfs.check`'s, proves nothing)."""

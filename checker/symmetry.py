@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from checker.encoding import encode
-from checker.errors import ConfigError, SpecError
+from checker.errors import ConfigError, Interrupted, SpecError
 from checker.record import Record, StateError, freeze
 
 # Each state generated is renamed by each permutation: beyond this the search would crawl.
@@ -178,7 +178,9 @@ class Symmetry:
         recording = _Recording(values)
         try:
             self.permute(state, recording)
-        except Exception:  # the search renames the state again and reports what it raises
+        except Interrupted:
+            raise
+        except BaseException:  # the search renames the state again and reports what it raises
             return ()
         plain = {id(t) for t in recording.plain}
         owners: dict[int, list[str]] = {}

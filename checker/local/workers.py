@@ -34,6 +34,7 @@ from typing import Any
 import msgpack
 import numpy as np
 
+from checker import guard
 from checker.behaviour import Recording, binding_key, predicate_value
 from checker.compiled import Binding
 from checker.encoding import decode, encode_state, fingerprint
@@ -492,7 +493,11 @@ def _serve(conn: Connection, model: Model, recording: Recording | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     gc.disable()  # as in the engine process (checker.local.bfs.check)
-    expander = Expander(model, recording)
+    with guard.in_worker():
+        _answer(conn, Expander(model, recording))
+
+
+def _answer(conn: Connection, expander: Expander) -> None:
     # The engine sends up to IN_FLIGHT requests before it reads a reply. A thread takes them
     # off the pipe as they come, so that a large request never waits behind a large reply:
     # with both pipes full, the engine and this process would each wait for the other.

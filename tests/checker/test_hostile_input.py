@@ -16,6 +16,7 @@ from checker.errors import EvaluationError
 from tests.conftest import ROOT
 
 PYTHON_TRACEBACK = "Traceback (most recent call last)"
+EXITED = "(spec code cannot end mc's run: it is reported as the spec's error)"
 
 COUNTER = """\
 from checker import Record, Spec, action, constant, invariant, terminal
@@ -103,6 +104,7 @@ class Case:
     # it (cut to half its size if `truncated`)
     checkpoint_of: str | None = None
     truncated: bool = False
+    helper: str | None = None  # helper.py beside the spec, which it may import
 
 
 CASES = [
@@ -445,6 +447,92 @@ CASES = [
         counter(holds="None"),
         report=True,
     ),
+    # -- spec code that tries to end mc's process: its error, never a pass (issue 23)
+    Case(
+        "action-exits",
+        75,
+        (
+            f"Error: action add(step=1) raised SystemExit: 0 {EXITED}\n  in state {{x: 1}}",
+            'File "{spec}", line 13, in add',
+            "The behavior up to the state where it failed, 2 states:",
+        ),
+        counter(effect='__import__("sys").exit(0) if s.x == 1 else s.replace(x=s.x + step)'),
+        report=True,
+    ),
+    Case(
+        "action-os-exit",
+        75,
+        (f"Error: action add(step=1) raised SystemExit: os._exit(0) called {EXITED}",),
+        counter(effect='__import__("os")._exit(0) if s.x == 1 else s.replace(x=s.x + step)'),
+        report=True,
+    ),
+    Case(
+        "worker-os-exit",
+        75,
+        (f"Error: action add(step=1) raised SystemExit: os._exit(0) called {EXITED}",),
+        counter(effect='__import__("os")._exit(0) if s.x == 1 else s.replace(x=s.x + step)'),
+        args=("--workers", "2"),
+        report=True,
+    ),
+    Case(
+        "action-raises-keyboard-interrupt",
+        75,
+        (f"Error: action add(step=1) raised KeyboardInterrupt:  {EXITED}",),
+        counter(
+            effect="(_ for _ in ()).throw(KeyboardInterrupt()) if s.x == 1"
+            " else s.replace(x=s.x + step)"
+        ),
+        report=True,
+    ),
+    Case(
+        "invariant-exits",
+        75,
+        (f"Error: invariant small raised SystemExit: 3 {EXITED}\n  in state {{x: 2}}",),
+        counter(holds='s.x < 2 or __import__("sys").exit(3)'),
+        report=True,
+    ),
+    Case(
+        "import-exits",
+        150,
+        ("{spec}:2: importing the spec raised SystemExit: 0",),
+        "import sys\nsys.exit(0)\n",
+    ),
+    # -- a report file that would overwrite an input: 151, before the run
+    Case(
+        "report-is-the-spec",
+        151,
+        ("--json {tmp}/../spec.py: it is an input of this run; it would be lost",),
+        args=("--json", "{tmp}/../spec.py"),
+    ),
+    Case(
+        "report-is-an-imported-module",
+        151,
+        (
+            "--html {tmp}/../helper.py: it is the source of the module helper, which this run"
+            " loaded; it would be lost",
+        ),
+        counter(init="Record(x=self.start)", extra='\n    start = __import__("helper").START\n'),
+        args=("--html", "{tmp}/../helper.py"),
+        helper="START = 0\n",
+    ),
+    Case(
+        "report-is-the-checkpoint",
+        151,
+        ("--json {tmp}/checkpoint.mc: it is an input of this run; it would be lost",),
+        args=("--checkpoint", "{tmp}", "--json", "{tmp}/checkpoint.mc"),
+    ),
+    Case(
+        "two-reports-one-file",
+        151,
+        ("--json {tmp}/out and --html {tmp}/out: the same file; each report needs its own",),
+        args=("--json", "{tmp}/out", "--html", "{tmp}/out"),
+    ),
+    Case(
+        "report-empty-path",
+        151,
+        ("--json '': an empty path; give the file to write",),
+        args=("--json", ""),
+    ),
     # -- what never happened: warnings after the verdict, 15 with --strict
     Case(
         "return-forgotten",
@@ -525,6 +613,9 @@ def _run(mc, tmp_path, case: Case, *flags: str):
         path.mkdir()
     elif case.source is not None:
         path.write_text(case.source)
+    if case.helper is not None:
+        (tmp_path / "helper.py").write_text(case.helper)
+        sys.modules.pop("helper", None)  # another case's, imported by an in-process run
     work = tmp_path / "work"
     work.mkdir()
     if case.checkpoint_of is not None:
@@ -538,7 +629,12 @@ def _run(mc, tmp_path, case: Case, *flags: str):
     args = [a.replace("{tmp}", str(work)) for a in case.args]
     if "/dev/full" in args and not os.path.exists("/dev/full"):
         pytest.skip("no /dev/full here")
-    return mc(*flags, case.command, path, *args), path, work
+    result = mc(*flags, case.command, path, *args)
+    if case.source is not None and case.source != "/":
+        assert path.read_text() == case.source  # nothing mc does may overwrite the spec
+    if case.helper is not None:
+        assert (tmp_path / "helper.py").read_text() == case.helper
+    return result, path, work
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
@@ -552,9 +648,7 @@ def test_bad_input_gets_its_exit_code_and_message(mc, tmp_path, case):
     assert PYTHON_TRACEBACK not in both
 
 
-@pytest.mark.parametrize(
-    "case", [c for c in CASES if c.code in ERROR_CODES], ids=lambda c: c.id
-)
+@pytest.mark.parametrize("case", [c for c in CASES if c.code in ERROR_CODES], ids=lambda c: c.id)
 def test_debug_adds_a_python_traceback(mc, tmp_path, case):
     result, _, _ = _run(mc, tmp_path, case, "--debug")
     assert result.code == case.code

@@ -22,7 +22,7 @@ from checker import (
     invariant,
     leads_to,
 )
-from checker.errors import ConfigError, ExitCode, SpecError
+from checker.errors import ConfigError, ExitCode, Interrupted, SpecError
 from checker.liveness import check, fairness, recording, select
 from checker.loader import load_model
 from checker.local.bfs import Options
@@ -354,7 +354,7 @@ def test_a_property_predicate_that_raises_is_an_evaluation_error_with_its_trace(
 
 
 def test_an_interrupted_liveness_check_is_incomplete():
-    class Interrupted(Spec):
+    class Stopped(Spec):
         def init(self):
             return Record(x=0)
 
@@ -365,10 +365,10 @@ def test_an_interrupted_liveness_check_is_incomplete():
         @eventually
         def done(self, s):
             if s.x == 2:
-                raise KeyboardInterrupt  # as Ctrl-C (or SIGTERM, see checker.cli) would
+                raise Interrupted("SIGINT")  # as mc's Ctrl-C handler would
             return False
 
-    result = run(Interrupted())
+    result = run(Stopped())
     assert result.verdict == "incomplete" and result.exit_code == ExitCode.INCOMPLETE
     assert result.bound == "interrupted while checking the temporal properties"
 

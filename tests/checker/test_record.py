@@ -4,6 +4,8 @@ import copy
 import pickle
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from checker.record import Map, Record, StateError, canonical_order, freeze, put, without
 
@@ -135,6 +137,34 @@ def test_put_and_int_maps_agree_with_the_pure_python_path():
         fast, slow = put(container, key, value), _put(container, key, value)
         assert fast == slow and type(fast) is type(slow) and encode(fast) == encode(slow)
     assert put(brokers, 2, 7)[2] == 7 and brokers[2] is None  # the original is unchanged
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["leader", "isr", "epoch", "type", "a_1", "z"]),
+        st.one_of(st.integers(-5, 5), st.lists(st.integers(0, 3), max_size=3), st.none()),
+        min_size=1,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_a_dict_of_field_names_builds_the_record_keywords_build(items, random):
+    """Record({"leader": 1, ...}) is Record(leader=1, ...), in any key order, the first time
+    (Python) and once the order is known (C builds it directly); its values frozen."""
+    from checker.record import mapping
+
+    keys = list(items)
+    random.shuffle(keys)
+    source = {k: items[k] for k in keys}
+    for _ in range(2):
+        built = Record(source)
+        assert built == Record(**source) == mapping(source) and type(built) is type(mapping(source))
+        assert all(built[k] == freeze(v) for k, v in source.items())
+
+
+def test_a_dict_of_other_strings_is_still_a_map():
+    for _ in range(2):
+        assert type(Record({"a-b": 1, "c": 2})) is Map
+        assert type(Record({"keys": 1})) is Map  # a method of Record: no field
 
 
 def test_a_record_hashes_as_its_tuple_whatever_was_hashed_before():

@@ -117,7 +117,7 @@ class Race(Spec):
     events in one level is reported first: the local engine checks a's successors before it
     expands b."""
 
-    a = constant("ok", "what (a, 2) does: ok, dead, raise or bad")
+    a = constant("ok", "what (a, 2) does: ok, dead, raise, exit or bad")
     b = constant("ok", "the same for (b, 2)")
 
     def init(self):
@@ -131,6 +131,8 @@ class Race(Spec):
             return None
         if s.n == 2 and getattr(self, step) == "raise":
             raise ValueError(f"{step} raised")
+        if s.n == 2 and getattr(self, step) == "exit":
+            sys.exit(0)  # on an executor too, the spec's error: never a pass
         if s.n == 2 and getattr(self, step) == "dead":
             return None
         return s.replace(n=s.n + 1)
@@ -163,6 +165,12 @@ def test_errors_and_deadlocks_report_the_failing_state(spark):
     assert (raised.error.name, raised.error.params) == ("go", {"step": "b"})
     assert "ValueError: b raised" in raised.error.message
     assert [s.state.n for s in raised.trace] == [0, 1, 2]
+    _, exited = both(spark, Model(Race(a="ok", b="exit")))
+    assert exited.verdict == "error" and (exited.error.name, exited.error.params) == (
+        "go",
+        {"step": "b"},
+    )
+    assert exited.error.message.startswith("raised SystemExit: 0 (spec code cannot end")
     _, dead = both(spark, Model(Race(a="dead", b="dead")), deadlock=True)
     assert dead.verdict == "deadlock" and dead.trace[-1].state == Record(branch="a", n=2)
 

@@ -630,9 +630,22 @@ def command(
     from checker.reports import ablation as reports
     from checker.reports import outputs
 
+    for name, path in paths.items():
+        if path == "":
+            raise ConfigError(f"--{name} '': an empty path; give the file to write")
     wanted = {name: path for name, path in paths.items() if path}
-    for name, path in wanted.items():
+    for i, (name, path) in enumerate(wanted.items()):
         outputs.check_writable(path, f"--{name}")
+        outputs.refuse_input(path, f"--{name}", [spec])
+        for other, other_path in list(wanted.items())[:i]:
+            if outputs.same_file(path, other_path):
+                raise ConfigError(
+                    f"--{other} {other_path} and --{name} {path}: the same file; each report"
+                    " needs its own"
+                )
+    load_spec_class(spec)  # its modules loaded: no report may overwrite one
+    for name, path in wanted.items():
+        outputs.refuse_module(path, f"--{name}")
     report_dir = None
     if "html" in wanted:  # each counterexample's report in a folder beside the page
         report_dir = os.path.splitext(wanted["html"])[0] + ".cells"

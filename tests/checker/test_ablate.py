@@ -294,6 +294,10 @@ def test_bad_input_is_refused_before_any_check(toy, mc, write_spec):
     assert run.code == 151 and "-D fixed: mc ablate switches the rules itself" in run.err
     assert mc("ablate", toy, "-D", "cap=false").code == 151
     assert mc("ablate", toy, "-D", "limt=1").code == 151
+    run = mc("ablate", toy, "--json", toy)
+    assert run.code == 151 and "it is an input of this run; it would be lost" in run.err
+    run = mc("ablate", toy, "--json", "same.out", "--markdown", "same.out")
+    assert run.code == 151 and "the same file; each report needs its own" in run.err
 
 
 def test_settings_reach_every_check(toy):

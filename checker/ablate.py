@@ -118,7 +118,7 @@ class Ablation:
     engine: str
     only: list[str] = field(default_factory=list)  # the rules --rule asked for (none: all)
     pairs: bool = False
-    bounds: dict[str, int] = field(default_factory=dict)  # the int constants, not switches
+    bounds: dict[str, int] = field(default_factory=dict)  # the int constants (to raise)
     seconds: float = 0.0  # wall time of the whole ablation
 
     @property
@@ -258,7 +258,7 @@ def run_row(task: dict[str, Any], explorer: Any = None) -> dict[str, Any]:
             else:
                 properties.remove(broken)
     assert model is not None and result is not None
-    _settle(row, columns, model, result, invariants, properties, deadlock)
+    _settle(row, columns, model, result)
     row.cells = {c.name: row.cells[c.name] for c in columns}
     row.switched_off = _switched_off(model)
     row.notes = sorted({line for line in notes.getvalue().splitlines() if line.strip()})
@@ -288,15 +288,7 @@ def _counterexample(result: CheckResult) -> Cell:
     )
 
 
-def _settle(
-    row: Row,
-    columns: Sequence[Column],
-    model: Model,
-    result: CheckResult,
-    invariants: Sequence[str],
-    properties: Sequence[str],
-    deadlock: bool,
-) -> None:
+def _settle(row: Row, columns: Sequence[Column], model: Model, result: CheckResult) -> None:
     """The cells the row's last check decides: what it did not find broken."""
     row.distinct_states = result.distinct_states
     row.states_generated = result.states_generated

@@ -25,8 +25,6 @@ and committed records are gone (the "last replica standing" problem the KIP solv
 
 from __future__ import annotations
 
-from functools import cached_property
-
 from checker import Record, State, all_rules, constant, invariant, reachable, rule
 from invariants import kraft
 from specs.kip903 import Kip903
@@ -61,10 +59,10 @@ class Kip966(Kip903):
     def avoid_last_replica_standing(self) -> bool:
         return False  # the v3.5 guard is off: without the fix, the data loss is reachable
 
-    @cached_property
-    def kip966(self) -> bool:
-        """The KIP's partition state (the ELR fields) and invariants: with any rule on."""
-        return any(self.rules.values())
+    def __init__(self, **constants) -> None:
+        super().__init__(**constants)
+        # The KIP's partition state (the ELR fields) and invariants: with any rule on.
+        self.kip966 = any(self.rules.values())
 
     # The controller's partition state and PartitionChangeRecords carry the ELR (3).
     def partition_change_record(self, **fields) -> Record:

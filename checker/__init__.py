@@ -8,6 +8,7 @@ from checker.spec import (
     Spec,
     action,
     action_constraint,
+    all_rules,
     always_eventually,
     always_eventually_leads_to,
     assume,
@@ -18,6 +19,7 @@ from checker.spec import (
     leads_to,
     on,
     reachable,
+    rule,
     terminal,
 )
 
@@ -29,6 +31,7 @@ __all__ = [
     "State",
     "action",
     "action_constraint",
+    "all_rules",
     "always_eventually",
     "always_eventually_leads_to",
     "assume",
@@ -41,6 +44,7 @@ __all__ = [
     "on",
     "put",
     "reachable",
+    "rule",
     "terminal",
     "update",
     "without",

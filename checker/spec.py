@@ -46,6 +46,7 @@ from checker.errors import SpecError
 from checker.record import Record
 
 __all__ = [
+    "AllRules",
     "Constant",
     "Fairness",
     "LeadsTo",
@@ -53,6 +54,7 @@ __all__ = [
     "Spec",
     "action",
     "action_constraint",
+    "all_rules",
     "always_eventually",
     "assume",
     "constant",
@@ -62,6 +64,7 @@ __all__ = [
     "leads_to",
     "on",
     "reachable",
+    "rule",
     "terminal",
 ]
 
@@ -177,6 +180,42 @@ def constant(
     """Declare a constant in a Spec class body: `brokers = constant(2, "brokers", min=1)`.
     A value out of `min`..`max` or not among `choices` is refused when the spec is loaded."""
     return Constant(default, doc, min=min, max=max, choices=choices)
+
+
+class Rule(Constant):
+    """A rule of the protocol change a spec models: a bool constant, on by default, that says
+    in one line what the KIP's step does. `-D NAME=false` switches it off alone; `mc ablate`
+    checks the spec with each rule off in turn."""
+
+    def __init__(self, doc: str) -> None:
+        if not isinstance(doc, str) or not doc.strip() or "\n" in doc.strip():
+            raise TypeError(
+                "rule(...) takes the rule's description, one line from the KIP, not"
+                f" {doc!r}"
+            )
+        super().__init__(True, doc.strip())
+
+
+class AllRules(Constant):
+    """The bool constant that switches every rule of the spec at once (a KIP's `fixed`):
+    false takes the protocol change out, leaving on only the rules given with -D."""
+
+    def __init__(self, doc: str) -> None:
+        super().__init__(True, doc)
+
+
+def rule(doc: str) -> Any:
+    """Declare a rule of the KIP in a Spec class body, read as a bool where its step is:
+    `elect_from_elr = rule("With no ISR member, the controller elects an unfenced ELR member")`
+    then `if self.elect_from_elr: ...`. On by default; `-D elect_from_elr=false` switches it
+    off alone, `-D fixed=false` (an `all_rules` constant) every rule not given with -D."""
+    return Rule(doc)
+
+
+def all_rules(doc: str) -> Any:
+    """Declare the constant that switches every rule of the spec: `fixed = all_rules("KIP-966
+    as a whole")`. True by default; with false each rule is off unless given with -D."""
+    return AllRules(doc)
 
 
 @dataclass(frozen=True)
@@ -537,6 +576,15 @@ class Spec(metaclass=_SpecMeta):
             if refused is not None:
                 raise ValueError(refused)
             setattr(self, name, value)
+        switch = all_rules_of(type(self))
+        if switch is not None and not getattr(self, switch):
+            for name in rules_of(type(self)):
+                if name not in constants:  # a rule given with -D keeps its value
+                    setattr(self, name, False)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        all_rules_of(cls)  # at most one all_rules constant
 
     def init(self) -> Record | Iterable[Record]:
         """The initial state, or several."""
@@ -566,6 +614,11 @@ class Spec(metaclass=_SpecMeta):
         """The values of all constants, in declaration order."""
         return {name: getattr(self, name) for name in constants_of(type(self))}
 
+    @property
+    def rules(self) -> dict[str, bool]:
+        """Each rule of the spec (`rule(...)`) and whether it is on in this run."""
+        return {name: getattr(self, name) for name in rules_of(type(self))}
+
 
 def _members(cls: type) -> dict[str, Any]:
     """Class attributes by name in definition order; an override keeps the base's position."""
@@ -577,6 +630,23 @@ def _members(cls: type) -> dict[str, Any]:
 
 def constants_of(cls: type) -> dict[str, Constant]:
     return {n: v for n, v in _members(cls).items() if isinstance(v, Constant)}
+
+
+def rules_of(cls: type) -> dict[str, Rule]:
+    """The rules a spec declares (`rule(...)`), in declaration order; an inherited one that a
+    subclass sets to a plain value (`fenced_ineligible = True`) is no rule of the subclass."""
+    return {n: v for n, v in constants_of(cls).items() if isinstance(v, Rule)}
+
+
+def all_rules_of(cls: type) -> str | None:
+    """The name of the constant that switches every rule (`all_rules(...)`), or None."""
+    names = [n for n, v in constants_of(cls).items() if isinstance(v, AllRules)]
+    if len(names) > 1:
+        raise TypeError(
+            f"{cls.__name__} declares {len(names)} all_rules constants ({', '.join(names)}):"
+            " one switches every rule"
+        )
+    return names[0] if names else None
 
 
 def _marked(cls: type, marker: str, decorator: str, noun: str = "") -> dict[str, Any]:

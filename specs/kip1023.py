@@ -20,11 +20,13 @@ remote segments, and fetches from the EPUO. The KIP's two corner cases:
   past the last tiered offset, and tiering was enabled again with nothing uploaded since. There
   is no valid remote segment: the follower replicates all the leader holds locally.
 
-With `fixed=False` the follower skips both. It takes -1 to mean that nothing was uploaded,
-without the confirmation, so it starts its log where the leader's local log starts, with no
-remote state: offsets that are only in remote storage are lost to it (a gap). It uses an EPUO
-below the Log-Start-Offset as is; that only stalls it (the remote segment holding EPUO - 1 is
-gone, so building the auxiliary state fails and it retries) and loses nothing.
+Each corner case is a rule (`handles_unknown_epuo`, `handles_epuo_below_log_start`), switched
+off alone with `-D NAME=false`. With `fixed=False` the follower skips both. It takes -1 to
+mean that nothing was uploaded, without the confirmation, so it starts its log where the
+leader's local log starts, with no remote state: offsets that are only in remote storage are
+lost to it (a gap). It uses an EPUO below the Log-Start-Offset as is; that only stalls it (the
+remote segment holding EPUO - 1 is gone, so building the auxiliary state fails and it retries)
+and loses nothing.
 
 Faults (limit faults, never healing): a broker's unclean shutdown (the leader comes back as
 leader in a new leader epoch with the last tiered offset unknown; the follower loses its
@@ -40,7 +42,19 @@ follower's log end at once.
 
 from __future__ import annotations
 
-from checker import Record, Spec, State, action, constant, invariant, on, reachable, terminal
+from checker import (
+    Record,
+    Spec,
+    State,
+    action,
+    all_rules,
+    constant,
+    invariant,
+    on,
+    reachable,
+    rule,
+    terminal,
+)
 from invariants import tiered
 
 LEADER, FOLLOWER = 0, 1
@@ -51,7 +65,15 @@ Epochs = tuple[tuple[int, int], ...]  # a leader epoch cache: (epoch, start offs
 class Kip1023(Spec):
     """KIP-1023: an empty follower fetches from the earliest pending upload offset."""
 
-    fixed = constant(True, "the follower handles EPUO = -1 and EPUO < Log-Start-Offset")
+    fixed = all_rules("the follower handles EPUO = -1 and EPUO < Log-Start-Offset")
+    handles_unknown_epuo = rule(
+        "With EPUO unknown (-1) the follower uses the Local-Log-Start-Offset only once it equals"
+        " the Log-Start-Offset (nothing was uploaded); otherwise it retries"
+    )
+    handles_epuo_below_log_start = rule(
+        "With EPUO below the Log-Start-Offset (no valid remote segment yet) the follower"
+        " truncates and replicates all the leader holds locally"
+    )
     max_records = constant(3, "records the leader may append")
     segment_size = constant(1, "records per log segment (upload and deletion unit)")
     max_unclean_shutdowns = constant(1, "fault bound: crashes keeping the log (leader: new epoch)")
@@ -62,16 +84,6 @@ class Kip1023(Spec):
 
     # What the initial state does not show: a new leader has not learnt the offset yet.
     last_tiered_offset: int | None
-
-    @property
-    def handles_unknown_epuo(self) -> bool:
-        """hook: confirm that nothing was uploaded before using -1 (else retry later)."""
-        return self.fixed
-
-    @property
-    def handles_epuo_below_log_start(self) -> bool:
-        """hook: an EPUO below the Log-Start-Offset means no valid remote segment yet."""
-        return self.fixed
 
     def init(self) -> State:
         return Record(

@@ -4,13 +4,15 @@ The layer on specs/kraft.py (Kafka 3.5 KRaft replication, translated from Vanlig
 model): the controller rejects an AlterPartition whose proposed ISR holds a broker that is not
 UNFENCED, with INELIGIBLE_REPLICA (the model's IsEligibleBroker, first half). In the model a
 shutting-down broker is fenced at once (the shutdowns fence it), so "fenced or shutting down"
-is "fenced" here. With `fixed=False` the controller trusts the leader, as before the KIP: a
-fenced follower that keeps fetching is proposed and accepted (`fenced_broker_not_in_isr`).
+is "fenced" here. Its one rule is `fenced_ineligible`, read in IsEligibleBroker
+(specs/kraft.py's `is_eligible_broker`). With `fixed=False` the controller trusts the leader,
+as before the KIP: a fenced follower that keeps fetching is proposed and accepted
+(`fenced_broker_not_in_isr`).
 """
 
 from __future__ import annotations
 
-from checker import State, constant, invariant, reachable
+from checker import State, all_rules, invariant, reachable, rule
 from invariants import kraft
 from specs.kraft import FENCED, KRaftReplication
 
@@ -18,11 +20,11 @@ from specs.kraft import FENCED, KRaftReplication
 class Kip841(KRaftReplication):
     """KIP-841: the controller keeps fenced brokers out of the ISR."""
 
-    fixed = constant(True, "KIP-841: the controller checks that ISR members are unfenced")
-
-    @property
-    def kip841(self) -> bool:
-        return self.fixed
+    fixed = all_rules("KIP-841: the controller checks that ISR members are unfenced")
+    fenced_ineligible = rule(
+        "The controller rejects an AlterPartition whose new ISR holds a fenced or shutting-down"
+        " replica (INELIGIBLE_REPLICA)"
+    )
 
     @reachable(switch="fence_broker_limit")
     def fenced_follower_fetching(self, s: State) -> bool:

@@ -2,13 +2,14 @@
 with pre-vote and reconfiguration, translated state for state).
 
 The model is KRaft with pre-vote; the KIP's change is the step a voter takes when its fetch
-or election timer expires. With pre-vote (`fixed=true`, the model as it is), the voter becomes
+or election timer expires: the rule `pre_vote`. With it (the model as it is), the voter becomes
 *prospective* in its own epoch and asks the other members for pre-votes: a voter grants one
 only if it is not a leader and, as a follower, has not fetched from its leader in this epoch,
 and the asker's log is not behind; granting changes nothing. Only with a majority does the
 voter become a candidate and bump its epoch (ConcludePreVote).
 
-`fixed=false` is the smallest change that takes pre-vote out: the timeout makes the voter a
+`-D pre_vote=false` (or `fixed=false`, every rule of the KIP off) is the smallest change that
+takes pre-vote out: the timeout makes the voter a
 candidate at once, in the next epoch, asking for votes (the epoch bound moves from
 ConcludePreVote to the timeout). A follower whose timer fires for no reason (a disruptive
 election trigger) then raises its epoch while its leader still works: the vote requests
@@ -18,7 +19,7 @@ server" problem pre-vote fixes (`working_leader_not_disrupted`).
 
 from __future__ import annotations
 
-from checker import Record, State, constant, invariant
+from checker import Record, State, all_rules, invariant, rule
 from invariants import kraft_quorum as props
 from specs.kraft_quorum import (
     CANDIDATE,
@@ -32,11 +33,15 @@ from specs.kraft_quorum import (
 class Kip996(KRaftQuorum):
     """KIP-996: pre-vote keeps a voter whose timer fired from deposing a working leader."""
 
-    fixed = constant(True, "KIP-996: a timed-out voter asks for pre-votes before an election")
+    fixed = all_rules("KIP-996: a timed-out voter asks for pre-votes before an election")
+    pre_vote = rule(
+        "A voter whose timer expires becomes prospective and asks for pre-votes in its own"
+        " epoch; only with a majority does it become a candidate in the next"
+    )
 
     def start_election(self, s: State, srv: int, disruptive: bool) -> State | None:
         """Without pre-vote: straight to candidate in the next epoch, with vote requests."""
-        if self.fixed:
+        if self.pre_vote:
             return super().start_election(s, srv, disruptive)
         if not self.within_epoch_limit(s, srv):
             return None

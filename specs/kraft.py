@@ -119,8 +119,8 @@ class KRaftReplication(Spec):
     partition_data: object
     inv_consumed: tuple[Record, ...]
 
-    kip841 = False  # hook: ISR members must be UNFENCED (specs/kip841.py)
-    kip903 = False  # hook: ISR members' broker epochs must be current (specs/kip903.py)
+    fenced_ineligible = False  # hook: ISR members must be UNFENCED (KIP-841's rule)
+    stale_epoch_ineligible = False  # hook: their broker epochs must be current (KIP-903's)
 
     @assume
     def replicas_fit(self) -> bool:
@@ -878,10 +878,10 @@ class KRaftReplication(Spec):
     def is_eligible_broker(self, s: State, b: int, broker_epoch: int) -> bool:
         """hook: IsEligibleBroker: may b be in the ISR the leader proposes."""
         reg = s.con_broker_reg[b]
-        if self.kip841 and reg.status != UNFENCED:
+        if self.fenced_ineligible and reg.status != UNFENCED:
             return False
         stale = broker_epoch != 0 and reg.broker_epoch != broker_epoch
-        return not (self.kip903 and stale)
+        return not (self.stale_epoch_ineligible and stale)
 
     def maybe_update_partition_on_broker_change(
         self, s: State, t: State, new_isr: frozenset, new_elr, new_unfenced: frozenset

@@ -8,12 +8,24 @@ acknowledged). With the KIP, the follower first asks the leader for its applied 
 
 On top of the quorum model: each voter's applied offset (`applied`, the HWM it learned), and
 reads in progress. History: each answered read's (returned offset, writes acknowledged before
-the read started). `fixed=False` answers at once from the local state.
+the read started). The KIP's step is the rule `read_offset_first`; without it
+(`-D read_offset_first=false`, or `fixed=False`) the follower answers at once from its local state.
 """
 
 from __future__ import annotations
 
-from checker import Record, State, action, constant, invariant, on, put, reachable
+from checker import (
+    Record,
+    State,
+    action,
+    all_rules,
+    constant,
+    invariant,
+    on,
+    put,
+    reachable,
+    rule,
+)
 from checker.symmetry import Permutation
 from invariants import quorum
 from specs.light.raft import FOLLOWER, Raft
@@ -22,7 +34,11 @@ from specs.light.raft import FOLLOWER, Raft
 class Kip996Read(Raft):
     """KIP-996: followers serve linearizable reads after a ReadOffset round trip."""
 
-    fixed = constant(True, "KIP-996: ask the leader's applied offset (ReadOffset) first")
+    fixed = all_rules("KIP-996: ask the leader's applied offset (ReadOffset) first")
+    read_offset_first = rule(
+        "A follower serving a linearizable read first asks its leader for the leader's applied"
+        " offset (ReadOffset) and answers once its own has reached it"
+    )
     max_reads = constant(1, "client reads started (bounds the history)")
     max_isolations = constant(1, "fault bound: voters cut off from the quorum")
 
@@ -72,7 +88,7 @@ class Kip996Read(Raft):
     def read_offset(self, s: State, n: int) -> State | None:
         """The follower asks its leader for the leader's applied offset."""
         read = s.reads[n]
-        if not self.fixed or read is None or read.target is not None:
+        if not self.read_offset_first or read is None or read.target is not None:
             return None
         if not self.reaches_its_leader(s, n):
             return None
@@ -87,7 +103,7 @@ class Kip996Read(Raft):
         read = s.reads[n]
         if read is None:
             return None
-        if self.fixed and (read.target is None or s.applied[n] < read.target):
+        if self.read_offset_first and (read.target is None or s.applied[n] < read.target):
             return None
         return s.replace(
             reads=put(s.reads, n, None),

@@ -55,6 +55,11 @@ def counter(
     return COUNTER.format(init=init, effect=effect, holds=holds, extra=extra)
 
 
+# The Counter with a rule (line 23), for `mc ablate`
+RULED = counter(extra='\n    fast = rule("steps of 2 allowed")\n').replace(
+    "invariant, terminal", "invariant, terminal, rule"
+)
+
 TWO_ACTIONS = """\
 from checker import Record, Spec, action, invariant
 
@@ -190,6 +195,15 @@ CASES = [
         counter().replace("@action(step=(1, 2))", "@action"),
     ),
     Case(
+        "rule-without-description",
+        150,
+        (
+            "{spec}:23: importing the spec raised TypeError: rule(...) takes the rule's"
+            " description, one line from the KIP, not ''",
+        ),
+        RULED.replace('rule("steps of 2 allowed")', 'rule("")'),
+    ),
+    Case(
         "invariant-without-state",
         150,
         (
@@ -320,6 +334,34 @@ CASES = [
         ("mc: error: init init: raised KeyError: 'x'",),
         counter(init='Record(x={}["x"])'),
         command="explore",
+    ),
+    Case(
+        "ablate-without-rules",
+        151,
+        (
+            "{spec}: Counter declares no rules to ablate (declare each rule of the protocol"
+            ' change with `name = rule("one line from the KIP")`)',
+        ),
+        command="ablate",
+    ),
+    Case(
+        "ablate-unknown-rule",
+        151,
+        ("--rule nope: Counter has no such rule (rules: fast)",),
+        RULED,
+        args=("--rule", "nope"),
+        command="ablate",
+    ),
+    Case(
+        "ablate-rule-given",
+        151,
+        (
+            "-D fast: mc ablate switches the rules itself (every rule on, then each off);"
+            " choose the rules with --rule",
+        ),
+        RULED,
+        args=("-D", "fast=false"),
+        command="ablate",
     ),
     # -- spec code during the run: 75, with the trace to the state
     Case(

@@ -494,6 +494,24 @@ def test_mc_check_engine_spark_prints_the_local_report(spark, mc):
     assert report("--engine", "spark")[0] == ExitCode.VIOLATION
 
 
+def test_mc_ablate_engine_spark_gives_the_local_table(spark, mc, tmp_path):
+    """The rows one after another on the session: the same cells and counts as local rows."""
+    spec = ROOT / "specs" / "light" / "kip996_read.py"
+
+    def table(*args: str):
+        out = tmp_path / "table.json"
+        run = mc("ablate", spec, "-D", "max_isolations=0", "--json", out, "--progress", "0", *args)
+        doc = json.loads(out.read_text())
+        rows = [(r["name"], r["cells"], r["distinct_states"], r["checks"]) for r in doc["rows"]]
+        return run.code, doc["engine"], rows
+
+    code, engine, rows = table("--engine", "spark")
+    assert (code, engine) == (0, "spark")
+    assert (code, "local", rows) == table("--workers", "2")
+    assert rows[1][1]["reads_are_linearizable"]["length"] == 5
+    assert mc("ablate", spec, "--engine", "spark", "--workers", "2").code == 151
+
+
 def test_spark_options_need_the_spark_engine(mc):
     spec = ROOT / "specs" / "examples" / "die_hard.py"
     run = mc("check", spec, "--master", "local[2]")

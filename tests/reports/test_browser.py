@@ -120,3 +120,49 @@ def test_screenshot_of_the_counterexample(page, tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", data[16:24]) == (1400, 1000)
     assert len(data) > 30_000  # a rendered page, not a blank one
+
+
+def test_the_ablation_page_links_each_counterexample_to_its_report(tmp_path):
+    """`mc ablate --html`: Chromium renders the table, and the cell of the broken invariant
+    links to that counterexample's report, which renders its steps."""
+    BUILD.mkdir(exist_ok=True)
+    page = BUILD / "kip996-read-ablation.html"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "checker",
+            "ablate",
+            str(SPECS / "light" / "kip996_read.py"),
+            "-D",
+            "max_isolations=0",
+            "--progress",
+            "0",
+            "--workers",
+            "1",
+            "--html",
+            str(page),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    dom = chromium(tmp_path / "profile", "--dump-dom", page.as_uri()).stdout
+    link = '<a href="kip996-read-ablation.cells/read_offset_first--reads_are_linearizable.html">5'
+    assert link in dom
+    assert dom.count('class="cell holds"') == 2 * 5 - 1  # two rows, five columns, one broken
+    cell = BUILD / "kip996-read-ablation.cells" / "read_offset_first--reads_are_linearizable.html"
+    steps = chromium(tmp_path / "profile", "--dump-dom", cell.as_uri()).stdout
+    assert steps.count('<li id="step-') == 5 and 'data-selected="5"' in steps
+    shot = BUILD / "kip996-read-ablation.png"
+    shot.unlink(missing_ok=True)
+    chromium(
+        tmp_path / "profile",
+        "--hide-scrollbars",
+        "--window-size=1200,700",
+        f"--screenshot={shot}",
+        page.as_uri(),
+    )
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

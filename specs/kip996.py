@@ -22,10 +22,10 @@ from checker import Record, State, constant, invariant
 from invariants import kraft_quorum as props
 from specs.kraft_quorum import (
     CANDIDATE,
+    NET,
     KRaftQuorum,
     apply_state,
     reset_fetch_state_if_follower,
-    send_all,
 )
 
 
@@ -47,7 +47,7 @@ class Kip996(KRaftQuorum):
         return s.replace(
             **apply_state(s, srv, candidate),
             **reset_fetch_state_if_follower(s, srv),
-            **send_all(s, self.vote_requests(s, srv, epoch, pre_vote=False)),
+            **NET.send_all(s, self.vote_requests(s, srv, epoch, pre_vote=False)),
             aux_ctrs=self.aux_inc_timeout_ctrs(s, disruptive),
         )
 

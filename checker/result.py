@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checker.errors import EvaluationError, ExitCode
-from checker.record import Record
+from checker.values.record import Record
 
 VERDICT_EXIT = {
     "ok": ExitCode.OK,

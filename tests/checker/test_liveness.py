@@ -23,11 +23,12 @@ from checker import (
     leads_to,
 )
 from checker.errors import ConfigError, ExitCode, SpecError
-from checker.liveness import check, fairness, recording, select
+from checker.liveness import fairness, recording, select
 from checker.loader import load_model
-from checker.local.bfs import Options
 from checker.local.bfs import check as check_invariants
 from checker.model import Model
+from checker.run import check_properties as check
+from checker.search.options import Options
 from specs.light.kip966 import Kip966
 from specs.light.kip996 import Kip996
 from tests.conftest import SPECS

@@ -13,6 +13,8 @@ from typing import Any
 
 from checker import Record, State
 
+_ANY: Any = object()  # any value of a message field
+
 
 class Network:
     """Messages in the set variable `messages`, handled ones moved to `handled`; a message
@@ -26,19 +28,17 @@ class Network:
     ) -> None:
         self.messages = messages
         self.handled = handled
-        self.connected = connected
-
-    def _reaches(self, s: State, m: Record) -> bool:
-        return self.connected is None or self.connected(s, m.dest, m.source)
+        self.connected = connected or _always
 
     def send(self, s: State, m: Record) -> dict[str, Any]:
         """Send: `m` in flight (lost if the two are not connected)."""
-        if not self._reaches(s, m):
+        if not self.connected(s, m.dest, m.source):
             return {}
         return {self.messages: s[self.messages] | {m}}
 
     def send_all(self, s: State, msgs: Iterable[Record]) -> dict[str, Any]:
-        kept = [m for m in msgs if self._reaches(s, m)]
+        connected = self.connected
+        kept = [m for m in msgs if connected(s, m.dest, m.source)]
         return {self.messages: s[self.messages].union(kept)} if kept else {}
 
     def discard(self, s: State, d: Record) -> dict[str, Any]:
@@ -48,18 +48,27 @@ class Network:
     def reply(self, s: State, d: Record, m: Record) -> dict[str, Any] | None:
         """Reply: `d` handled and `m` sent; not possible (None) while the two are not
         connected, or if `d` is no longer in flight."""
-        if not self._reaches(s, m) or d not in s[self.messages]:
+        if not self.connected(s, m.dest, m.source) or d not in s[self.messages]:
             return None
         return {self.messages: (s[self.messages] - {d}) | {m}, self.handled: s[self.handled] | {d}}
 
-    def of(self, s: State, type_: str, **fields: Any) -> list[Record]:
-        """The messages of a type (and field values) in flight, in a fixed order."""
-        out = [
-            m
-            for m in s[self.messages]
-            if m.type == type_ and all(m[k] == v for k, v in fields.items())
-        ]
+    def of(self, s: State, type_: str, dest: Any = _ANY, source: Any = _ANY) -> list[Record]:
+        """The messages of a type in flight (to `dest`, from `source`, if given), in a fixed
+        order. (Called for every binding of most actions: one list display per case.)"""
+        msgs = s[self.messages]
+        if source is _ANY and dest is _ANY:
+            out = [m for m in msgs if m.type == type_]
+        elif source is _ANY:
+            out = [m for m in msgs if m.type == type_ and m.dest == dest]
+        elif dest is _ANY:
+            out = [m for m in msgs if m.type == type_ and m.source == source]
+        else:
+            out = [m for m in msgs if m.type == type_ and m.dest == dest and m.source == source]
         return sorted(out, key=repr) if len(out) > 1 else out
+
+
+def _always(s: State, a: int, b: int) -> bool:
+    return True
 
 
 def subsets(xs: Iterable[Any]) -> list[frozenset[Any]]:

@@ -18,6 +18,7 @@ from checker import (
     action,
     always_eventually,
     always_eventually_leads_to,
+    errors,
     eventually,
     invariant,
     leads_to,
@@ -366,7 +367,7 @@ def test_an_interrupted_liveness_check_is_incomplete():
         @eventually
         def done(self, s):
             if s.x == 2:
-                raise KeyboardInterrupt  # as Ctrl-C (or SIGTERM, see checker.cli) would
+                raise errors.Interrupted("SIGINT")  # as mc's Ctrl-C (or SIGTERM) handler would
             return False
 
     result = run(Interrupted())

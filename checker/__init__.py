@@ -3,7 +3,6 @@
 The spec-writing API is re-exported here: `from checker import Spec, Record, action, ...`.
 """
 
-from checker.record import Record, State, canonical_order, put, update, without
 from checker.spec import (
     Spec,
     action,
@@ -22,6 +21,8 @@ from checker.spec import (
     rule,
     terminal,
 )
+from checker.values.encoding import canonical_order
+from checker.values.record import Record, State, put, update, without
 
 __version__ = "0.1.0"
 

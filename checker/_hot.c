@@ -1,14 +1,16 @@
-/* checker._hot: the engine's hot path in C, with the same behaviour as the pure-Python code
- * it replaces (checker.record, checker.encoding, Model.successors, the expanders' dedupe).
+/* checker._hot: the engine's hot path in C, with the same behaviour as the Python twins it
+ * replaces (checker.values.record, checker.values.encoding, checker.values.kinds,
+ * Model.successors, the expanders' dedupe). checker.values.fast is the one module importing it.
  *
  * - RecordBase: the tuple type every Record shape derives from, with `replace` in C.
  * - new(shape, *values), put(container, key, value): building records and tuples.
  * - successors(...): one state's successors, as Model.successors computes them.
  * - candidates(...): the successors not met before (the expanders' exact dedupe).
- * - encode(value): the canonical msgpack encoding, byte for byte that of checker.encoding.
+ * - encode(value): the canonical msgpack encoding, byte for byte that of checker.values.encoding.
  *
  * The Python modules hand over what this module needs (their types, sets and fallbacks) with
- * configure(...) when they are imported. MC_PURE_PYTHON=1 keeps the module from being used.
+ * configure(...) when they are imported (checker.values.fast.configure_records).
+ * MC_PURE_PYTHON=1 keeps the module from being used.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -16,22 +18,22 @@
 #include <stdint.h>
 #include <string.h>
 
-/* -- what checker.record and checker.encoding hand over ---------------------------------- */
+/* -- what checker.values.record and checker.values.encoding hand over ----------------------- */
 
 static PyObject *FROZEN;      /* set of types replace() and put() take as they are */
 static PyObject *ATOMS;       /* set of types Record() takes as they are */
-static PyObject *FREEZE;      /* checker.record.freeze */
-static PyObject *UNKNOWN;     /* checker.record._raise_unknown(record, changes): raises */
-static PyObject *PUT_SLOW;    /* checker.record._put (records and maps) */
-static PyObject *STATE_ERROR; /* checker.record.StateError */
-static PyObject *NO_FIELD;    /* checker.record._no_field(record, name): raises AttributeError */
-static PyTypeObject *MAP;     /* checker.record.Map */
+static PyObject *FREEZE;      /* checker.values.record.freeze */
+static PyObject *UNKNOWN;     /* checker.values.record._raise_unknown(record, changes): raises */
+static PyObject *PUT_SLOW;    /* checker.values.record.put_python (records and maps) */
+static PyObject *STATE_ERROR; /* checker.values.record.StateError */
+static PyObject *NO_FIELD;    /* checker.values.record._no_field(record, name): AttributeError */
+static PyTypeObject *MAP;     /* checker.values.record.Map */
 static PyObject *STR_INDEX;   /* "_index" */
 static PyObject *STR_KEYS;    /* "_keys" */
 static PyObject *STR_BINDINGS; /* "bindings" */
 static PyObject *STR_VALUES;   /* "values" */
-static PyObject *RECORD;      /* checker.record.Record: calling it builds a record */
-static PyObject *FACTORY;     /* checker.record._factory: Record(...) in Python */
+static PyObject *RECORD;      /* checker.values.record.Record: calling it builds a record */
+static PyObject *FACTORY;     /* checker.values.record._factory: Record(...) in Python */
 static PyObject *MAKERS;      /* keyword order as written -> (shape, where each field is) */
 
 /* -- RecordBase ----------------------------------------------------------------------------- */
@@ -364,7 +366,7 @@ static PyTypeObject RecordBase = {
     .tp_hash = record_hash,
     .tp_itemsize = sizeof(PyObject *),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "A tuple whose first item is its shape (checker.record.Record).",
+    .tp_doc = "A tuple whose first item is its shape (checker.values.record.Record).",
     .tp_methods = record_methods,
     .tp_getattro = record_getattro,
     .tp_as_mapping = &record_as_mapping,
@@ -711,9 +713,9 @@ hot_put(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return with_item(&PyTuple_Type, container, at, value);
 }
 
-/* -- kinds: checker.kinds.conforms --------------------------------------------------------- */
+/* -- kinds: checker.values.kinds.conforms_python, in C ------------------------------------- */
 
-/* The tags of checker.kinds (a kind is a tuple (tag, a, b)). */
+/* The tags of checker.values.kinds (a kind is a tuple (tag, a, b)). */
 enum { K_ANY, K_INT, K_BOOL, K_STR, K_BYTES, K_NONE, K_OPTIONAL, K_TUPLE, K_FIXED, K_SET,
        K_RECORD, K_MAP, K_ANYRECORD };
 
@@ -724,7 +726,7 @@ kind_tag(PyObject *kind)
 }
 
 /* Whether `value` is of `kind`; `old` (or NULL) is the value it replaces, whose parts that
- * `value` still holds (the same objects) are of their kinds already. As checker.kinds.conforms:
+ * `value` still holds (the same objects) are of their kinds already. As kinds.conforms_python:
  * 1 or 0, never an exception. */
 static int
 kind_ok(PyObject *value, PyObject *old, PyObject *kind)
@@ -842,7 +844,7 @@ kind_ok(PyObject *value, PyObject *old, PyObject *kind)
     return 0;
 }
 
-/* conforms(value, old, kind) -> bool: checker.kinds.conforms (old: None-able, see kind_ok;
+/* conforms(value, old, kind) -> bool: kinds.conforms_python (old: None-able, see kind_ok;
  * pass the value itself... or any other object when there is none). */
 static PyObject *
 hot_conforms(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
@@ -954,7 +956,7 @@ take_result(PyObject *result, PyObject *ai, PyObject *binding, PyObject *state,
  * As Model.successors: plan is Model._plan, a tuple of (action index, bound function, arity,
  * static bindings or None, Action); bindings a list or None; general is Model._add, reraise
  * Model._reraise; constrained whether there are action constraints; kinds the states' kind
- * (checker.kinds) or None, kind_error Model._kind_error. */
+ * (checker.values.kinds) or None, kind_error Model._kind_error. */
 static PyObject *
 hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1506,8 +1508,8 @@ hot_encode(PyObject *module, PyObject *value)
 
 /* -- decode ----------------------------------------------------------------------------- */
 
-static PyObject *SHAPES;     /* checker.record._shapes: field names -> shape */
-static PyObject *FROM_PAIRS; /* checker.record.from_pairs: any other map */
+static PyObject *SHAPES;     /* checker.values.record._shapes: field names -> shape */
+static PyObject *FROM_PAIRS; /* checker.values.record.from_pairs: any other map */
 
 typedef struct {
     const unsigned char *data;
@@ -1740,7 +1742,7 @@ hot_decode(PyObject *module, PyObject *data)
     return value;
 }
 
-/* decoding(shapes, from_pairs): what decode() needs of checker.record. */
+/* decoding(shapes, from_pairs): what decode() needs of checker.values.record. */
 static PyObject *
 hot_decoding(PyObject *module, PyObject *args)
 {
@@ -1787,7 +1789,7 @@ static PyMethodDef hot_methods[] = {
      "successors(plan, state, states, actions, bindings, general, reraise, constrained, kinds,"
      " kind_error) -> enabled"},
     {"conforms", (PyCFunction)(void (*)(void))hot_conforms, METH_FASTCALL,
-     "conforms(value, old, kind) -> whether value is of kind (checker.kinds.conforms)"},
+     "conforms(value, old, kind) -> whether value is of kind (kinds.conforms_python)"},
     {"candidates", (PyCFunction)(void (*)(void))hot_candidates, METH_FASTCALL,
      "candidates(successors, start, seen, found, positions, offset) -> None or an index"},
     {"encode", hot_encode, METH_O, "The canonical msgpack bytes of a frozen state value."},

@@ -37,13 +37,13 @@ from itertools import combinations
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from checker import batch, liveness
+from checker import batch, liveness, run
 from checker.errors import ConfigError, ExitCode, McError
-from checker.loader import load_model, load_spec_class, parse_constants
-from checker.local import bfs
+from checker.loader import load_model, load_spec_class
 from checker.model import Model
 from checker.reports.graph import describe_action
 from checker.result import CheckResult
+from checker.search.options import Options
 from checker.spec import all_rules_of, constants_of, rules_of, switches_of
 
 ALL_ON = "(every rule on)"
@@ -193,20 +193,18 @@ def check_once(
     --no-liveness; no invariant: --no-invariants), the way the CLI runs it. The one place
     an ablation runs a check. `reachables`: only these reachability properties (mc check has
     no option for it: its model has the others taken out)."""
-    from checker import cli  # the CLI imports this module for its `ablate` command
-
-    run = cli._Run(
-        bfs.Options(deadlock=settings.deadlock, max_states=settings.max_states),
-        progress_interval=0,
-        timeout=settings.timeout,
-        symmetry=symmetry,
-        properties=properties,
+    config = run.Config(
+        Options(deadlock=settings.deadlock, max_states=settings.max_states),
         no_invariants=not invariants,
+        properties=None if properties is None else tuple(properties),
+        symmetry=symmetry,
+        timeout=settings.timeout,
     )
-    model, props = cli._load(path, dict(constants), list(invariants) or None, run)
+    loaded = run.load(path, dict(constants), config, invariants=list(invariants) or None)
+    model = loaded.model
     if reachables is not None:
         model.reachables = tuple(r for r in model.reachables if r.name in reachables)
-    return model, cli._explore(model, run, explorer, props)
+    return model, run.check(loaded, config, explorer)
 
 
 # -- a row ---------------------------------------------------------------------------------------
@@ -312,8 +310,8 @@ def _settle_reachables(
     for c in columns:
         if c.kind != "reachable" or c.name in row.cells:
             continue
-        if c.name in model.reachables_off:
-            row.cells[c.name] = Cell(OFF, detail=model.reachables_off[c.name])
+        if c.name in model.compiled.reachables_off:
+            row.cells[c.name] = Cell(OFF, detail=model.compiled.reachables_off[c.name])
         elif c.name in result.unreached:
             row.cells[c.name] = Cell(UNREACHED)
         else:
@@ -332,7 +330,7 @@ def _switched_off(model: Model) -> dict[str, Any]:
     cls = type(spec)
     rules = set(rules_of(cls)) | {all_rules_of(cls)}
     switches: list[tuple[str, ...]] = [switches_of(a.fn) for a in model.actions]
-    switches += [switches_of(getattr(cls, n)) for n in model.reachables_off]
+    switches += [switches_of(getattr(cls, n)) for n in model.compiled.reachables_off]
     names = {
         n
         for group in switches
@@ -436,8 +434,7 @@ def plan(
             f"-D {fixed[0]}: mc ablate switches the rules itself (every rule on, then each"
             " off); choose the rules with --rule"
         )
-    parse_constants(cls, defines)  # a misspelt -D fails before any check
-    model = load_model(path, defines)
+    model = load_model(path, defines)  # a misspelt -D fails here, before any check
     props = liveness.select(model) if settings.liveness else []
     columns = [Column("deadlock", "deadlock", "no reachable state without a successor")]
     columns = columns if settings.deadlock else []
@@ -470,7 +467,7 @@ def plan(
     ablation = Ablation(
         spec=str(path),
         spec_name=model.name,
-        title=model.title,
+        title=model.compiled.title,
         constants=dict(defines),
         all_rules=switch,
         rules={n: r.doc for n, r in declared.items()},
@@ -602,73 +599,6 @@ def _lost(task: dict[str, Any], exitcode: int | None, message: str = "") -> dict
 
 
 REPORTS = ("html", "json", "junit", "markdown")
-
-
-def command(
-    spec: str,
-    defines: Mapping[str, str],
-    *,
-    rules: Sequence[str],
-    pairs: bool,
-    settings: Settings,
-    workers: int,
-    explorer: Any,
-    paths: Mapping[str, str | None],
-    progress: bool,
-    echo: Callable[..., None],
-) -> int:
-    """`mc ablate`: run the ablation, print its table, write the reports asked for (`paths`:
-    report name -> PATH); the exit code says whether every check with every rule on held."""
-    from checker.reports import ablation as reports
-    from checker.reports import outputs
-
-    for name, path in paths.items():
-        if path == "":
-            raise ConfigError(f"--{name} '': an empty path; give the file to write")
-    wanted = {name: path for name, path in paths.items() if path}
-    for i, (name, path) in enumerate(wanted.items()):
-        outputs.check_writable(path, f"--{name}")
-        outputs.refuse_input(path, f"--{name}", [spec])
-        for other, other_path in list(wanted.items())[:i]:
-            if outputs.same_file(path, other_path):
-                raise ConfigError(
-                    f"--{other} {other_path} and --{name} {path}: the same file; each report"
-                    " needs its own"
-                )
-    load_spec_class(spec)  # its modules loaded: no report may overwrite one
-    for name, path in wanted.items():
-        outputs.refuse_module(path, f"--{name}")
-    report_dir = None
-    if "html" in wanted:  # each counterexample's report in a folder beside the page
-        report_dir = os.path.splitext(wanted["html"])[0] + ".cells"
-
-    def said(row: Row) -> None:
-        if progress:
-            broken = ", ".join(row.broken) or "nothing breaks"
-            echo(
-                f"mc: ablate: {row.name}: {broken} ({count_checks(row.checks)},"
-                f" {row.seconds:.2f} s)",
-                err=True,
-            )
-
-    result = ablate(
-        spec,
-        defines,
-        rules=rules,
-        pairs=pairs,
-        settings=settings,
-        workers=workers,
-        explorer=explorer,
-        report_dir=report_dir,
-        on_row=said,
-    )
-    for note in sorted({n for row in result.rows for n in row.notes}):
-        echo(note, err=True)
-    echo(reports.text(result), nl=False)
-    for name, path in wanted.items():
-        with outputs.writing(f"--{name}", path), open(path, "w", encoding="utf-8") as out:
-            out.write(reports.WRITERS[name](result))
-    return result.exit_code
 
 
 def count_checks(n: int) -> str:

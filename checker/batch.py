@@ -1,4 +1,6 @@
-"""Checking several specs in one run (`mc check specs/`, `mc check a.py b.py`).
+"""Checking several specs in one run (`mc check specs/`, `mc check a.py b.py`): which files a
+folder stands for, how the run's exit code ranks the specs' codes, and its closing summary (the
+run itself: checker.commands.check_files).
 
 A folder stands for every `*.py` below it, in path order, except `__init__.py`, `conftest.py`,
 and files or folders whose name starts with `_` or `.`. A file found in a folder that defines

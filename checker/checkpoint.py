@@ -15,7 +15,7 @@ truncated or modified file is a clear error ("corrupt"), never a traceback or co
 Resuming is refused if the spec file or a module it imports from its own tree changed (by
 SHA-256 of their bytes), if the constants, invariants, options or engine differ, or if another
 version of mc wrote the checkpoint. The number of workers may differ: the local engine's result
-is the same for any number.
+is the same for any number. `begin` and `resume` are the policy a run follows (checker.run).
 """
 
 from __future__ import annotations
@@ -40,16 +40,12 @@ import msgpack
 import numpy as np
 
 from checker import __version__
+from checker.constants import typed
 from checker.errors import ConfigError, SpecError
-from checker.loader import (
-    build_model,
-    import_root,
-    import_spec_module,
-    parse_constants,
-    split_target,
-)
+from checker.loader import build_model, import_root, import_spec_module, split_target
 from checker.loader import spec_class as find_spec_class
 from checker.model import Model
+from checker.search.options import Options
 
 FILE_NAME = "checkpoint.mc"
 FORMAT = 2  # of the body; a reader refuses other versions (2: reachability properties)
@@ -57,7 +53,7 @@ MAGIC = b"\x89mc-checkpoint\n\x00"
 _FRAME = struct.Struct(">16sQ32s")  # magic, body length, SHA-256 of the body
 PIECE = 16 << 20  # bytes of an array per msgpack object
 DEFAULT_EVERY = 600.0  # seconds between checkpoints
-FINGERPRINT = "xxh3_64"  # checker.encoding.fingerprint, over its encoding
+FINGERPRINT = "xxh3_64"  # checker.values.encoding.fingerprint, over its encoding
 _DTYPES = ("uint64", "int64", "uint32", "int32", "uint16", "uint8")
 _TEMP_PREFIX = ".checkpoint-"
 
@@ -578,7 +574,7 @@ def resumed_model(
     except SpecError:
         other = find_spec_class(module).__name__
         raise _refuse(saved, f"a checkpoint of {s.spec_name}, not of {other}") from None
-    given = parse_constants(cls, defines)
+    given = typed(cls, defines)
     differ = [
         f"{n}={v!r} vs {s.constants.get(n)!r}" for n, v in given.items() if v != s.constants.get(n)
     ]
@@ -590,7 +586,8 @@ def resumed_model(
             f"invariants differ: {', '.join(invariants)} vs {', '.join(s.invariants) or 'none'}"
             " in the checkpoint",
         )
-    return build_model(cls, path, s.constants, s.invariants, s.symmetry)
+    values = typed(cls, s.constants, command_line=False)
+    return build_model(cls, path, values, s.invariants, s.symmetry)
 
 
 def refuse_other_options(saved: Saved, given: Mapping[str, Any]) -> None:
@@ -610,3 +607,89 @@ def refuse_other_options(saved: Saved, given: Mapping[str, Any]) -> None:
     ]
     if differ:
         raise _refuse(saved, f"options differ: {', '.join(differ)} in the checkpoint")
+
+
+# -- a run's checkpoints -----------------------------------------------------------------------
+
+
+def settings_of(model: Model, options: Options, engine: str, every: float | None) -> Settings:
+    """The settings of a run of `model` with `options` on `engine` (`every`: seconds between
+    checkpoints, None for the default)."""
+    return Settings.of(
+        model,
+        deadlock=options.deadlock,
+        max_depth=options.max_depth,
+        max_states=options.max_states,
+        engine=engine,
+        workers=options.workers,
+        every=DEFAULT_EVERY if every is None else every,
+    )
+
+
+def options_of(settings: Settings) -> Options:
+    """The search options a checkpoint's run had (its memory budget is this run's to say)."""
+    return Options(
+        deadlock=settings.deadlock,
+        max_depth=settings.max_depth,
+        max_states=settings.max_states,
+        workers=settings.workers,
+    )
+
+
+def begin(directory: str, settings: Settings) -> Checkpoints:
+    """`--checkpoint DIR` for a new run: DIR must be writable and hold no checkpoint."""
+    folder = prepare(directory, "--checkpoint")
+    if (folder / FILE_NAME).exists():
+        try:
+            what = f"a checkpoint of {read(folder).describe()}"
+        except ConfigError:
+            what = "a checkpoint that cannot be read"
+        raise ConfigError(
+            f"--checkpoint {directory}: it holds {what}: go on with `mc check --resume"
+            f" {directory}`, or delete {folder / FILE_NAME} to start over"
+        )
+    return Checkpoints(folder, settings)
+
+
+def resume(
+    directory: str,
+    spec: str | None,
+    defines: Mapping[str, str],
+    invariants: Sequence[str],
+    options: Options,
+    engine: str,
+    every: float | None,
+    given: set[str],
+) -> tuple[Model, Checkpoints]:
+    """`--resume DIR`: the run its checkpoint holds, checked against the spec on disk and the
+    options `given` on the command line (by flag); it saves its own checkpoints in DIR."""
+    saved = read(directory)
+    folder = prepare(directory, "--resume")
+    model = resumed_model(saved, spec, defines, invariants)
+    asked = {
+        "--no-deadlock": not options.deadlock,
+        "--max-depth": options.max_depth,
+        "--max-states": options.max_states,
+        "--engine": engine,
+    }
+    refuse_other_options(saved, {k: v for k, v in asked.items() if k in given})
+    s = saved.settings
+    workers = options.workers if "--workers" in given else s.workers
+    note = ""
+    if s.engine == "local" and s.workers != workers:
+        note = f" (saved by --workers {s.workers}; any number gives the same result)"
+    sys.stderr.write(f"mc: resuming {saved.describe()} from {saved.path}{note}\n")
+    resumed = options_of(s)
+    resumed = Options(resumed.deadlock, resumed.max_depth, resumed.max_states, workers)
+    settings = settings_of(model, resumed, s.engine, s.every if every is None else every)
+    return model, Checkpoints(folder, settings, saved)
+
+
+def say_where(checkpoints: Checkpoints) -> None:
+    """Say where a stopped run left its checkpoint."""
+    written = checkpoints.written
+    if written is not None:
+        sys.stderr.write(
+            f"mc: checkpoint at level {written.level} ({written.states:,} distinct states)"
+            f" in {checkpoints.directory}: go on with `mc check --resume {checkpoints.directory}`\n"
+        )

@@ -12,11 +12,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checker import kinds
 from checker.errors import ConfigError, EvaluationError, Interrupted, SpecError
-from checker.record import Record, canonical_order
 from checker.reports import templates
-from checker.result import CheckResult, Event
+from checker.result import Event
 from checker.spec import (
     On,
     Spec,
@@ -31,8 +29,9 @@ from checker.spec import (
     terminals_of,
 )
 from checker.symmetry import Symmetry
-
-Binding = tuple[Any, ...]
+from checker.values import kinds
+from checker.values.encoding import canonical_order
+from checker.values.record import Record
 
 Binding = tuple[Any, ...]
 
@@ -190,9 +189,9 @@ class CompiledSpec:
         self.actions = tuple(self._compile_action(n, f, d) for n, (f, d) in found.items())
         if not self.actions:
             raise SpecError(f"{self.name} declares no actions (decorate methods with @action)")
-        # What `successors` loops over: (index, function, arity, static bindings, action),
+        # What `Model.successors` loops over: (index, function, arity, static bindings, action),
         # the bindings of a one-parameter action as bare values (no argument unpacking).
-        self._plan = tuple(
+        self.plan = tuple(
             (
                 ai,
                 act.fn,
@@ -239,7 +238,6 @@ class CompiledSpec:
         self.terminals = tuple(Invariant(n, getattr(spec, n)) for n in finals)
         self.constraints = tuple(Constraint(n, getattr(spec, n)) for n in bounds)
         self.action_constraints = tuple(Constraint(n, getattr(spec, n)) for n in steps)
-        self._constrained = bool(self.action_constraints)
         if spec.view is not None and not callable(spec.view):
             raise SpecError(f"{self.name}.view must be a method view(self, s), not {spec.view!r}")
         self.view: Callable[[Record], Any] | None = spec.view
@@ -248,7 +246,8 @@ class CompiledSpec:
         self.symmetry: Symmetry | None = Symmetry.of(spec) if symmetry else None
         # Whether states are identified by more than their encoding.
         self.reduces = self.view is not None or self.symmetry is not None
-        self._declared = self._declared_types(spec)
+        # The state variables' types the spec declares (bare annotations), by name.
+        self.declared_types = self._declared_types(spec)
 
     def _ordered(self, found: dict[str, Any], order: Sequence[str] | None) -> dict[str, Any]:
         """The actions in the spec's `action_order`, which names each of them once."""
@@ -297,11 +296,6 @@ class CompiledSpec:
                     ) from None
         return out
 
-    @property
-    def declared_types(self) -> dict[str, kinds.Kind]:
-        """The state variables' types the spec declares (bare annotations), by name."""
-        return dict(self._declared)
-
     def _compile_action(self, name: str, fn: Callable[..., Any], domains: dict[str, Any]) -> Action:
         code = fn.__code__
         where = f"{code.co_filename}:{code.co_firstlineno}: action {name}"
@@ -349,19 +343,6 @@ class CompiledSpec:
             static = tuple(itertools.product(*resolved))
         return Action(name, bound, params, tuple(resolved), static, where_on, tuple(depends))
 
-    def new_result(self) -> CheckResult:
-        """An empty result for a check of this model, for an engine to fill in."""
-        return CheckResult(
-            spec=self.path,
-            spec_name=self.name,
-            constants=dict(self.constants),
-            invariants=[inv.name for inv in self.invariants],
-            constraints=[c.name for c in self.constraints],
-            action_constraints=[c.name for c in self.action_constraints],
-            view=self.view is not None,
-            symmetry=None if self.symmetry is None else self.symmetry.describe(),
-            reachable=[r.name for r in self.reachables],
-        )
 
 def _depends(
     where: str, param: str, domain: Callable[..., Any], earlier: tuple[str, ...]

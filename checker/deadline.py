@@ -16,8 +16,8 @@ from typing import Any
 
 from checker.errors import ConfigError, RunTimeout
 from checker.model import Model
-from checker.record import Record
 from checker.values import show
+from checker.values.record import Record
 
 
 class Deadline:

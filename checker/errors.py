@@ -23,6 +23,10 @@ class ExitCode(IntEnum):
     ENGINE_ERROR = 153  # the engine cannot run: no Java or pyspark, or Spark itself failed
 
 
+class StateError(TypeError):
+    """A value that cannot be part of a state (a float, an object, an unsortable key...)."""
+
+
 class McError(Exception):
     exit_code: ExitCode = ExitCode.SPEC_ERROR
 
@@ -91,6 +95,15 @@ class EvaluationError(McError):
         lines = traceback.format_list(frames)
         lines += traceback.format_exception_only(type(self.cause), self.cause)
         return "".join(lines)
+
+
+class NondeterminismError(McError):
+    """The spec answered otherwise when asked again: an action, invariant or reachability
+    property raised (or an invariant failed, or a state deadlocked) when the search first
+    evaluated a state, and not when the engine evaluated it again to report it. Every engine
+    checks a state again before it reports it, and says so in the same words."""
+
+    exit_code = ExitCode.EVALUATION_ERROR
 
 
 class Interrupted(KeyboardInterrupt):

@@ -47,14 +47,12 @@ from checker import guard
 from checker.behaviour import RAISED, TRUE, Behaviour, Recording
 from checker.compiled import domain_order
 from checker.errors import ConfigError, EvaluationError, Interrupted, SpecError
-from checker.local import bfs
 from checker.model import Model
-from checker.progress import Progress
-from checker.record import Record
 from checker.result import CheckResult, ErrorInfo
-from checker.spec import LeadsTo, fairness_of, properties_of, property_kind
+from checker.spec import LeadsTo, Spec, fairness_of, properties_of, property_kind
 from checker.trace import chain_from_positions, replay
 from checker.values import show
+from checker.values.record import Record
 
 
 @dataclass(frozen=True)
@@ -82,11 +80,17 @@ def select(model: Model, names: Sequence[str] | None = None) -> list[Property]:
     """The spec's temporal properties (all, or those `names` selects, in that order). A
     property with domains is one Property per binding, `name(b=1)`; its name selects them
     all, and `name(b=1)` selects one."""
-    spec = model.spec
+    return select_of(model.spec, model.path, names)
+
+
+def select_of(spec: Spec, path: str, names: Sequence[str] | None = None) -> list[Property]:
+    """`select` for a spec instance (from the file at `path`), before it is compiled: what is
+    checked decides how it is compiled (checker.run: no symmetry under liveness)."""
+    owner = type(spec).__name__
     try:
         members = properties_of(type(spec))
     except TypeError as exc:  # a property overridden without its decorator
-        raise SpecError(f"{model.path}: {exc}" if model.path else str(exc)) from None
+        raise SpecError(f"{path}: {exc}" if path else str(exc)) from None
     declared: dict[str, list[Property]] = {}
     for name, member in members.items():
         kind = property_kind(member)
@@ -101,7 +105,7 @@ def select(model: Model, names: Sequence[str] | None = None) -> list[Property]:
                     member.formula_of(_shown(binding)),
                     name,
                 )
-                for binding in _bindings(model, name, member.domains)
+                for binding in _bindings(spec, f"{owner}.{name}", member.domains)
             ]
         else:
             words = "eventually" if kind == "eventually" else "always eventually"
@@ -114,27 +118,27 @@ def select(model: Model, names: Sequence[str] | None = None) -> list[Property]:
     unknown = [n for n in names if n not in declared and n not in each]
     if unknown:
         raise ConfigError(
-            f"--property {unknown[0]}: {model.name} has no such temporal property"
+            f"--property {unknown[0]}: {owner} has no such temporal property"
             f" (properties: {', '.join(declared) or 'none'})"
         )
     return [prop for n in names for prop in declared.get(n) or each[n]]
 
 
-def _bindings(model: Model, name: str, domains: dict[str, Any]) -> list[dict[str, Any]]:
+def _bindings(spec: Spec, where: str, domains: dict[str, Any]) -> list[dict[str, Any]]:
     """Every binding of a property's parameters (one empty binding if it has none)."""
     values = []
     for param, domain in domains.items():
         if isinstance(domain, str):
-            if not hasattr(model.spec, domain):
+            if not hasattr(spec, domain):
                 raise SpecError(
-                    f"{model.name}.{name}: domain {domain!r} of {param!r} is not a spec attribute"
+                    f"{where}: domain {domain!r} of {param!r} is not a spec attribute"
                 )
-            domain = getattr(model.spec, domain)
+            domain = getattr(spec, domain)
         try:
             values.append(domain_order(domain))
         except TypeError:
             raise SpecError(
-                f"{model.name}.{name}: the domain of {param!r} must be an iterable, not {domain!r}"
+                f"{where}: the domain of {param!r} must be an iterable, not {domain!r}"
             ) from None
     return [dict(zip(domains, combo)) for combo in itertools.product(*values)]
 
@@ -191,13 +195,12 @@ def check(
     model: Model,
     result: CheckResult,
     properties: Sequence[Property],
-    behaviour: Behaviour | None = None,
-    progress: Progress | None = None,
+    behaviour: Behaviour | Callable[[], Behaviour],
 ) -> CheckResult:
     """Check `properties` under the spec's fairness, once the search that produced `result`
     found every invariant to hold; record the outcome in `result` and return it. The state
-    graph is `behaviour`, as that search recorded it (`bfs.record` with `recording(...)`);
-    without it, the local engine searches again, recording. A violation sets verdict
+    graph is `behaviour`, as that search recorded it (`recording(...)`), or a function that
+    records it by searching again (checker.run.check_properties). A violation sets verdict
     "violation", `property`, and the lasso (`trace`, `loop_start`, `loop_back`); a predicate
     that raises sets verdict "error"; Ctrl-C (or SIGTERM) verdict "incomplete".
     `result.properties` and `fairness` name what was selected either way."""
@@ -208,15 +211,8 @@ def check(
     _refuse_symmetry(model)
     start = time.perf_counter()
     try:
-        if behaviour is None:
-            # (the search that produced `result` has judged deadlocks already)
-            options = bfs.Options(deadlock=False)
-            wanted = recording(model, properties)
-            searched, behaviour = bfs.record(model, wanted, options, progress)
-            if searched.verdict == "incomplete" and searched.bound == "interrupted":
-                raise KeyboardInterrupt
-            if behaviour is None:
-                raise RuntimeError(f"the recorded search ended with {searched.verdict}")
+        if not isinstance(behaviour, Behaviour):
+            behaviour = behaviour()  # (the search that produced `result` judged deadlocks)
         graph = StateGraph(model, behaviour)
         graph.raise_predicate_errors(properties)
         for prop in properties:

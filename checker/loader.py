@@ -1,8 +1,7 @@
-"""Load a spec file into a Model, with constants from the command line."""
+"""Load a spec file into a Model, with its constants (checker.constants)."""
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import inspect
 import os
@@ -12,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 
+from checker.constants import typed
 from checker.errors import ConfigError, Interrupted, McError, SpecError
 from checker.model import Model
 from checker.spec import Spec, actions_of, assumptions_of, constants_of
@@ -139,38 +139,6 @@ def spec_class(module: ModuleType, name: str | None = None) -> type[Spec]:
     return concrete[0]
 
 
-def parse_constants(cls: type[Spec], overrides: Mapping[str, str]) -> dict[str, object]:
-    """`-D` values as text, typed and checked against the constants' ranges and choices."""
-    declared = constants_of(cls)
-    values: dict[str, object] = {}
-    for name, text in overrides.items():
-        if name not in declared:
-            known = ", ".join(declared) or "none"
-            close = difflib.get_close_matches(name, list(declared), n=1)
-            hint = f"; did you mean {close[0]}?" if close else ""
-            raise ConfigError(
-                f"-D {name}: {cls.__name__} has no constant {name!r} (constants: {known}){hint}"
-            )
-        try:
-            values[name] = declared[name].parse(text)
-        except ValueError as exc:
-            raise ConfigError(f"-D {name}={text}: {exc}") from None
-        refused = declared[name].refuse(values[name])  # type: ignore[arg-type]
-        if refused is not None:
-            raise ConfigError(f"-D {refused}")
-    return values
-
-
-def check_constants(cls: type[Spec], values: Mapping[str, object]) -> None:
-    """Typed constant values (from a test or a checkpoint) within their ranges and choices."""
-    declared = constants_of(cls)
-    for name, value in values.items():
-        const = declared.get(name)
-        refused = None if const is None else const.refuse(value)  # type: ignore[arg-type]
-        if refused is not None:
-            raise ConfigError(f"constant {refused}")
-
-
 def check_assumptions(spec: Spec, path: str | os.PathLike[str]) -> None:
     """Every @assume of the spec holds for its constants (TLA+'s ASSUME), else ConfigError."""
     declared = constants_of(type(spec))
@@ -212,18 +180,14 @@ def load_model(
     """Import the spec at `path` (FILE, or FILE::Class), apply `-D` constants (as text) and
     compile it (`symmetry`: use the symmetry the spec declares, if any)."""
     cls, file = load_spec_class(path)
-    return build_model(cls, file, parse_constants(cls, constants or {}), invariants, symmetry)
+    return build_model(cls, file, typed(cls, constants or {}), invariants, symmetry)
 
 
-def build_model(
-    cls: type[Spec],
-    path: str | os.PathLike[str],
-    values: Mapping[str, object],
-    invariants: Sequence[str] | None = None,
-    symmetry: bool = True,
-) -> Model:
-    """A Model of spec class `cls` (from the file at `path`) with typed constant values."""
-    check_constants(cls, values)
+def build_spec(
+    cls: type[Spec], path: str | os.PathLike[str], values: Mapping[str, object]
+) -> Spec:
+    """An instance of spec class `cls` (from the file at `path`) with constant values already
+    checked (checker.constants), its @assume assumptions holding."""
     try:
         spec = cls(**values)
     except Interrupted:
@@ -233,4 +197,17 @@ def build_model(
             f"{path}: creating {cls.__name__} raised {type(exc).__name__}: {exc}"
         ) from exc
     check_assumptions(spec, path)
+    return spec
+
+
+def build_model(
+    cls: type[Spec],
+    path: str | os.PathLike[str],
+    values: Mapping[str, object],
+    invariants: Sequence[str] | None = None,
+    symmetry: bool = True,
+) -> Model:
+    """A Model of spec class `cls` (from the file at `path`) with constant values already
+    checked (checker.constants)."""
+    spec = build_spec(cls, path, values)
     return Model(spec, path=str(path), invariants=invariants, symmetry=symmetry)

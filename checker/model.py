@@ -1,26 +1,28 @@
-"""The compiled spec at work: the two functions every engine uses, `expand` (a state's
-successors, the initial states' too) and `fingerprint_of` (what identifies a state: its view,
-up to symmetry), and the checks of a state (invariants, reachability, final states)."""
+"""The compiled spec at work (a Model holds a CompiledSpec): a state's successors
+(`successors`, the hot loop of every engine, in C with the hot path: checker.values.fast;
+`successors_python` below is its twin), a batch of states expanded (`expand_batch`: the
+successors deduplicated, encoded and fingerprinted, which the search's Expander and every
+engine run; `expand` is it on one state), what identifies a state (`fingerprint_of`: its
+view, up to symmetry), and the checks of a state (invariants, reachability, final states)."""
 
 from __future__ import annotations
 
 import difflib
 import inspect
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
-from checker import kinds
+from checker.behaviour import binding_key
 from checker.compiled import Binding, CompiledSpec, Invariant
-from checker.encoding import decode, encode, encode_state, fingerprint
-from checker.errors import EvaluationError, Interrupted, SpecError
-from checker.record import Map, Record, StateError, freeze
+from checker.errors import EvaluationError, Interrupted, SpecError, StateError
 from checker.result import CheckResult, Step
 from checker.spec import Spec
-from checker.speedups import hot
 from checker.symmetry import Permutation
-from checker.values import show
+from checker.values import fast, kinds, show
+from checker.values.encoding import decode, encode, encode_state, fingerprint
+from checker.values.record import Map, Record, freeze
 
-_conforms = kinds.conforms if hot is None else hot.conforms
 _REDUCED_CACHE = 1 << 18  # entries (about 25 MB) of Model.fingerprint_of's cache, per process
 ROOT = -1  # the action index of an initial state's link; its binding index is its init index
 
@@ -46,7 +48,44 @@ class Successors(list):  # type: ignore[type-arg]
         self.deadlocked = deadlocked
 
 
-class Model(CompiledSpec):
+class Batch:
+    """What `Model.expand_batch` found. Per state: its number of successors (`counts`) and
+    whether no action was enabled (`stuck`); per successor: its action; the candidates (the
+    successors not met before, in order): their positions among the successors, encodings,
+    fingerprints and, if asked, binding indexes; when recorded, every successor's fingerprint
+    (`targets`) and binding key (`keys`, for the keyed actions only)."""
+
+    __slots__ = (
+        "actions",
+        "candidates",
+        "counts",
+        "encodings",
+        "error",
+        "fps",
+        "indexes",
+        "keys",
+        "positions",
+        "raised",
+        "stuck",
+        "targets",
+    )
+
+    def __init__(self, indexes: bool, recorded: bool, keyed: bool = False) -> None:
+        self.actions: list[int] = []
+        self.counts = array("I")
+        self.stuck = bytearray()
+        self.candidates: list[Record] = []
+        self.positions: list[int] = []
+        self.fps = array("Q")
+        self.encodings: list[bytes] = []
+        self.indexes = array("I") if indexes else None
+        self.targets = array("Q") if recorded else None
+        self.keys = array("Q") if keyed else None
+        self.error: int | None = None  # the state whose expansion raised (none after it)
+        self.raised: EvaluationError | None = None
+
+
+class Model:
     """The engines' view of a spec: no Kafka, no printing, just states and transitions."""
 
     def __init__(
@@ -57,9 +96,24 @@ class Model(CompiledSpec):
         symmetry: bool = True,
     ):
         """`symmetry=False` ignores the symmetry the spec declares (`mc check --no-symmetry`)."""
-        super().__init__(spec, path, invariants, symmetry)
+        self.compiled = compiled = CompiledSpec(spec, path, invariants, symmetry)
+        # What the engines read of the compiled spec, as the model's own attributes (one
+        # lookup on the hot paths; a test may narrow them, e.g. drop the reachables).
+        self.spec, self.path, self.name = compiled.spec, compiled.path, compiled.name
+        self.constants = compiled.constants
+        self.actions = compiled.actions
+        self.invariants = compiled.invariants
+        self.reachables = compiled.reachables
+        self.terminals = compiled.terminals
+        self.constraints = compiled.constraints
+        self.action_constraints = compiled.action_constraints
+        self.view = compiled.view
+        self.symmetry = compiled.symmetry
+        self.reduces = compiled.reduces
+        self._plan = compiled.plan
+        self._constrained = bool(compiled.action_constraints)
         self._reduced_fps: dict[int, int] = {}  # concrete fingerprint -> fingerprint_of
-        # The states' kind (checker.kinds), from the initial states and the declared types:
+        # The states' kind (checker.values.kinds), from the initial states and the declared types:
         # known once the initial states are.
         self._kinds: kinds.Kind | None = None
         self._initial: list[Record] | None = None
@@ -78,6 +132,20 @@ class Model(CompiledSpec):
         # Nor with the states' kind, which names the shapes (classes) of this process: an
         # executor infers it again, from its own initial states.
         return {**self.__dict__, "_reduced_fps": {}, "_kinds": None, "_initial": None}
+
+    def new_result(self) -> CheckResult:
+        """An empty result for a check of this model, for an engine to fill in."""
+        return CheckResult(
+            spec=self.path,
+            spec_name=self.name,
+            constants=dict(self.constants),
+            invariants=[inv.name for inv in self.invariants],
+            constraints=[c.name for c in self.constraints],
+            action_constraints=[c.name for c in self.action_constraints],
+            view=self.view is not None,
+            symmetry=None if self.symmetry is None else self.symmetry.describe(),
+            reachable=[r.name for r in self.reachables],
+        )
 
     # -- states ----------------------------------------------------------------------------
 
@@ -108,7 +176,8 @@ class Model(CompiledSpec):
                 differ = _variables_differ(other, states[0])
                 message = f"returned initial states with different variables: one {differ}"
                 raise EvaluationError("init", "init", message)
-        unknown = [n for n in self._declared if n not in states[0]]
+        declared = self.compiled.declared_types
+        unknown = [n for n in declared if n not in states[0]]
         if unknown:
             names = [str(k) for k in states[0]]
             close = difflib.get_close_matches(unknown[0], names, n=1)
@@ -117,7 +186,7 @@ class Model(CompiledSpec):
                 f"{self.path or self.name}: {self.name} declares the type of {unknown[0]!r},"
                 f" which is not a variable of its states (variables: {', '.join(names)}){hint}"
             )
-        kind, why = kinds.state_kind(states, self._declared)
+        kind, why = kinds.state_kind(states, declared)
         if kind is None:
             raise EvaluationError("init", "init", f"returned states that mc cannot type: {why}")
         self._kinds = kind
@@ -269,7 +338,7 @@ class Model(CompiledSpec):
             elif succ.keys() != state.keys():
                 message = f"returned a state {_variables_differ(succ, state)}"
             else:
-                if not _conforms(succ, state, self.kinds):
+                if not kinds.conforms(succ, state, self.kinds):
                     self._kind_error(ai, binding, state, succ)
                 continue
             act = self.actions[ai]
@@ -291,80 +360,21 @@ class Model(CompiledSpec):
         that an action constraint discards. Returns whether any action was enabled (the state
         constraints are the caller's to check). This is the hot loop of every engine: one call
         per action and binding, and the common case (an action returning one Record with the
-        state's variables) takes the short path. With the C hot path (checker._hot) the same
-        loop runs in C (`states` and `actions` must then be lists)."""
+        state's variables) takes the short path. With the C hot path the same loop runs in C
+        (`states` and `actions` must then be lists)."""
         state_kind = self._kinds if self._kinds is not None else self.kinds
-        if hot is not None:
-            return hot.successors(
-                self._plan,
-                state,
-                states,
-                actions,
-                bindings,
-                self._add,
-                self._reraise,
-                self._constrained,
-                state_kind,
-                self._kind_error,
-            )
-        shape = state.__class__
-        add, mark = states.append, actions.append
-        conforms = kinds.successor_conforms
-        enabled = False
-        for ai, fn, arity, static, act in self._plan:
-            if arity == 0:
-                try:
-                    result = fn(state)
-                except Interrupted:
-                    raise
-                except BaseException as exc:
-                    raise self._raised_in(ai, (), state, exc) from exc
-                if result is None:
-                    continue
-                if result.__class__ is shape and not self.action_constraints:
-                    if not conforms(result, state, state_kind):
-                        self._kind_error(ai, (), state, result)
-                    add(result)
-                    mark(ai)
-                    if bindings is not None:
-                        bindings.append(())
-                    enabled = True
-                elif self._add(ai, (), state, result, states, actions, bindings):
-                    enabled = True
-            elif arity == 1:
-                values = static if static is not None else act.values(state)
-                for value in values:
-                    try:
-                        result = fn(state, value)
-                    except Interrupted:
-                        raise
-                    except BaseException as exc:
-                        raise self._raised_in(ai, (value,), state, exc) from exc
-                    if result is None:
-                        continue
-                    if result.__class__ is shape and not self.action_constraints:
-                        if not conforms(result, state, state_kind):
-                            self._kind_error(ai, (value,), state, result)
-                        add(result)
-                        mark(ai)
-                        if bindings is not None:
-                            bindings.append((value,))
-                        enabled = True
-                    elif self._add(ai, (value,), state, result, states, actions, bindings):
-                        enabled = True
-            else:
-                for binding in static if static is not None else act.bindings(state):
-                    try:
-                        result = fn(state, *binding)
-                    except Interrupted:
-                        raise
-                    except BaseException as exc:
-                        raise self._raised_in(ai, binding, state, exc) from exc
-                    if result is None:
-                        continue
-                    if self._add(ai, binding, state, result, states, actions, bindings):
-                        enabled = True
-        return enabled
+        return successors(
+            self._plan,
+            state,
+            states,
+            actions,
+            bindings,
+            self._add,
+            self._reraise,
+            self._constrained,
+            state_kind,
+            self._kind_error,
+        )
 
     def _add(
         self,
@@ -399,14 +409,15 @@ class Model(CompiledSpec):
         except StateError as exc:
             raise _unencodable(exc, "action", act.name, state, params) from exc
         state_kind = self.kinds
-        if _conforms(frozen, state, state_kind):
+        if kinds.conforms(frozen, state, state_kind):
             return
         for index, (name, value) in enumerate(frozen.items(), start=1):
             found = kinds.mismatch(value, state_kind.b[index], str(name))
             if found is None:
                 continue
             path, expected, part, optional = found
-            origin = "as declared" if name in self._declared else "in the initial states"
+            declared = self.compiled.declared_types
+            origin = "as declared" if name in declared else "in the initial states"
             message = (
                 f"changed the kind of {path}: {kinds.describe(expected)} {origin},"
                 f" {kinds.found_kind(part)} in the state it built ({path} = {show(part)})"
@@ -429,29 +440,121 @@ class Model(CompiledSpec):
     def expand(self, data: bytes) -> Successors:
         """The successors of an encoded state, as `successors` gives them, each encoded and
         fingerprinted (a successor's binding is its index in the action's bindings); none if
-        the state is outside the state constraints."""
+        the state is outside the state constraints. This is `expand_batch` on one state, every
+        successor kept."""
         state = decode(data)
-        out = Successors()
-        if self.constraints and not self.within_constraints(state):
-            return out
-        states: list[Record] = []
-        actions: list[int] = []
-        bindings: list[Binding] = []
-        enabled = self.successors(state, states, actions, bindings)
-        out.deadlocked = not enabled and not self.final(state)
-        domains: dict[int, Sequence[Binding]] = {}
-        for succ, ai, binding in zip(states, actions, bindings):
-            act = self.actions[ai]
-            try:
-                encoded = encode_state(succ)
-            except StateError as exc:
-                raise _unencodable(exc, "action", act.name, state, act.describe(binding)) from exc
-            if not self.reduces:
-                fp = fingerprint(encoded)
-            else:
-                fp = self._successor_fingerprint(ai, binding, succ, encoded)
-            index = self.binding_index(state, ai, binding, domains)
+        batch = self.expand_batch([state], None, indexes=True)
+        if batch.raised is not None:
+            raise batch.raised
+        out = Successors(deadlocked=bool(batch.stuck[0]))
+        for succ, ai, index, encoded, fp in zip(
+            batch.candidates, batch.actions, batch.indexes, batch.encodings, batch.fps
+        ):
             out.append(Successor(ai, index, succ, encoded, fp))
+        return out
+
+    def expand_batch(
+        self,
+        states: Sequence[Record],
+        seen: set[Record] | dict[Record, int] | None,
+        *,
+        indexes: bool = False,
+        keyed: frozenset[int] | None = None,
+    ) -> Batch:
+        """The engines' shared expansion, the hot loop around `successors`: each state's
+        successors, in order; those equal to a state in `seen` (a set) or found before in the
+        batch are dropped at once, and the others, the candidates, are added to `seen`,
+        encoded and fingerprinted. `seen` None keeps every successor (`expand`); a dict (a
+        recorded search, checker.behaviour) maps each state met to its fingerprint, and the
+        batch then has the fingerprint of every successor (`targets`) and, for the actions in
+        `keyed`, the key of every step's binding. `indexes`: each candidate's binding index.
+
+        A state outside the state constraints has no successors and is not stuck. The first
+        state whose expansion raises (spec code, or a successor that cannot be encoded) ends
+        the batch: `error` is its index, `raised` the EvaluationError."""
+        out = Batch(indexes, keyed is not None, bool(keyed))
+        constraints = self.constraints
+        terminals = self.terminals
+        # With a view or symmetry, or recorded (for the fingerprints of the states met).
+        identify = self.reduces or keyed is not None
+        fingerprint_of = self.fingerprint_of
+        successors_of = self.successors
+        actions = out.actions
+        counts, stuck = out.counts, out.stuck
+        candidates, positions = out.candidates, out.positions
+        fps, encodings, binding_indexes = out.fps, out.encodings, out.indexes
+        targets, keys = out.targets, out.keys
+        bindings: list[Binding] | None = [] if indexes or keyed or seen is None else None
+        domains: dict[int, Sequence[Binding]] = {}  # the state's bindings, by action
+        unmet: Any = _unmet if targets is None else _unmet_recorded
+        successors: list[Record] = []
+        total = 0  # successors of the batch so far
+        for i, state in enumerate(states):
+            try:
+                if constraints and not self.within_constraints(state):
+                    counts.append(0)
+                    stuck.append(0)
+                    continue
+                enabled = successors_of(state, successors, actions, bindings)
+                if not enabled and terminals and self.final(state):
+                    enabled = True  # an intended final state: no deadlock
+                first = len(candidates)
+                if seen is None:
+                    candidates += successors
+                    positions.extend(range(total, total + len(successors)))
+                else:
+                    unmet(self, state, successors, actions, total, seen, candidates, positions)
+                for k in range(first, len(candidates)):
+                    succ = candidates[k]
+                    position = positions[k]
+                    try:
+                        data = encode_state(succ)
+                    except StateError as exc:
+                        binding = () if bindings is None else bindings[position - total]
+                        raise self._unencodable(actions[position], binding, state, exc) from exc
+                    if identify:
+                        try:
+                            fp = fingerprint_of(succ, data)
+                        except EvaluationError as exc:
+                            binding = () if bindings is None else bindings[position - total]
+                            raise self._on_successor(exc, actions[position], binding, succ) from exc
+                    else:
+                        fp = fingerprint(data)
+                    fps.append(fp)
+                    encodings.append(data)
+                    if binding_indexes is not None:
+                        ai = actions[position]
+                        binding = bindings[position - total]  # type: ignore[index]
+                        binding_indexes.append(self.binding_index(state, ai, binding, domains))
+                if targets is not None:  # every step's target, and its binding's key
+                    for k in range(first, len(candidates)):
+                        seen[candidates[k]] = fps[k]  # type: ignore[index]
+                    targets.extend([seen[succ] for succ in successors])  # type: ignore[index]
+                    if keys is not None:
+                        steps = actions[total:]
+                        keys.extend(
+                            [
+                                binding_key(binding) if ai in keyed else 0  # type: ignore[operator]
+                                for ai, binding in zip(steps, bindings)  # type: ignore[arg-type]
+                            ]
+                        )
+            except EvaluationError as exc:
+                out.error, out.raised = i, exc
+                del actions[total:]
+                if targets is not None:
+                    del targets[total:]
+                if keys is not None:
+                    del keys[total:]
+                break
+            if bindings is not None:
+                bindings.clear()
+                domains.clear()
+            counts.append(len(successors))
+            stuck.append(not enabled)
+            total += len(successors)
+            successors.clear()  # freed now, while they are still in the cache
+        del candidates[len(fps) :]  # those of a state whose expansion raised were not encoded
+        del positions[len(fps) :]
         return out
 
     def binding_index(
@@ -464,22 +567,25 @@ class Model(CompiledSpec):
             domain = domains[ai] = self.actions[ai].bindings(state)
         return domain.index(binding)
 
-    def _successor_fingerprint(
-        self, ai: int, binding: Binding, succ: Record, encoded: bytes
-    ) -> int:
-        """`fingerprint_of` a successor; a view or permute that fails says which step built it."""
-        try:
-            return self.fingerprint_of(succ, encoded)
-        except EvaluationError as exc:
-            act = self.actions[ai]
-            raise EvaluationError(
-                exc.kind,
-                exc.name,
-                f"{exc.message}, on the successor that {act.name} built",
-                state=succ,
-                params=act.describe(binding),
-                cause=exc.cause,
-            ) from exc
+    def _on_successor(
+        self, exc: EvaluationError, ai: int, binding: Binding, succ: Record
+    ) -> EvaluationError:
+        """A view or permute that failed on a successor, saying which step built it."""
+        act = self.actions[ai]
+        return EvaluationError(
+            exc.kind,
+            exc.name,
+            f"{exc.message}, on the successor that {act.name} built",
+            state=succ,
+            params=act.describe(binding),
+            cause=exc.cause,
+        )
+
+    def _unencodable(
+        self, ai: int, binding: Binding, state: Record, exc: StateError
+    ) -> EvaluationError:
+        act = self.actions[ai]
+        return _unencodable(exc, "action", act.name, state, act.describe(binding))
 
     def violated(self, state: Record) -> Invariant | None:
         """The first invariant (in declaration order) that `state` violates, if any."""
@@ -520,6 +626,139 @@ class Model(CompiledSpec):
         those that hold in `state`."""
         props = self.reachables
         return [i for i in wanted if _holds("reachable", props[i].name, props[i].fn, state)]
+
+
+def successors_python(
+    plan: tuple[tuple[int, Callable[..., Any], int, Any, Any], ...],
+    state: Record,
+    states: list[Record],
+    actions: list[int],
+    bindings: list[Binding] | None,
+    general: Callable[..., bool],
+    reraise: Callable[..., None],
+    constrained: bool,
+    state_kind: kinds.Kind | None,
+    kind_error: Callable[..., None],
+) -> bool:
+    """`Model.successors` (the twin of the C loop): for each action of `plan` (see
+    CompiledSpec.plan) and binding, call it on `state`; the common result, one Record of the
+    state's shape with no action constraint to ask, is checked against the states' kind and
+    appended here, any other goes to `general` (Model._add). What an action raises goes to
+    `reraise`. Returns whether any action was enabled."""
+    shape = state.__class__
+    add, mark = states.append, actions.append
+    enabled = False
+    for ai, fn, arity, static, act in plan:
+        if static is None:
+            static = act.values(state) if arity == 1 else act.bindings(state)
+        for value in static:
+            binding = (value,) if arity == 1 else value  # a one-parameter action's are bare
+            try:
+                result = fn(state, *binding)
+            except BaseException as exc:
+                reraise(ai, binding, state, exc)
+            if result is None:
+                continue
+            if result.__class__ is shape and not constrained:
+                if state_kind is not None and not kinds.successor_conforms(
+                    result, state, state_kind
+                ):
+                    kind_error(ai, binding, state, result)
+                add(result)
+                mark(ai)
+                if bindings is not None:
+                    bindings.append(binding)
+                enabled = True
+            elif general(ai, binding, state, result, states, actions, bindings):
+                enabled = True
+    return enabled
+
+
+successors = fast.pick(successors_python)
+
+
+def candidates_python(
+    successors: list[Record],
+    start: int,
+    seen: set[Record],
+    found: list[Record],
+    positions: list[int],
+    offset: int,
+) -> int | None:
+    """The successors from `start` on that are not in `seen`, added to it and to `found`,
+    their indexes plus `offset` to `positions` (the twin of the C loop); None when done, else
+    the index of a successor that cannot be hashed (the caller freezes it and goes on from
+    there)."""
+    for index in range(start, len(successors)):
+        succ = successors[index]
+        try:
+            met = succ in seen
+        except TypeError:
+            return index
+        if not met:
+            seen.add(succ)
+            found.append(succ)
+            positions.append(offset + index)
+    return None
+
+
+candidates = fast.pick(candidates_python)
+
+
+def _unmet(
+    model: Model,
+    state: Record,
+    successors: list[Record],
+    actions: list[int],
+    offset: int,
+    seen: set[Record],
+    found: list[Record],
+    positions: list[int],
+) -> None:
+    """Add `state`'s successors that are not in `seen` to it and to `found`, their positions
+    in the batch (`offset` + their index) to `positions`. Their actions are
+    `actions[offset:]`."""
+    start = 0
+    while True:
+        stop = candidates(successors, start, seen, found, positions, offset)
+        if stop is None:
+            return
+        # A list or set inside a tuple: freeze it as put() would, then go on from there.
+        ai = actions[offset + stop]
+        successors[stop] = _refrozen(model, state, ai, successors[stop])
+        start = stop
+
+
+def _unmet_recorded(
+    model: Model,
+    state: Record,
+    successors: list[Record],
+    actions: list[int],
+    offset: int,
+    seen: dict[Record, int | None],
+    found: list[Record],
+    positions: list[int],
+) -> None:
+    """`_unmet` with the states met as a dict (to their fingerprints, filled in once the
+    candidates found here are fingerprinted)."""
+    for index, succ in enumerate(successors):
+        try:
+            met = succ in seen
+        except TypeError:
+            succ = successors[index] = _refrozen(model, state, actions[offset + index], succ)
+            met = succ in seen
+        if not met:
+            seen[succ] = None
+            found.append(succ)
+            positions.append(offset + index)
+
+
+def _refrozen(model: Model, state: Record, ai: int, succ: Record) -> Record:
+    """A successor holding a mutable value inside a tuple, with that value frozen."""
+    try:
+        return type(succ)((type(succ), *[freeze(v) for v in succ.values()]))
+    except StateError as exc:
+        raise _unencodable(exc, "action", model.actions[ai].name, state, {}) from exc
 
 
 def _holds(

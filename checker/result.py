@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from checker.errors import EvaluationError, ExitCode
-from checker.record import Record
+from checker.values.record import Record
 
 VERDICT_EXIT = {
     "ok": ExitCode.OK,
@@ -38,13 +39,18 @@ class Step:
     event: Event | None = None  # None for the initial state and actions without @on
 
 
+# How Jupyter shows a result and a trace (`_repr_html_`): the HTML report, set by
+# checker.reports.notebook (which checker.testing, the notebook's API, imports). Results stay
+# plain data here, below the reports that render them.
+html_of_result: Callable[[CheckResult], str] | None = None
+html_of_trace: Callable[[Sequence[Step]], str] | None = None
+
+
 class Trace(list):  # type: ignore[type-arg]
     """A behavior, its Steps in order: a list, that Jupyter shows as the HTML report."""
 
-    def _repr_html_(self) -> str:
-        from checker.explore.notebook import trace_html
-
-        return trace_html(self)
+    def _repr_html_(self) -> str | None:
+        return None if html_of_trace is None else html_of_trace(self)
 
 
 @dataclass(frozen=True)
@@ -145,11 +151,9 @@ class CheckResult:
             value = Trace(value)
         super().__setattr__(name, value)
 
-    def _repr_html_(self) -> str:
+    def _repr_html_(self) -> str | None:
         """Jupyter shows a result as its HTML report."""
-        from checker.explore.notebook import result_html
-
-        return result_html(self)
+        return None if html_of_result is None else html_of_result(self)
 
     # builtins.property: the field `property` shadows the builtin in this class body.
     @builtins.property

@@ -24,20 +24,19 @@ from dataclasses import dataclass
 
 from checker import guard
 from checker.compiled import Binding
-from checker.encoding import encode
-from checker.errors import EvaluationError
+from checker.errors import EvaluationError, StateError
 from checker.model import ROOT, Model, Successor, Successors
 from checker.progress import Progress, WalkSnapshot
-from checker.record import StateError
 from checker.result import ActionCoverage, CheckResult, ErrorInfo, Simulation
 from checker.trace import replay
+from checker.values.encoding import encode
 
 
 @dataclass(frozen=True)
 class Options:
     seed: int
     traces: int  # walks to take
-    max_depth: int  # states per walk at most, the initial one included (as bfs.Options counts)
+    max_depth: int  # states per walk at most, the initial one included (as --max-depth counts)
     deadlock: bool = True  # report states with no enabled action (`--no-deadlock`: not)
 
 

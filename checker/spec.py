@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from checker.errors import SpecError
-from checker.record import Record
+from checker.values.record import Record
 
 __all__ = [
     "AllRules",
@@ -596,7 +596,7 @@ class Spec(metaclass=_SpecMeta):
     action_order: tuple[str, ...] | None = None
 
     # A state variable's type, where the initial states do not show it (TLA+'s TypeOK), is a
-    # bare annotation in the class body: `leader: int | None` (see checker.kinds). Every
+    # bare annotation in the class body: `leader: int | None` (see checker.values.kinds). Every
     # other variable's kind is taken from the initial states.
 
     # Optional, like TLC's VIEW: `def view(self, s)` returns the part of state `s` that

@@ -34,9 +34,9 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from checker.encoding import encode
-from checker.errors import ConfigError, Interrupted, SpecError
-from checker.record import Record, StateError, freeze
+from checker.errors import ConfigError, Interrupted, SpecError, StateError
+from checker.values.encoding import encode
+from checker.values.record import Record, freeze
 
 # Each state generated is renamed by each permutation: beyond this the search would crawl.
 MAX_PERMUTATIONS = 5040  # 7!

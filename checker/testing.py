@@ -25,18 +25,16 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from checker import liveness, vacuity
+from checker import run
 from checker.behaviour import Recording
-from checker.encoding import decode, encode
-from checker.errors import ConfigError
-from checker.loader import build_model, load_spec_class
-from checker.local import bfs
 from checker.model import Model
+from checker.reports import notebook  # noqa: F401  (results show as HTML reports in Jupyter)
 from checker.reports.text import render
 from checker.result import CheckResult
-from checker.spec import constants_of
+from checker.search.options import Options
 from checker.symmetry import Symmetry
 from checker.values import show
+from checker.values.encoding import decode, encode
 
 
 def load(
@@ -47,23 +45,8 @@ def load(
 ) -> Model:
     """Compile the spec at `spec` with the given constants (Python values or -D strings);
     `symmetry=False` ignores the symmetry it declares (as `mc check --no-symmetry`)."""
-    cls, path = load_spec_class(spec)
-    declared = constants_of(cls)
-    values: dict[str, Any] = {}
-    for name, value in constants.items():
-        if name not in declared:
-            known = ", ".join(declared) or "none"
-            raise ConfigError(f"{cls.__name__} has no constant {name!r} (constants: {known})")
-        if isinstance(value, str) and declared[name].type is not str:
-            try:
-                value = declared[name].parse(value)
-            except ValueError as exc:
-                raise ConfigError(f"{name}={value}: {exc}") from None
-        if type(value) is not declared[name].type:
-            kind = declared[name].type.__name__
-            raise ConfigError(f"constant {name} is a {kind}, not {type(value).__name__}")
-        values[name] = value
-    return build_model(cls, path, values, invariants, symmetry)
+    config = run.Config(properties=None, symmetry=symmetry)
+    return run.load(spec, constants, config, invariants=invariants, command_line=False).model
 
 
 def check(
@@ -79,24 +62,19 @@ def check(
     strict: bool = False,
     **constants: Any,
 ) -> CheckResult:
-    """Check the spec as `mc check` does and return the result (never raises for a verdict).
-    `symmetry` None: the spec's, except when temporal properties are checked; `strict`: the
-    vacuity check's warnings fail (as `mc check --strict`)."""
-    model = load(spec, invariants, symmetry is not False, **constants)
-    selected = liveness.select(model, properties) if not no_liveness else []
-    if selected and model.symmetry is not None and symmetry is None:  # as `mc check` does
-        model = load(spec, invariants, False, **constants)
-        selected = liveness.select(model, properties)
-    options = bfs.Options(deadlock=deadlock, max_depth=max_depth, max_states=max_states)
-    if selected:
-        recording = liveness.recording(model, selected)
-        result, behaviour = bfs.record(model, recording, options)
-        result = liveness.check(model, result, selected, behaviour)
-    else:
-        result = bfs.check(model, options)
-    vacuity.review(model, result)
-    result.strict = strict
-    return result
+    """Check the spec as `mc check` does (checker.run) and return the result (never raises for
+    a verdict). `symmetry` None: the spec's, except when temporal properties are checked;
+    `strict`: the vacuity check's warnings fail (as `mc check --strict`)."""
+    config = run.Config(
+        Options(deadlock=deadlock, max_depth=max_depth, max_states=max_states),
+        properties=None if no_liveness else tuple(properties or ()),
+        symmetry=symmetry,
+        strict=strict,
+    )
+    loaded = run.load(
+        spec, constants, config, invariants=invariants, command_line=False, quiet=True
+    )
+    return run.check(loaded, config)
 
 
 def assert_holds(
@@ -171,8 +149,8 @@ def assert_symmetric(
     if symmetry is None:
         raise AssertionError(f"{model.name} declares no symmetry")
     recording = Recording(states=True, go_on=True)  # the engine's search, every state kept
-    options = bfs.Options(deadlock=False, max_states=max_states + 1)  # a deadlock is a state too
-    result, behaviour = bfs.record(model, recording, options)
+    options = Options(deadlock=False, max_states=max_states + 1)  # a deadlock is a state too
+    result, behaviour = run.record(model, recording, options)
     if result.distinct_states > max_states:
         raise AssertionError(
             f"{model.name} has more than {max_states:,} states: use smaller constants"

@@ -91,7 +91,7 @@ def switched_off(model: Model) -> dict[str, str]:
         names = switches_of(act.fn)
         if names and not any(getattr(model.spec, n) for n in names):
             off[act.name] = describe_switch(model.spec, names)
-    return {**off, **model.reachables_off}
+    return {**off, **model.compiled.reachables_off}
 
 
 # -- methods that look like actions -----------------------------------------------------------

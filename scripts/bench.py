@@ -74,8 +74,9 @@ LIVENESS: list[tuple[str, dict[str, str], list[str], str | None]] = [
 
 CHILD = """
 import json, resource, sys, time
-from checker.local.bfs import Options, check
+from checker.local.bfs import check
 from checker.loader import load_model
+from checker.search.options import Options
 spec, constants, workers = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
 invariants = json.loads(sys.argv[4]) if len(sys.argv) > 4 else None
 model = load_model(spec, constants, invariants) if invariants else load_model(spec, constants)
@@ -108,8 +109,9 @@ print(json.dumps({"verdict": result.verdict, "distinct": result.distinct_states,
 CHILD_LIVENESS = """
 import json, resource, sys, time
 from checker import liveness
-from checker.local.bfs import Options, record
 from checker.loader import load_model
+from checker.run import record
+from checker.search.options import Options
 spec, constants, names = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
 model = load_model(spec, constants, symmetry=False)  # as mc check: no symmetry with liveness
 props = liveness.select(model, names)

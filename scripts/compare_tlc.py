@@ -30,10 +30,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from checker.liveness import check as check_properties  # noqa: E402
 from checker.liveness import recording, select  # noqa: E402
 from checker.loader import load_model, load_spec_class  # noqa: E402
-from checker.local.bfs import Options, check, record  # noqa: E402
+from checker.local.bfs import check  # noqa: E402
+from checker.run import check_properties, record  # noqa: E402
+from checker.search.options import Options  # noqa: E402
 from checker.spec import invariants_of  # noqa: E402
 
 PEERS = Path(os.environ.get("PEERS", "/work/shared/peers"))

@@ -2,7 +2,7 @@
 # The C hot path (checker/_hot.c) under AddressSanitizer and UndefinedBehaviorSanitizer: build
 # it with both into build/sanitize/, then run the tests that drive it hardest (records,
 # encodings, kinds, the search with one and two workers, symmetry, random transition systems,
-# every bundled spec) with that build loaded (MC_HOT_LIBRARY, see checker/speedups.py). Any
+# every bundled spec) with that build loaded (MC_HOT_LIBRARY, see checker/values/fast.py). Any
 # invalid memory access or undefined behaviour stops the run with the sanitizer's report.
 set -euo pipefail
 cd "$(dirname "$0")/.."

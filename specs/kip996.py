@@ -23,10 +23,10 @@ from checker import Record, State, all_rules, invariant, rule
 from invariants import kraft_quorum as props
 from specs.kraft_quorum import (
     CANDIDATE,
+    NET,
     KRaftQuorum,
     apply_state,
     reset_fetch_state_if_follower,
-    send_all,
 )
 
 
@@ -52,7 +52,7 @@ class Kip996(KRaftQuorum):
         return s.replace(
             **apply_state(s, srv, candidate),
             **reset_fetch_state_if_follower(s, srv),
-            **send_all(s, self.vote_requests(s, srv, epoch, pre_vote=False)),
+            **NET.send_all(s, self.vote_requests(s, srv, epoch, pre_vote=False)),
             aux_ctrs=self.aux_inc_timeout_ctrs(s, disruptive),
         )
 

@@ -29,8 +29,6 @@ and UncleanShutdown; the KIP-966 names are used throughout.
 
 from __future__ import annotations
 
-from itertools import chain, combinations
-
 from checker import (
     Record,
     Spec,
@@ -48,6 +46,7 @@ from checker import (
     without,
 )
 from invariants import kraft
+from specs.network import Network, subsets
 
 LEADER, FOLLOWER = "Leader", "Follower"
 NO_LEADER = "NoLeader"
@@ -77,12 +76,7 @@ NO_PENDING_AP = Record(epoch=0, request=None)
 RESTARTS = ("no_data_loss_shutdown_limit", "data_loss_shutdown_limit")
 
 
-def subsets(xs) -> list[frozenset]:
-    """SUBSET xs, smallest first."""
-    xs = sorted(xs)
-    return [
-        frozenset(c) for c in chain.from_iterable(combinations(xs, k) for k in range(len(xs) + 1))
-    ]
+NET = Network("messages", "messages_discard")  # the TLA+ module `network`
 
 
 class KRaftReplication(Spec):
@@ -293,7 +287,8 @@ class KRaftReplication(Spec):
             partition_status=put(s.partition_status, b, None),
             aux_ctrs=s.aux_ctrs.replace(incarn_ctr=incarnation + 1),
         )
-        return send(s, self.registration_request(s, b, incarnation))
+        request = self.registration_request(s, b, incarnation)
+        return s.replace(**NET.send(s, request))
 
     @action(b="brokers", fair_each="weak", switch=RESTARTS)
     @on("broker {b}", receives="controller", message="RegisterBrokerResponse")
@@ -305,7 +300,7 @@ class KRaftReplication(Spec):
         if bs.status != STARTING or bs.registered:
             return []
         out = []
-        for m in messages_of(s, "RegisterBrokerResponse", dest=b):
+        for m in NET.of(s, "RegisterBrokerResponse", dest=b):
             if bs.incarnation_id != m.incarnation_id:
                 continue
             log = s.con_metadata_log[: m.metadata_offset - 1] if m.metadata_offset > 1 else ()
@@ -323,7 +318,7 @@ class KRaftReplication(Spec):
                 broker_metadata_log=put(s.broker_metadata_log, b, log),
                 partition_metadata=put(s.partition_metadata, b, BLANK_METADATA),
             )
-            out.append(discard(t, m))
+            out.append(t.replace(**NET.discard(t, m)))
         return out
 
     @action(b="brokers", fair_each="weak")
@@ -381,7 +376,7 @@ class KRaftReplication(Spec):
             return []
         out = []
         md = s.partition_metadata[b]
-        for m in messages_of(s, "AlterPartitionResponse", dest=b):
+        for m in NET.of(s, "AlterPartitionResponse", dest=b):
             if s.partition_pending_ap[b].request != m.request:
                 continue
             if m.error is None:
@@ -400,7 +395,7 @@ class KRaftReplication(Spec):
             t = s.replace(partition_metadata=put(s.partition_metadata, b, part_state))
             t = self.maybe_update_hwm_and_ack_on_partition_change(s, t, b, part_state)
             t = t.replace(partition_pending_ap=put(t.partition_pending_ap, b, NO_PENDING_AP))
-            out.append(discard(t, m))
+            out.append(t.replace(**NET.discard(t, m)))
         return out
 
     @action(b="brokers", fair_each="weak")
@@ -436,7 +431,7 @@ class KRaftReplication(Spec):
                 pending_response=True, partition=fetcher.partition.replace(delayed=False)
             )
             t = s.replace(broker_fetchers=put2(s.broker_fetchers, b, to, fetcher))
-            out.append(send(t, request))
+            out.append(t.replace(**NET.send(t, request)))
         return out
 
     @action(b="brokers", fair_each="weak")
@@ -447,7 +442,7 @@ class KRaftReplication(Spec):
         fetch offset and broker epoch and may advance the HWM."""
         if s.broker_state[b].status != RUNNING:
             return []
-        return [self.answer_fetch(s, b, m) for m in messages_of(s, "FetchRequest", dest=b)]
+        return [self.answer_fetch(s, b, m) for m in NET.of(s, "FetchRequest", dest=b)]
 
     @action(b="brokers", fair_each="weak")
     @on("broker {b}", receives="leader", message="FetchResponse")
@@ -457,9 +452,10 @@ class KRaftReplication(Spec):
         if s.broker_state[b].status != RUNNING:
             return []
         out = []
-        for m in messages_of(s, "FetchResponse", dest=b):
+        for m in NET.of(s, "FetchResponse", dest=b):
             if s.broker_fetchers[b][m.source].pending_response:
-                out.append(discard(self.handle_fetch_response(s, b, m), m))
+                t = self.handle_fetch_response(s, b, m)
+                out.append(t.replace(**NET.discard(t, m)))
         return out
 
     @action(b="brokers")
@@ -563,7 +559,7 @@ class KRaftReplication(Spec):
         (or the same incarnation), assigns a new broker epoch and unfences it."""
         out = []
         reg = s.con_broker_reg[b]
-        for m in messages_of(s, "RegisterBrokerRequest", source=b):
+        for m in NET.of(s, "RegisterBrokerRequest", source=b):
             if reg.status != FENCED and reg.incarnation_id != m.incarnation_id:
                 continue
             broker_epoch = s.aux_broker_epoch + 1
@@ -588,7 +584,7 @@ class KRaftReplication(Spec):
                     ),
                     aux_broker_epoch=broker_epoch,
                 )
-                out.append(reply(t, m, response))
+                out.append(t.replace(**NET.reply(t, m, response)))
         return out
 
     @action(b="brokers", fair_each="weak")
@@ -598,7 +594,7 @@ class KRaftReplication(Spec):
         epoch, partition epoch, eligible ISR), applies the new ISR (perhaps completing a
         reassignment) and answers with the new partition state, or with an error."""
         out = []
-        for m in messages_of(s, "AlterPartitionRequest", source=b):
+        for m in NET.of(s, "AlterPartitionRequest", source=b):
             out.extend(self.handle_alter_partition(s, b, m))
         return out
 
@@ -1240,7 +1236,8 @@ class KRaftReplication(Spec):
             self.validate_alter_partition_request(s, b, request) is not None
         ):
             return None
-        t = send(s, request).replace(
+        t = s.replace(
+            **NET.send(s, request),
             partition_metadata=put(
                 s.partition_metadata, b, md.replace(maximal_isr=proposed | curr_isr)
             ),
@@ -1281,7 +1278,7 @@ class KRaftReplication(Spec):
                 dest=b,
                 source=CONTROLLER,
             )
-            return [reply(s, m, response)]
+            return [s.replace(**NET.reply(s, m, response))]
         final_replicas = md.replicas - md.removing
         final_isr = m.isr - md.removing
         complete = (
@@ -1326,7 +1323,7 @@ class KRaftReplication(Spec):
                 dest=b,
                 source=CONTROLLER,
             )
-            out.append(reply(t, m, response))
+            out.append(t.replace(**NET.reply(t, m, response)))
         return out
 
     def valid_reassignment(self, s, adding, removing) -> bool:
@@ -1373,9 +1370,8 @@ class KRaftReplication(Spec):
                 hwm=fields.get("hwm", data.hwm),
                 records=fields.get("records", ()),
             )
-            return reply(
-                t, m, Record(type="FetchResponse", partition=body, dest=m.source, source=m.dest)
-            )
+            response = Record(type="FetchResponse", partition=body, dest=m.source, source=m.dest)
+            return t.replace(**NET.reply(t, m, response))
 
         if s.partition_status[b] != LEADER or md.leader_epoch != req.leader_epoch:
             if md.leader_epoch < req.leader_epoch:
@@ -1464,27 +1460,6 @@ class KRaftReplication(Spec):
 def _status(s: State, b: int) -> str | None:
     bs = s.broker_state.get(b)
     return None if bs is None else bs.status
-
-
-# -- the network (the TLA+ module `network`) ----------------------------------------------
-
-
-def send(s: State, m: Record) -> State:
-    return s.replace(messages=s.messages | {m})
-
-
-def discard(s: State, m: Record) -> State:
-    return s.replace(messages=s.messages - {m}, messages_discard=s.messages_discard | {m})
-
-
-def reply(s: State, d: Record, m: Record) -> State:
-    return s.replace(messages=(s.messages - {d}) | {m}, messages_discard=s.messages_discard | {d})
-
-
-def messages_of(s: State, type_: str, **fields) -> list[Record]:
-    """The messages of a type (and field values) in flight, in a fixed order."""
-    out = [m for m in s.messages if m.type == type_ and all(m[k] == v for k, v in fields.items())]
-    return sorted(out, key=repr) if len(out) > 1 else out
 
 
 def put2(maps: Record, b: int, b1: int, value) -> Record:

@@ -45,6 +45,7 @@ from checker import (
     terminal,
 )
 from invariants import kraft_quorum as props
+from specs.network import Network, subsets
 
 # Server states (TLA+ model values)
 UNATTACHED, FOLLOWER, PROSPECTIVE = "Unattached", "Follower", "Prospective"
@@ -82,14 +83,6 @@ FAULTS = (
     "max_add_reconfigs",
     "max_remove_reconfigs",
 )
-
-
-def subsets(xs) -> list[frozenset]:
-    """SUBSET xs, smallest first."""
-    xs = sorted(xs, key=sorted) if xs and isinstance(next(iter(xs)), frozenset) else sorted(xs)
-    return [
-        frozenset(c) for c in chain.from_iterable(combinations(xs, k) for k in range(len(xs) + 1))
-    ]
 
 
 def server_pairs(servers) -> list[frozenset]:
@@ -344,7 +337,7 @@ class KRaftQuorum(Spec):
 
     def send_pre_vote_requests(self, s: State, srv: int) -> dict:
         """SendPreVoteRequests: a pre-vote RequestVote to each other member."""
-        return send_all(s, self.vote_requests(s, srv, s.current_epoch[srv], pre_vote=True))
+        return NET.send_all(s, self.vote_requests(s, srv, s.current_epoch[srv], pre_vote=True))
 
     def vote_requests(self, s: State, srv: int, epoch: int, pre_vote: bool) -> list[Record]:
         """A RequestVote from `srv` for `epoch` to each other member, with its log's end."""
@@ -466,7 +459,7 @@ class KRaftQuorum(Spec):
         A higher epoch makes it unattached (not for a pre-vote: a pre-vote's final state is
         the state before); a granted vote is remembered (TransitionTo*AddVote)."""
         out = []
-        for m in messages_to(s, VOTE_REQ, srv, peer):
+        for m in NET.of(s, VOTE_REQ, dest=srv, source=peer):
             if s.state[srv] == DEAD_NO_STATE:
                 continue
             if m.last_log_epoch > m.replica_epoch:
@@ -486,7 +479,7 @@ class KRaftQuorum(Spec):
                     source=srv,
                     dest=peer,
                 )
-                net = reply(s, m, response)
+                net = NET.reply(s, m, response)
                 if net is not None:
                     out.append(s.replace(**net))
                 continue
@@ -518,7 +511,7 @@ class KRaftQuorum(Spec):
                 source=srv,
                 dest=peer,
             )
-            net = reply(s, m, response)
+            net = NET.reply(s, m, response)
             if net is None:
                 continue
             u = {}
@@ -536,7 +529,7 @@ class KRaftQuorum(Spec):
         A higher epoch or a known leader may end its election (MaybeHandleCommonResponse);
         else a granted vote of the round it is in counts."""
         out = []
-        for m in messages_to(s, VOTE_RES, srv, peer):
+        for m in NET.of(s, VOTE_RES, dest=srv, source=peer):
             if s.state[srv] == DEAD_NO_STATE or not self.is_voter(s, srv):
                 continue
             state0 = self.maybe_handle_common_response(s, srv, m.leader, m.replica_epoch, m.error)
@@ -555,7 +548,7 @@ class KRaftQuorum(Spec):
             if s.state[srv] == LEADER and state1.state != LEADER:
                 u.update(fail_any_pending_writes_if_leader(s, srv))
                 u.update(reset_follower_fetch_state_if_leader(s, srv, s.config[srv].members))
-            out.append(s.replace(**apply_state(s, srv, state1), **u, **discard(s, m)))
+            out.append(s.replace(**apply_state(s, srv, state1), **u, **NET.discard(s, m)))
         return out
 
     def within_epoch_limit(self, s: State, srv: int) -> bool:
@@ -594,7 +587,7 @@ class KRaftQuorum(Spec):
         new_state = self.transition_to_candidate(s, srv)
         return s.replace(
             **apply_state(s, srv, new_state),
-            **send_all(s, self.vote_requests(s, srv, new_state.epoch, pre_vote=False)),
+            **NET.send_all(s, self.vote_requests(s, srv, new_state.epoch, pre_vote=False)),
         )
 
     def no_more_pre_votes_to_count(self, s: State, srv: int) -> bool:
@@ -627,7 +620,7 @@ class KRaftQuorum(Spec):
             log=put(s.log, srv, new_log),
             **reset_follower_fetch_state_if_leader(s, srv, members),
             **reset_fetch_state_if_follower(s, srv),
-            **send_all(
+            **NET.send_all(
                 s,
                 [
                     Record(
@@ -674,7 +667,7 @@ class KRaftQuorum(Spec):
         ):
             return None
         return s.replace(
-            **send(
+            **NET.send(
                 s,
                 Record(
                     type=BEGIN_QUORUM,
@@ -693,7 +686,7 @@ class KRaftQuorum(Spec):
 
         Not an older epoch than its own: such a request stays in flight."""
         out = []
-        for m in messages_to(s, BEGIN_QUORUM, srv, peer):
+        for m in NET.of(s, BEGIN_QUORUM, dest=srv, source=peer):
             if s.state[srv] == DEAD_NO_STATE or m.replica_epoch < s.current_epoch[srv]:
                 continue
             new_state = self.maybe_transition(s, srv, peer, m.replica_epoch)
@@ -702,7 +695,7 @@ class KRaftQuorum(Spec):
                     **apply_state(s, srv, new_state),
                     **reset_fetch_state_if_follower(s, srv),
                     **fail_any_pending_writes_if_leader(s, srv),
-                    **discard(s, m),
+                    **NET.discard(s, m),
                 )
             )
         return out
@@ -784,14 +777,14 @@ class KRaftQuorum(Spec):
             dest=peer,
         )
         fetch_state = put(s.fetch_state, srv, s.fetch_state[srv].replace(pending_fetch=msg))
-        return s.replace(fetch_state=fetch_state, **send(s, msg))
+        return s.replace(fetch_state=fetch_state, **NET.send(s, msg))
 
     @action(srv="all_servers", peer="all_servers", fair_each="weak")
     @on("server {srv}", receives="server {peer}", message="FetchResponse")
     def reject_fetch_request(self, s: State, srv: int, peer: int) -> list[State]:
         """RejectFetchRequest: not the leader, or another epoch: an error response."""
         out = []
-        for m in messages_to(s, FETCH_REQ, srv, peer):
+        for m in NET.of(s, FETCH_REQ, dest=srv, source=peer):
             if s.state[srv] == DEAD_NO_STATE:
                 continue
             if s.state[srv] != LEADER:
@@ -813,7 +806,7 @@ class KRaftQuorum(Spec):
                 dest=peer,
                 correlation=m,
             )
-            net = reply(s, m, response)
+            net = NET.reply(s, m, response)
             if net is not None:
                 out.append(s.replace(**net))
         return out
@@ -827,7 +820,7 @@ class KRaftQuorum(Spec):
 
         With the end of the follower's last fetched epoch in its own log."""
         out = []
-        for m in messages_to(s, FETCH_REQ, srv, peer):
+        for m in NET.of(s, FETCH_REQ, dest=srv, source=peer):
             if not self.receivable_equal_epoch(s, m) or s.state[srv] != LEADER:
                 continue
             if valid_fetch_position(s, srv, m):
@@ -846,7 +839,7 @@ class KRaftQuorum(Spec):
                 dest=peer,
                 correlation=m,
             )
-            net = reply(s, m, response)
+            net = NET.reply(s, m, response)
             if net is not None:
                 out.append(s.replace(**net))
         return out
@@ -919,7 +912,7 @@ class KRaftQuorum(Spec):
             dest=peer,
             correlation=m,
         )
-        net = reply(s, m, response)
+        net = NET.reply(s, m, response)
         return None if net is None else {**u, **net}
 
     def handle_observer_fetch(self, s: State, srv: int, peer: int, m: Record, entries) -> dict:
@@ -936,7 +929,7 @@ class KRaftQuorum(Spec):
             dest=peer,
             correlation=m,
         )
-        return reply(s, m, response)
+        return NET.reply(s, m, response)
 
     @action(srv="all_servers", peer="all_servers", fair_each="weak")
     @on("server {srv}", receives="server {peer}", message="FetchResponse")
@@ -945,7 +938,7 @@ class KRaftQuorum(Spec):
 
         At a valid position; none at the end of its log."""
         out = []
-        for m in messages_to(s, FETCH_REQ, srv, peer):
+        for m in NET.of(s, FETCH_REQ, dest=srv, source=peer):
             if (
                 not self.receivable_equal_epoch(s, m)
                 or s.state[srv] != LEADER
@@ -972,7 +965,7 @@ class KRaftQuorum(Spec):
         (MaybeHandleCommonResponse); else it appends the record or truncates a diverging
         log, switches to the log's latest configuration and takes the HWM."""
         out = []
-        for m in messages_to(s, FETCH_RES, srv, peer):
+        for m in NET.of(s, FETCH_RES, dest=srv, source=peer):
             if s.state[srv] == DEAD_NO_STATE or s.fetch_state[srv].pending_fetch != m.correlation:
                 continue
             new_state = self.maybe_handle_common_response(
@@ -996,7 +989,7 @@ class KRaftQuorum(Spec):
                 if m.result == OK:
                     u["hwm"] = put(s.hwm, srv, m.hwm)
             u["fetch_state"] = put(s.fetch_state, srv, update_fetch_state_with_fetch_res(s, srv, m))
-            out.append(s.replace(**u, **discard(s, m)))
+            out.append(s.replace(**u, **NET.discard(s, m)))
         return out
 
     def maybe_switch_configurations(
@@ -1060,7 +1053,7 @@ class KRaftQuorum(Spec):
             flwr_end_offset=put(s.flwr_end_offset, new, EMPTY_MAP),
             log=put(s.log, new, ()),
             hwm=put(s.hwm, new, 0),
-            **send(s, msg),
+            **NET.send(s, msg),
         )
 
     def add_voter_check(self, s: State, srv: int, add_server: int) -> str:
@@ -1103,7 +1096,7 @@ class KRaftQuorum(Spec):
             log=put(s.log, srv, new_log),
             config=put(s.config, srv, new_config),
             **update_follower_end_offset_map(s, srv, new_config.members),
-            **send(
+            **NET.send(
                 s,
                 Record(
                     type=BEGIN_QUORUM,
@@ -1693,6 +1686,9 @@ def connected(s: State, a: int, b: int) -> bool:
     return a != b and s.net_connectivity.get(frozenset((a, b))) is True
 
 
+NET = Network("net_messages", "net_messages_processed", connected)  # the TLA+ `network`
+
+
 def num_connections(s: State, target: int, servers) -> int:
     return sum(1 for k in servers if connected(s, target, k))
 
@@ -1721,41 +1717,6 @@ def disconnect_server(s: State, srv: int) -> dict:
         ),
         "net_messages": frozenset(m for m in s.net_messages if m.source != srv and m.dest != srv),
     }
-
-
-def send(s: State, m: Record) -> dict:
-    """Send: lost if the two are not connected."""
-    if not connected(s, m.dest, m.source):
-        return {}
-    return {"net_messages": s.net_messages | {m}}
-
-
-def send_all(s: State, msgs) -> dict:
-    kept = [m for m in msgs if connected(s, m.dest, m.source)]
-    return {"net_messages": s.net_messages.union(kept)} if kept else {}
-
-
-def discard(s: State, d: Record) -> dict:
-    return {
-        "net_messages": s.net_messages - {d},
-        "net_messages_processed": s.net_messages_processed | {d},
-    }
-
-
-def reply(s: State, d: Record, m: Record) -> dict | None:
-    """Reply: discard `d` and send `m`; not possible (None) while the two are not connected."""
-    if not connected(s, m.dest, m.source) or d not in s.net_messages:
-        return None
-    return {
-        "net_messages": (s.net_messages - {d}) | {m},
-        "net_messages_processed": s.net_messages_processed | {d},
-    }
-
-
-def messages_to(s: State, type_: str, dest: int, source: int) -> list[Record]:
-    """The messages of a type from `source` to `dest` in flight, in a fixed order."""
-    out = [m for m in s.net_messages if m.type == type_ and m.dest == dest and m.source == source]
-    return sorted(out, key=repr) if len(out) > 1 else out
 
 
 def has_inflight_vote_req(s: State, srv: int, type_: str, pre_vote: bool) -> bool:

@@ -57,3 +57,29 @@ def test_explore_md_notebook_cell_shows_the_report(monkeypatch):
     shown = eval(last, names)
     assert shown._repr_html_().startswith('<iframe srcdoc="&lt;!DOCTYPE html&gt;')
     assert shown.verdict == "violation"
+
+
+def _anchors(path) -> set[str]:
+    """The anchors of a Markdown file's headings, as GitHub makes them."""
+    out = set()
+    text = re.sub(r"```.*?```", "", path.read_text(), flags=re.DOTALL)
+    for heading in re.findall(r"^#+ (.+)$", text, flags=re.MULTILINE):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        out.add(slug)
+    return out
+
+
+def test_the_links_between_the_docs_resolve():
+    """Every relative link in README.md and docs/ names a file that exists and, with an
+    anchor, a heading of it (the pages were split: the light models have their own)."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    for page in pages:
+        text = re.sub(r"```.*?```", "", page.read_text(), flags=re.DOTALL)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            file, _, anchor = target.partition("#")
+            path = (page.parent / file).resolve() if file else page
+            assert path.exists(), f"{page.name}: {target}"
+            if anchor and path.suffix == ".md":
+                assert anchor in _anchors(path), f"{page.name}: {target}"

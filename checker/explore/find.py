@@ -25,10 +25,10 @@ from checker.explore.navigate import Navigator, Path
 from checker.loader import build_model
 from checker.local import bfs
 from checker.progress import Progress, Snapshot
-from checker.record import Record
 from checker.reports.graph import describe_action
 from checker.result import CheckResult
 from checker.values import count
+from checker.values.record import Record
 
 NAME = "find"  # the invariant the expression becomes, as the engine's messages name it
 

@@ -21,10 +21,10 @@ from typing import Any
 from checker.compiled import Binding
 from checker.errors import ConfigError, EvaluationError
 from checker.model import Model
-from checker.record import Record
 from checker.reports.graph import changed_variables, describe_action
 from checker.result import Event, Step
 from checker.values import to_json
+from checker.values.record import Record
 
 _MOVE = re.compile(r"([A-Za-z_]\w*)\.(\d+)(?:\.(\d+))?")
 

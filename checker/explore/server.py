@@ -181,7 +181,7 @@ class App:
         model = self.navigator.model
         return {
             "name": model.name,
-            "title": model.title,
+            "title": model.compiled.title,
             "spec": model.path,
             "constants": {k: str(v) for k, v in model.constants.items()},
             "command": self.meta.command,

@@ -1,3 +1,4 @@
-"""The local engine: a breadth-first search on this machine, levels expanded by worker
-processes. `bfs` runs the search; `workers` expands states (the function every engine
-shares); `visited` holds the fingerprints and parent links; `frontier` the states of a level."""
+"""The local engine: the breadth-first search of checker.search on this machine. `bfs` cuts
+levels into parts and admits their new states; `workers` runs the search's expanders in this
+process or in forked ones; `visited` holds the fingerprints and parent links; `frontier` the
+states of a level."""

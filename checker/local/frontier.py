@@ -2,7 +2,7 @@
 
 A level is a list of segments, each a blob of concatenated encoded states with their offsets
 (one more offset than states), and where its states are also kept live: the expander that
-found them, and their position in its own list for the level (checker.local.workers). Engines
+found them, and their position in its own list for the level (checker.search.expansion). Engines
 append segments as states are found, cut the level into chunks in order (`plan`), and read a
 chunk's encodings back (`read`) when no expander holds it live, or for a checkpoint.
 """
@@ -17,7 +17,7 @@ from typing import IO
 
 import numpy as np
 
-SPILL_BYTES = 256 << 20  # keep up to this many bytes of states in memory, spill the rest
+from checker.search.options import SPILL_BYTES
 
 
 @dataclass(frozen=True)

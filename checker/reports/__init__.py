@@ -1,1 +1,1 @@
-"""Report writers: each turns a CheckResult into one format."""
+"""Report writers: each turns a CheckResult (or, for `mc list`, a model) into one format."""

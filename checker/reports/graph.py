@@ -20,14 +20,13 @@ from typing import Any
 
 import networkx as nx
 
-from checker.behaviour import Recording
-from checker.encoding import decode
-from checker.errors import EvaluationError, ExitCode, McError
-from checker.local.bfs import Options, record
+from checker.behaviour import Behaviour
+from checker.errors import ExitCode, McError
 from checker.model import Model
-from checker.record import Record
 from checker.result import CheckResult, Step
 from checker.values import show
+from checker.values.encoding import decode
+from checker.values.record import Record
 
 DEFAULT_MAX_STATES = 1000  # `mc graph` refuses bigger state spaces (TLC's -dump dot has none)
 
@@ -152,26 +151,10 @@ def result_graph(result: CheckResult) -> nx.DiGraph:
     )
 
 
-def state_space_graph(model: Model, max_states: int = DEFAULT_MAX_STATES) -> nx.DiGraph:
-    """Every reachable state of `model` (full states as labels) and every transition, in the
-    explorer's order: the local engine's search, recorded (checker.behaviour), going on past
-    states that violate an invariant. Raises StateSpaceTooLarge when there are more than
-    `max_states`, as soon as the search finds one more."""
-    recording = Recording(states=True, go_on=True)
-    options = Options(deadlock=False, max_states=max_states + 1)  # a deadlock is a state too
-    result, behaviour = record(model, recording, options)
-    if result.distinct_states > max_states:
-        raise StateSpaceTooLarge(
-            f"{model.name} has more than {max_states:,} distinct states; `mc graph` draws"
-            " small state spaces only: lower the constants with -D, or raise --max-states"
-        )
-    if behaviour is None:
-        assert result.error is not None, result.verdict
-        error = result.error
-        state = result.trace[-1].state if result.trace else None
-        raise EvaluationError(
-            error.kind, error.name, error.message, state=state, params=error.params
-        )
+def behaviour_graph(model: Model, behaviour: Behaviour) -> nx.DiGraph:
+    """Every state of a recorded behaviour (with their encodings, checker.behaviour) as a
+    node (full states as labels) and every transition as an edge, in the search's order:
+    `mc graph`'s drawing (checker.run.state_space_graph records it)."""
     assert behaviour.encodings is not None
     g = nx.DiGraph(kind="state space")
     states = [decode(data) for data in behaviour.encodings]

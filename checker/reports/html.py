@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from checker.record import Record
 from checker.reports import msc, trace_svg
 from checker.reports.chart import result_chart, sequence_chart
 from checker.reports.graph import (
@@ -25,6 +24,7 @@ from checker.reports.graph import (
 from checker.reports.text import behavior_intro, format_behavior, format_trace, headline
 from checker.result import CheckResult, Step
 from checker.values import count, show
+from checker.values.record import Record
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 

@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from checker.record import Record, canonical_order
 from checker.result import CheckResult
 from checker.values import show
+from checker.values.encoding import canonical_order
+from checker.values.record import Record
 
 FORMAT_URL = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 

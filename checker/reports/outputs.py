@@ -13,12 +13,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
-from typing import Any, TypeVar
-
-import click
 
 from checker.errors import ConfigError
 from checker.reports import dot, graphviz, html, itf, json_report, junit, mermaid, msc, sarif
@@ -27,9 +24,7 @@ from checker.reports.graph import result_graph
 from checker.reports.sarif import Checked
 from checker.result import CheckResult
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-# (option, help) for each trace output, in --help order
+# (option, help) for each trace output, in --help order (the CLI declares them: checker.cli)
 TRACE_OPTIONS = [
     ("html", "Write a self-contained HTML report: sequence chart, steps, states, graph."),
     ("dot", "Write the trace as a Graphviz DOT graph."),
@@ -43,14 +38,6 @@ RUN_OPTIONS = [
     ("junit", "Write JUnit XML: a test case per (spec, invariant), failures with the trace."),
     ("sarif", "Write SARIF 2.1.0: a result per violated invariant, at its definition."),
 ]
-
-
-def check_options(f: F) -> F:
-    """Add the report options to `mc check` and `mc simulate` (each becomes a `<name>_path`
-    keyword)."""
-    for name, text in reversed(RUN_OPTIONS + TRACE_OPTIONS):
-        f = click.option(f"--{name}", f"{name}_path", metavar="PATH", help=text)(f)
-    return f
 
 
 @dataclass
@@ -129,9 +116,8 @@ class Outputs:
                     continue
                 target = per_spec_path(path, result.spec, taken) if multi else path
                 if name != "html" and not result.trace:
-                    click.echo(
-                        f"mc: --{name}: {result.spec}: no trace ({result.verdict}), not written",
-                        err=True,
+                    sys.stderr.write(
+                        f"mc: --{name}: {result.spec}: no trace ({result.verdict}), not written\n"
                     )
                     continue
                 with writing(f"--{name}", target):

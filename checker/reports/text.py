@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from checker.record import Record
 from checker.reports.graph import lasso_line
 from checker.result import CheckResult, Simulation, Step
 from checker.values import count, show
+from checker.values.record import Record
 
 
 def describe_step(step: Step) -> str:

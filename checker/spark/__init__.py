@@ -1,4 +1,4 @@
-"""The Spark engine (`mc check --engine spark`): the same breadth-first search as checker.local.bfs,
+"""The Spark engine (`mc check --engine spark`): the breadth-first search of checker.search,
 level by level, with the frontier and the visited set partitioned by fingerprint across a
 Spark cluster (or `local[*]`, or a Spark Connect server). Small levels are expanded in the
 driver; the others are one Spark job each. Same verdict, counts and counterexample as the
@@ -6,7 +6,7 @@ local engine.
 
 The modules, each readable on its own:
 
-- `session`: Java, pyspark, the Spark session and the executors' Python;
+- `session`: Java, pyspark, the master, the Spark session and the executors' Python;
 - `ship`: mc's code to the executors (a zip), and errors from them explained;
 - `rows`: the tables' columns, fingerprints as Spark longs, and the keys that keep the local
   engine's order;
@@ -25,7 +25,13 @@ Nothing here imports pyspark at module level: the local engine runs without it.
 from checker.spark.explorer import Explorer
 from checker.spark.rows import component, last_component, signed, unsigned
 from checker.spark.search import check
-from checker.spark.session import is_connect, java_problem, require_runtime, session
+from checker.spark.session import (
+    is_connect,
+    java_problem,
+    require_reachable,
+    require_runtime,
+    session,
+)
 from checker.spark.settings import LevelStats, SparkSettings, mc_settings
 from checker.spark.ship import code_zip, explain, ship_code
 
@@ -41,6 +47,7 @@ __all__ = [
     "java_problem",
     "last_component",
     "mc_settings",
+    "require_reachable",
     "require_runtime",
     "session",
     "ship_code",

@@ -1,9 +1,10 @@
 """Small levels in the driver. A Spark job costs about a second whatever its size, so a level
-with fewer states than SparkSettings.driver_states is expanded here with the local engine's
-expander (checker.local.workers: successors equal to a state met at the level are dropped
-before they are encoded) and admitted in its order; the search moves to Spark when a level
-grows past it, and back when the levels shrink. The links of the levels explored here
-stay here (and go to the cluster in one batch when a Spark level needs the visited set)."""
+with fewer states than SparkSettings.driver_states is expanded here with the search's expander
+(checker.search.expansion: successors equal to a state met at the level are dropped before they
+are encoded) and admitted as every engine admits them (checker.search.admission); the search
+moves to Spark when a level grows past it, and back when the levels shrink. The links of the
+levels explored here stay here (and go to the cluster in one batch when a Spark level needs the
+visited set)."""
 
 from __future__ import annotations
 
@@ -16,11 +17,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from checker.encoding import decode
-from checker.engine import Failed, Stop
-from checker.errors import EngineError, EvaluationError
-from checker.local.bfs import BACK_EDGES, LIVE_BYTES, LIVE_FACTOR
-from checker.local.workers import Expander, Expansion
+from checker.search.admission import Cut
+from checker.search.expansion import (
+    BACK_EDGES,
+    LIVE_BYTES,
+    LIVE_FACTOR,
+    Admit,
+    Expand,
+    Expander,
+    Expansion,
+    StartLevel,
+)
 from checker.spark.rows import (
     FRONTIER_COLUMNS,
     FRONTIER_SCHEMA,
@@ -37,7 +44,7 @@ if TYPE_CHECKING:
 
 @contextlib.contextmanager
 def _no_gc() -> Iterator[None]:
-    """States are acyclic: the cyclic collector would only walk them (as in checker.local.bfs)."""
+    """States are acyclic: the cyclic collector would only walk them (as in the local engine)."""
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -142,108 +149,82 @@ class DriverLevels:
             known.update(row["fp"] for row in found.collect())
         return known
 
+    def known(self, fps: np.ndarray) -> np.ndarray:
+        """The visited set as checker.search.admission asks it: which of `fps` (uint64) are
+        known."""
+        signed = fps.view(np.int64).tolist()
+        known = self._known(signed)
+        return np.fromiter((fp in known for fp in signed), bool, len(signed))
+
     def _expand_here(self, frontier: list[Row], level: int) -> Expansion:
-        """The successors of the level's states, with the local engine's expander
-        (checker.local.workers): it drops those equal to a state met at this level before
-        encoding them, and checks the invariants on the others (the candidates). The states
-        come live from the expander when it kept them at the previous level, else encoded."""
+        """The successors of the level's states, with the search's expander: it drops those
+        equal to a state met at this level before encoding them, and checks the invariants on
+        the others (the candidates). The states come live from the expander when it kept them
+        at the previous level, else encoded."""
         if self.expander is None:
             self.expander = Expander(self.model)
             self.met_bytes, self.remember = 0, False
-        wanted = self._level_wanted = self._wanted()
-        # As checker.local.bfs: once many candidates were states of earlier levels, the
+        wanted = self.level_wanted = self.wanted()
+        # As the local engine: once many candidates were states of earlier levels, the
         # expander remembers the states it met across levels, while they fit the budget.
         forget = not self.remember or LIVE_FACTOR * self.met_bytes > LIVE_BYTES
         if forget:
             self.met_bytes = 0
-        self.expander.start_level(level, forget, wanted)
-        request: dict[str, Any] = {"op": "expand", "chunk": level, "level": level}
-        request["bindings"] = True  # the links keep binding indexes
+        self.expander.start_level(StartLevel(level, forget, wanted))
         if self.live_level == level:
-            request.update(start=0, count=len(frontier))
+            request = Expand(level, level, start=0, count=len(frontier), bindings=True)
         else:
             sizes = np.fromiter((len(row[2]) for row in frontier), np.uint64, len(frontier))
             offsets = np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes)])
-            request.update(blob=b"".join(row[2] for row in frontier), offsets=offsets.tobytes())
+            blob = b"".join(row[2] for row in frontier)
+            request = Expand(level, level, blob=blob, offsets=offsets.tobytes(), bindings=True)
         self.live_level = None
         reply = self.expander.expand(request)
-        self.met_bytes += sum(len(row[2]) for row in frontier) + len(reply["blob"])
+        self.met_bytes += sum(len(row[2]) for row in frontier) + len(reply.blob)
         return Expansion(reply, self.options.deadlock)
 
     def _driver_level(self, frontier: list[Row], level: int) -> list[Row]:
-        """Expand a small level in the driver as the local engine does (its expander, its
-        admission in order): the same new states, parents, keys, counts and stops as a Spark
-        level would find, without a Spark job (whose fixed cost is about a second)."""
+        """Expand a small level in the driver as the local engine does (the same expander and
+        admission): the same new states, parents, keys, counts and stops as a Spark level
+        would find, without a Spark job (whose fixed cost is about a second)."""
         with _no_gc():
             return self._expand_and_admit(frontier, level)
 
     def _expand_and_admit(self, frontier: list[Row], level: int) -> list[Row]:
         started = time.perf_counter()
         exp = self._expand_here(frontier, level)
-        fps = exp.fps[: exp.candidates].view(np.int64)  # signed, as Spark has them
-        unique, first = np.unique(fps, return_index=True)
-        known = self._known(unique.tolist())
-        is_new = np.fromiter((fp not in known for fp in unique.tolist()), bool, len(unique))
-        if len(known) >= BACK_EDGES * len(fps):
+        decision = self.decide(exp, self)
+        if np.count_nonzero(decision.known) >= BACK_EDGES * len(decision.used):
             self.remember = True
-        fresh = np.sort(first[is_new])  # the candidates new to the search, in order
-        limit = self.options.max_states
-        room = len(fresh) if limit is None else max(0, min(len(fresh), limit - self.distinct))
-        over = int(exp.positions[fresh[room]]) if room < len(fresh) else None  # refused
-        fresh = fresh[:room]
-        bad = np.flatnonzero(exp.flagged[fresh])  # breaks an invariant, or makes one raise
-        kept = fresh[: bad[0] + 1] if len(bad) else fresh
+        kept = decision.kept
         found = self._admit(frontier, exp, kept, level)
+        self.note_reached(exp, kept, lambda j: unsigned(found[j][0]), level + 1)
         size = len(frontier)
-
-        def stop_at(successor: int) -> None:
-            """Counts as checker.local.bfs has them when it stops at `successor`: all
-            successors of its parent generated, those up to it fired; the queue as it was
-            before that parent was expanded."""
-            parent = int(exp.parent_of[successor])
-            self._count(exp, int(exp.ends[parent]), successor + 1)
-            earlier = int(np.count_nonzero(exp.parent_of[exp.positions[kept]] < parent))
-            self.queue = size - parent + earlier
-
-        if len(bad):
-            candidate = int(kept[-1])
-            stop_at(int(exp.positions[candidate]))
+        cut = self.cut(exp, decision, 0, size, 0, len(found))
+        if cut is Cut.BAD:
             row = found[-1]
             fp = unsigned(row[0])
             self.links[fp] = link_of((row[0], row[3], row[4], row[5]))
             self._walk_back(unsigned(row[3]), level)  # type: ignore[arg-type]
-            invariant = exp.broken.get(candidate)
-            if invariant is not None:
-                raise Stop("violation", fp, invariant=invariant)
-            try:
-                state = decode(row[2])
-                self.model.violated(state)
-                self.model.reached(state, self._level_wanted)
-            except EvaluationError as exc:
-                raise Failed(exc, fp) from exc
-            raise EngineError("the spec is not deterministic: an invariant did not raise again")
-        if over is not None:
-            stop_at(over)
-            raise Stop("incomplete", bound=f"--max-states {limit} reached")
-        self._count(exp, exp.limit, exp.limit)
-        if exp.stop is not None:
-            row = frontier[exp.stop]
-            self.queue = size - exp.stop + len(found)
-            self._walk_back(unsigned(row[0]), level)
-            self._raise_parent_event(unsigned(row[0]), row[2])
-        for k, i in exp.reached:  # the first candidate satisfying each, if it is new
-            j = int(np.searchsorted(kept, k))
-            if j < len(kept) and int(kept[j]) == k:
-                name = self.model.reachables[i].name
-                self.reached.setdefault(name, (unsigned(found[j][0]), level + 1))
-        self.expander.admit(  # type: ignore[union-attr]
-            {"chunk": level, "keep": True, "indices": kept.astype(np.uint32).tobytes()}
-        )
+            self.bad(fp, exp, decision)
+        elif cut is Cut.FULL:
+            raise self.full()
+        elif cut is Cut.PARENT:
+            self._settle_parent_here(frontier, exp, level)
+        indices = kept.astype(np.uint32).tobytes()
+        self.expander.admit(Admit(level, indices, True))  # type: ignore[union-attr]
         self.live_level = level + 1
         self.queue = len(found)
         self._add_here(found)
         self._report(level + 1, size, len(found), time.perf_counter() - started, "driver")
         return found
+
+    def _settle_parent_here(self, frontier: list[Row], exp: Expansion, level: int) -> None:
+        assert exp.stop is not None
+        row = frontier[exp.stop]
+        fp = unsigned(row[0])
+        self._walk_back(fp, level)
+        self.settle_parent(fp, row[2])
 
     def _admit(
         self, frontier: list[Row], exp: Expansion, kept: np.ndarray, level: int
@@ -271,26 +252,17 @@ class DriverLevels:
         self.distinct += len(found)
         if found:
             self.depth = level + 1
-        new = np.bincount(actions, minlength=self.n_actions).tolist()
-        self.new = [a + b for a, b in zip(self.new, new)]
+        self.new += np.bincount(actions, minlength=self.n_actions)
         return found
 
-    def _count(self, exp: Expansion, generated: int, fired: int) -> None:
-        """Successors generated, and fired per action (the first `fired` of them)."""
-        self.generated += generated
-        counts = np.bincount(exp.actions[:fired], minlength=self.n_actions).tolist()
-        self.fired = [a + b for a, b in zip(self.fired, counts)]
-
     def _driver_depth_bound(self, frontier: list[Row], level: int) -> None:
-        """_stop_at_depth_bound for a level held in the driver."""
+        """expand_at_bound for a level held in the driver."""
         exp = self._expand_here(frontier, level)
-        self._count(exp, exp.limit, exp.limit)
+        self.count(exp, exp.limit, exp.limit)
         if exp.stop is not None:
-            row = frontier[exp.stop]
-            self._walk_back(unsigned(row[0]), level)
-            self._raise_parent_event(unsigned(row[0]), row[2])
+            self._settle_parent_here(frontier, exp, level)
         fps = exp.fps[: exp.candidates].view(np.int64).tolist()
         if len(self._known(fps)) < len(set(fps)):
             self.queue = len(frontier)
-            raise Stop("incomplete", bound=f"--max-depth {self.options.max_depth} reached")
+            raise self.depth_bound()
         self.queue = 0

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from checker.checkpoint import Checkpoints
-from checker.local.bfs import Options
 from checker.model import Model
 from checker.progress import Progress
 from checker.result import CheckResult
+from checker.search.options import Options
 from checker.spark.search import check
 from checker.spark.session import active_session, require_runtime, session
 from checker.spark.settings import SparkSettings, mc_settings

@@ -19,8 +19,10 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
-# Kinds of the rows the expansion emits: a successor, or an event of the expanded state.
-SUCCESSOR, RAISED, DEADLOCK = 0, 1, 2
+# Kinds of the rows the expansion emits: a candidate successor, an event of the expanded state
+# (its expansion raised, or it is deadlocked), or the number of successors an action generated
+# in a batch (in the `binding` column; successors met before in the batch have no row).
+SUCCESSOR, RAISED, DEADLOCK, GENERATED = 0, 1, 2, 3
 
 FRONTIER_COLUMNS = ("fp", "key", "state", "parent", "action", "binding")
 FRONTIER_SCHEMA = "fp long, key binary, state binary, parent long, action int, binding int"
@@ -50,7 +52,7 @@ def signed(fp: int) -> int:
 
 
 def unsigned(fp: int) -> int:
-    """A Spark long back to the unsigned fingerprint of checker.encoding.fingerprint."""
+    """A Spark long back to the unsigned fingerprint of checker.values.encoding.fingerprint."""
     return fp + _TOP if fp < 0 else fp
 
 

@@ -7,68 +7,45 @@ from __future__ import annotations
 
 import functools
 import sys
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from checker.checkpoint import Array, Saved
-from checker.encoding import decode
+from checker.search.levels import LevelStart
 from checker.spark.rows import (
     FRONTIER_COLUMNS,
     FRONTIER_SCHEMA,
     LINK_COLUMNS,
     LINK_TYPES,
-    Row,
     numbers,
     signed,
     unsigned,
 )
 from checker.spark.signals import from_spark
+from checker.values.encoding import decode
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
 
-@dataclass(frozen=True)
-class LevelStart:
-    """The search at the start of a level (its states are `frontier`; `levels` of them)."""
-
-    level: int
-    frontier: DataFrame | list[Row]
-    distinct: int
-    generated: int
-    depth: int
-    fired: list[int]
-    new: list[int]
-    reached: dict[str, tuple[int, int]]
-
-
 class Checkpointing:
-    """_Search's part that writes checkpoints and resumes from one."""
+    """_Search's part that writes checkpoints and resumes from one (checker.search.levels)."""
 
-    def save(self, after_interrupt: bool = False) -> None:
-        """Write the search as it stood at the start of the current level: the links of the
-        earlier levels and the level's states, collected to the driver."""
-        start, checkpoints = self.level_start, self.checkpoints
-        if checkpoints is None or start is None:
-            return
+    def saved_arrays(self, start: LevelStart, after_interrupt: bool) -> dict[str, Array] | None:
+        """The links of the earlier levels and the level's states, collected to the driver
+        (None: Spark failed after an interrupt, and no checkpoint is written)."""
         try:
-            arrays = self._collect(start)
+            return self._collect(start)
         except Exception as exc:
             if not after_interrupt or not from_spark(exc):
                 raise
             sys.stderr.write(f"mc: warning: no checkpoint written: Spark failed: {exc}\n")
-            return
-        counts = {
-            "level": start.level,
-            "states": start.distinct,
-            "generated": start.generated,
-            "depth": start.depth,
-            "fired": start.fired,
-            "new": start.new,
-            "reached": {name: [signed(fp), depth] for name, (fp, depth) in start.reached.items()},
-            "sizes": self.sizes[: start.level],
-        }
-        checkpoints.write(counts, arrays)
+            return None
+
+    def saved_counts(self, start: LevelStart) -> dict[str, Any]:
+        return {"sizes": self.sizes[: start.level]}
+
+    def saved_reference(self, ref: int) -> int:
+        return signed(ref)
 
     def _collect(self, start: LevelStart) -> dict[str, Array]:
         import numpy as np
@@ -130,14 +107,13 @@ class Checkpointing:
             arrays[f"frontier.{column}.data"] = Array.of(data, "uint8")
         return arrays
 
-    def _restore(self, saved: Saved) -> tuple[DataFrame, int]:
+    def restore(self, saved: Saved) -> tuple[DataFrame, int]:
         """The search as a checkpoint holds it: the earlier levels' links and the level's
         states back in the cluster, partitioned by fingerprint, and the counts."""
         import numpy as np
         import pyarrow as pa
 
         level = saved.number("level", 1)
-        n = self.n_actions
         sizes = saved.numbers("sizes", level)
         links = [saved.array(f"links.{c}", t) for c, t in zip(LINK_COLUMNS, LINK_TYPES)]
         states = [saved.array(f"frontier.{c}", t) for c, t in zip(LINK_COLUMNS, LINK_TYPES)]
@@ -162,12 +138,7 @@ class Checkpointing:
         self.distinct = saved.number("states", 1)
         if self.distinct != sum(sizes):
             raise saved.corrupt("the number of states does not match the levels' sizes")
-        self.generated = saved.number("generated")
-        self.depth = saved.number("depth")
-        self.fired = saved.numbers("fired", n)
-        self.new = saved.numbers("new", n)
-        names = [r.name for r in self.model.reachables]
-        reached = saved.reached(names, None)
+        reached = self.restore_counts(saved, None)
         self.reached = {name: (unsigned(fp), depth) for name, (fp, depth) in reached.items()}
         everything = np.concatenate([links[0], states[0]]).astype(np.int64)
         fits = len(everything) <= self.settings.driver_fingerprints

@@ -1,7 +1,7 @@
 """The search on Spark: `check`, level by level. A level is one Spark job on DataFrames, so it
 also runs on Spark Connect (no RDD API there):
 
-  frontier (fp, key, state) --mapInArrow(Model.expand)--> candidates (fp, key, state, parent,
+  frontier (fp, key, state) --mapInArrow(Expander)--> candidates (fp, key, state, parent,
   action, binding) --groupBy(fp): min key--> one candidate per state --left anti join visited
   (no shuffle of the visited side: both are hash partitioned on fp)--> new states, persisted:
   the next frontier. Invariants are checked on the new states in the executors in the same job.
@@ -23,21 +23,25 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from checker import engine
 from checker.checkpoint import Checkpoints
-from checker.engine import Failed, Stop
-from checker.errors import ConfigError, EngineError, EvaluationError
-from checker.local.bfs import Options
-from checker.local.workers import Expander
-from checker.model import ROOT, Model
+from checker.errors import ConfigError, EngineError
+from checker.model import ROOT, Model, Successor
 from checker.progress import Progress, Snapshot
 from checker.result import CheckResult
+from checker.search import outcome
+from checker.search.expansion import Expander
+from checker.search.levels import LevelSearch
+from checker.search.options import Options
+from checker.search.outcome import Failed, Stop
 from checker.spark.driver import DriverLevels
 from checker.spark.executor import check_batches, expand_batches
 from checker.spark.rows import (
     CANDIDATE_SCHEMA,
     CHECKED_SCHEMA,
+    DEADLOCK,
+    GENERATED,
     LINK_COLUMNS,
+    RAISED,
     SUCCESSOR,
     Links,
     Row,
@@ -46,7 +50,7 @@ from checker.spark.rows import (
     signed,
     unsigned,
 )
-from checker.spark.saving import Checkpointing, LevelStart
+from checker.spark.saving import Checkpointing
 from checker.spark.session import is_connect, local_mode, session
 from checker.spark.settings import LevelStats, SparkSettings
 from checker.spark.ship import explain, ship_code
@@ -68,18 +72,20 @@ def check(
     on_level: Callable[[LevelStats], None] | None = None,
     checkpoints: Checkpoints | None = None,
 ) -> CheckResult:
-    """Explore every reachable state of `model` on Spark: the same result as checker.local.bfs.check
+    """Explore every reachable state of `model` on Spark: the same result as the local engine
     (verdict, counts, coverage, trace), computed level by level across the cluster. With
     `checkpoints`, write them (and resume from `checkpoints.resumed`)."""
     if spark is None:
         spark = session()
     options = options or Options()
-    search = _Search(spark, model, options, settings or SparkSettings(), progress, on_level)
-    search.checkpoints = checkpoints
-    return engine.run(search)
+    settings = settings or SparkSettings()
+    search = _Search(spark, model, options, settings, progress, on_level, checkpoints)
+    return outcome.run(search)
 
 
-class _Search(DriverLevels, StopsInLevel, Checkpointing):
+class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
+    """The search of checker.search.levels, with its states referred to by fingerprint."""
+
     def __init__(
         self,
         spark: SparkSession,
@@ -88,27 +94,15 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing):
         settings: SparkSettings,
         progress: Progress | None,
         on_level: Callable[[LevelStats], None] | None,
+        checkpoints: Checkpoints | None = None,
     ) -> None:
+        super().__init__(model, options, progress, checkpoints)
         self.spark = spark
-        self.model = model
-        self.options = options
         self.settings = settings
-        self.progress = progress
         self.on_level = on_level
         self.n_actions = len(model.actions)
-        # Counts, exactly as checker.local.bfs keeps them.
-        self.distinct = 0
-        self.generated = 0
-        self.depth = 0
-        self.queue = 0
-        self.fired = [0] * self.n_actions
-        self.new = [0] * self.n_actions
         # links[fp] for the states of a trace only: the rest stays in the cluster.
         self.links: dict[int, Link] = {}
-        # Each reachability property reached so far: name -> (the fingerprint of the first
-        # state, in the local engine's order, that satisfies it, and its depth).
-        self.reached: dict[str, tuple[int, int]] = {}
-        self._level_wanted: list[int] = []  # those not reached when the level started
         # Per level: its links (fp, parent, action, binding), in the cluster or in the driver.
         self.levels: list[DataFrame | Links] = []
         # The link tables in the cluster (Spark levels, and batches of driver levels shipped
@@ -130,9 +124,7 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing):
         self.saved_conf: dict[str, str | None] = {}
         self.observed: list[Any] | None = None
         self.visited: DataFrame | None = None  # the union of the levels' fingerprints
-        self.start = time.perf_counter()
-        self.checkpoints: Checkpoints | None = None
-        self.level_start: LevelStart | None = None
+        self.started = time.perf_counter()
 
     # -- set-up and tear-down --------------------------------------------------------------
 
@@ -207,13 +199,7 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing):
         """Cut `df`'s lineage: a local checkpoint in local mode, else a reliable one."""
         return df.localCheckpoint(eager=eager) if self.local else df.checkpoint(eager=eager)
 
-    # -- the search ------------------------------------------------------------------------
-
-    # -- as checker.engine.run asks ----------------------------------------------------------
-
-    @property
-    def witness(self) -> str | None:
-        return self.options.witness
+    # -- as checker.search.outcome.run asks --------------------------------------------------
 
     def reachability(self) -> dict[str, tuple[tuple[int, int], int]]:
         return {name: (where, where[1]) for name, where in self.reached.items()}
@@ -222,16 +208,13 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing):
         self.cancel()
         self.save(after_interrupt=True)
 
-    def finish(self, result: CheckResult) -> None:
-        pass  # (the executors' memory and shuffle bytes are in the level statistics)
-
     def run(self) -> None:
         """The search, with Ctrl-C and SIGTERM cancelling the jobs in flight, and a failure of
         Spark itself (not of the spec) an EngineError that names its cause."""
         try:
             with Interrupts(self.cancel) as interrupts:
                 try:
-                    self._explore()
+                    super().run()
                 except Exception as exc:
                     if from_spark(exc):
                         interrupts.raise_held()  # a job cancelled for a signal: raise it now
@@ -243,40 +226,35 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing):
                 raise
             raise EngineError(f"Spark failed: {explain(exc)}") from exc
 
-    def _explore(self) -> None:
+    def explore(self) -> None:
         self._configure()
         ship_code(self.spark, self.model)
-        resumed = self.checkpoints.resumed if self.checkpoints is not None else None
-        if resumed is not None:
-            frontier, level = self._restore(resumed)
-        else:
-            frontier, level = self._initial(), 1  # `level`: the depth of the states in `frontier`
-        max_depth = self.options.max_depth
-        while True:
-            size = self.sizes[level - 1]
-            if size == 0:
-                return
-            if size < self.settings.driver_states:
-                frontier = self._here(frontier, level)
-            else:
-                frontier = self._in_spark(frontier)
-            self._begin(level, frontier)
-            if isinstance(frontier, list):
-                if max_depth is not None and level >= max_depth:
-                    self._driver_depth_bound(frontier, level)
-                    return
-                frontier = self._driver_level(frontier, level)
-            else:
-                if max_depth is not None and level >= max_depth:
-                    self._stop_at_depth_bound(frontier, level)
-                    return
-                frontier = self._expand_level(frontier, level)
-            level += 1
+        super().explore()
 
-    def _wanted(self) -> list[int]:
-        """The reachability properties (indexes) that no state has satisfied yet."""
-        reachables = self.model.reachables
-        return [i for i, r in enumerate(reachables) if r.name not in self.reached]
+    def level_size(self, frontier: DataFrame | list[Row], level: int) -> int:
+        return self.sizes[level - 1]
+
+    def place(self, frontier: DataFrame | list[Row], level: int) -> DataFrame | list[Row]:
+        """A small level in the driver, a large one in the cluster."""
+        if self.sizes[level - 1] < self.settings.driver_states:
+            return self._here(frontier, level)
+        return self._in_spark(frontier)
+
+    def expand_level(
+        self, frontier: DataFrame | list[Row], level: int
+    ) -> DataFrame | list[Row]:
+        if isinstance(frontier, list):
+            return self._driver_level(frontier, level)
+        return self._expand_level(frontier, level)
+
+    def expand_at_bound(self, frontier: DataFrame | list[Row], level: int) -> None:
+        if isinstance(frontier, list):
+            self._driver_depth_bound(frontier, level)
+        else:
+            self._stop_at_depth_bound(frontier, level)
+
+    def release(self, frontier: DataFrame | list[Row]) -> None:
+        self._release(frontier)
 
     def trace_to(self, where: int | tuple[int, int]) -> list[Any]:
         """The trace to the state with fingerprint `where` (a stop's: its links are on hand),
@@ -288,58 +266,26 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing):
             fp = where
         return replay(self.model, chain_to(self.links, fp))
 
-    def _initial(self) -> list[Row]:
-        """Level 1 on the driver, exactly as checker.local.bfs does it (init() is usually small)."""
-        model, limit = self.model, self.options.max_states
-        try:
-            initial = model.initial()
-        except EvaluationError as exc:
-            raise Failed(exc, None) from exc
-        rows = []
-        for init in initial:
-            fp = init.fp
-            self.generated += 1
-            if fp in self.links:
-                continue
-            if limit is not None and len(self.links) >= limit:
-                raise Stop("incomplete", bound=f"--max-states {limit} reached")
-            self.links[fp] = (None, ROOT, init.binding)
-            self.distinct += 1
-            self.depth = 1
-            try:
-                broken = model.violated(init.state)
-                got = model.reached(init.state, self._wanted()) if broken is None else ()
-            except EvaluationError as exc:
-                raise Failed(exc, fp) from exc
-            if broken is not None:
-                raise Stop("violation", fp, invariant=broken.name)
-            for i in got:
-                self.reached[model.reachables[i].name] = (fp, 1)
-            key = component(init.binding)
-            rows.append((signed(fp), key, init.data, None, ROOT, init.binding))
-        self._add_here(rows)
-        return rows
+    # -- the initial level (in the driver: init() is usually small) ---------------------------
+
+    def new_frontier(self) -> list[Row]:
+        return []
+
+    def initial_known(self, fp: int) -> bool:
+        return fp in self.links
+
+    def add_initial(self, init: Successor, frontier: list[Row]) -> int:
+        fp = init.fp
+        self.links[fp] = (None, ROOT, init.binding)
+        key = component(init.binding)
+        frontier.append((signed(fp), key, init.data, None, ROOT, init.binding))
+        return fp
+
+    def initial_done(self, frontier: list[Row]) -> list[Row]:
+        self._add_here(frontier)
+        return frontier
 
     # -- a level on Spark ------------------------------------------------------------
-
-    def _begin(self, level: int, frontier: DataFrame | list[Row]) -> None:
-        """A level starts: keep the search as it stands (and write it, when a checkpoint is
-        due); the previous level's states are no longer needed."""
-        previous = self.level_start
-        self.level_start = LevelStart(
-            level,
-            frontier,
-            self.distinct,
-            self.generated,
-            self.depth,
-            list(self.fired),
-            list(self.new),
-            dict(self.reached),
-        )
-        if previous is not None and previous.frontier is not frontier:
-            self._release(previous.frontier)
-        if self.checkpoints is not None and self.checkpoints.due():
-            self.save()
 
     def _add_level(self, frontier: DataFrame, size: int) -> None:
         # Lazily checkpointed: materialised by the next level's job, which reads the frontier
@@ -363,16 +309,21 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing):
 
     def _observed(self) -> list[Any]:
         """The metrics observed on the candidates as they stream by (built once: every column
-        expression is a round trip to the JVM)."""
+        expression is a round trip to the JVM): the successors generated, in all and per
+        action, and the smallest key of a state whose expansion raised or that is
+        deadlocked."""
         if self.observed is None:
             from pyspark.sql import functions as F
 
-            successor = F.col("kind") == SUCCESSOR
+            counted = F.col("kind") == GENERATED
+            event = (F.col("kind") == RAISED) | (F.col("kind") == DEADLOCK)
             self.observed = [
-                F.sum(F.when(successor, 1).otherwise(0)).alias("generated"),
-                F.min(F.when(~successor, F.col("key"))).alias("event"),
+                F.sum(F.when(counted, F.col("binding")).otherwise(0)).alias("generated"),
+                F.min(F.when(event, F.col("key"))).alias("event"),
                 *[
-                    F.sum(F.when(successor & (F.col("action") == a), 1).otherwise(0)).alias(f"a{a}")
+                    F.sum(
+                        F.when(counted & (F.col("action") == a), F.col("binding")).otherwise(0)
+                    ).alias(f"a{a}")
                     for a in range(self.n_actions)
                 ],
             ]
@@ -402,7 +353,7 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing):
             .select("fp", "m.*")
         )
         new = self._persist(chosen.join(self._visited(), "fp", "left_anti"))
-        wanted = self._level_wanted = self._wanted()
+        wanted = self.level_wanted = self.wanted()
         send_fps = self.spark_fps is not None and (
             self.distinct + self.sizes[level - 1] * 20 <= self.settings.driver_fingerprints
         )
@@ -457,7 +408,7 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing):
                 Snapshot(depth - 1, self.distinct, self.generated, new, expanded, expanded)
             )
             return
-        elapsed = time.perf_counter() - self.start
+        elapsed = time.perf_counter() - self.started
         where = ", in the driver" if where == "driver" else ""
         progress.stream.write(
             f"Level {depth}: {new:,} new states from {expanded:,} ({seconds:.2f} s{where});"

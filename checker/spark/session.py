@@ -1,10 +1,11 @@
-"""The environment of the Spark engine: Java, pyspark, the Spark session (classic, or Spark
-Connect) and the Python its executors run."""
+"""The environment of the Spark engine: Java, pyspark, the master (reachable or not), the Spark
+session (classic, or Spark Connect) and the Python its executors run."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import warnings
@@ -71,6 +72,23 @@ def require_runtime(remote: str | None = None) -> None:
         problem = java_problem()
         if problem:
             raise EngineError(problem)
+
+
+def require_reachable(master: str) -> None:
+    """Spark retries a standalone master it cannot reach for about a minute, printing Java stack
+    traces; one TCP connection says it at once. (A port that answers but is no Spark master
+    is left to Spark's own error.)"""
+    problems = []
+    for address in master.removeprefix("spark://").split(","):  # several with ZooKeeper HA
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            raise ConfigError(f"--master {master}: expected spark://HOST:PORT[,HOST:PORT...]")
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+            return
+        except OSError as exc:
+            problems.append(f"{address}: {exc.strerror or exc}")
+    raise EngineError(f"--master {master}: no Spark master answers ({'; '.join(problems)})")
 
 
 def _quiet() -> None:

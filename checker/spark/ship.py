@@ -100,8 +100,8 @@ SHIPPED = ("checker", "invariants")  # mc's own packages, always shipped
 
 def code_zip(model: Model) -> Path:
     """A zip of mc's code for the executors: `checker` and `invariants` (their .py files, and
-    the compiled hot path, which checker.speedups loads from the zip if it can, else the
-    executors run the pure-Python code), and the spec's top-level package. Its name is the
+    the compiled hot path, which checker.values.fast loads from the zip if it can, else the
+    executors run its Python twins), and the spec's top-level package. Its name is the
     hash of its contents, so the same code is the same file."""
     import hashlib
     import zipfile

@@ -1,5 +1,5 @@
-"""Where a search ends early (checker.engine's Stop and Failed) inside a level on Spark: at
-the first event in the local engine's order, with its counts."""
+"""Where a search ends early inside a level on Spark: at the first event in the search's order,
+with its counts, reported as every engine reports it (checker.search.admission)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from checker.encoding import decode
-from checker.engine import Failed, Stop
-from checker.errors import EngineError, EvaluationError
+import numpy as np
+
+from checker.errors import EngineError
 from checker.spark.executor import count_batches
 from checker.spark.rows import COUNTED_SCHEMA, SUCCESSOR, last_component, unsigned
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 class StopsInLevel:
-    """_Search's part that stops inside a Spark level like checker.local.bfs would."""
+    """_Search's part that stops inside a Spark level like the local engine would."""
 
     # -- stopping inside a level -----------------------------------------------------------
 
@@ -31,7 +31,7 @@ class StopsInLevel:
         metrics: Mapping[str, Any],
         bad: bytes | None,
     ) -> None:
-        """Stop like checker.local.bfs would, at the first event of the level in its order: an
+        """Stop like the local engine would, at the first event of the level in its order: an
         expansion that raised or a deadlock (at the parent's key, before its successors), the
         --max-states bound, or a new state that violates an invariant (or makes one raise)."""
         events: list[tuple[bytes, int, str]] = []
@@ -94,7 +94,7 @@ class StopsInLevel:
         fired: list[int],
         new_counts: list[int],
     ) -> None:
-        """Counts as checker.local.bfs has them when it stops while expanding the parent at
+        """Counts as the local engine has them when it stops while expanding the parent at
         `parent_key`, whose successors up to the event are in `fired` and `new_counts`."""
         before = self._fired_before(frontier, parent_key)
         self.generated += sum(before)
@@ -105,7 +105,7 @@ class StopsInLevel:
         self.distinct += admitted
         if admitted:
             self.depth = level + 1
-        # bfs sets its queue before expanding each state: size - done + new so far.
+        # The queue before a state is expanded: size - done + new so far.
         index = self._count_before(frontier, parent_key)
         found = self._count_before(new, parent_key)
         self.queue = self.sizes[level - 1] - index + found
@@ -116,18 +116,7 @@ class StopsInLevel:
         new_counts = self._count_before(new, key, by_action=True)
         self._settle(frontier, new, level, key, [0] * self.n_actions, new_counts)
         self._walk_back(fp, level)
-        self._raise_parent_event(fp, row["state"])
-
-    def _raise_parent_event(self, fp: int, data: bytes) -> None:
-        """Re-run the expansion of the state at `fp` here, to report its error or deadlock
-        exactly as the local engine does."""
-        try:
-            successors = self.model.expand(data)
-        except EvaluationError as exc:
-            raise Failed(exc, fp) from exc
-        if successors.deadlocked and self.options.deadlock:
-            raise Stop("deadlock", fp)
-        raise EngineError("the spec is not deterministic: an event did not happen again")
+        self.settle_parent(fp, row["state"])
 
     def _stop_at_new_state(
         self, frontier: DataFrame, new: DataFrame, level: int, key: bytes, kind: str
@@ -150,20 +139,11 @@ class StopsInLevel:
         self.links[fp] = (parent_fp, state_row["action"], state_row["binding"])
         self._walk_back(parent_fp, level)
         if kind == "limit":
-            raise Stop("incomplete", bound=f"--max-states {self.options.max_states} reached")
-        try:
-            state = decode(state_row["state"])
-            broken = self.model.violated(state)
-            if broken is None:  # a reachability property raised
-                self.model.reached(state, self._level_wanted)
-        except EvaluationError as exc:
-            raise Failed(exc, fp) from exc
-        if broken is None:
-            raise EngineError("the spec is not deterministic: a violation did not happen again")
-        raise Stop("violation", fp, invariant=broken.name)
+            raise self.full()
+        self.recheck(fp, state_row["state"])
 
     def _stop_at_depth_bound(self, frontier: DataFrame, level: int) -> None:
-        """As checker.local.bfs: the states at the bound are expanded and their successors counted;
+        """As every engine: the states at the bound are expanded and their successors counted;
         the search is complete only if none is new. The first state (in order) that raises
         or deadlocks stops it there."""
         from pyspark.sql import functions as F
@@ -180,14 +160,16 @@ class StopsInLevel:
             key = bytes(metrics["event"])
             before = self._fired_before(frontier, key)
             self.generated += sum(before)
-            self.fired = [a + b for a, b in zip(self.fired, before)]
+            self.fired += np.array(before, dtype=np.int64)
             parent = self._row(frontier, "key", key)
             fp = unsigned(parent["fp"])
             self._walk_back(fp, level)
-            self._raise_parent_event(fp, parent["state"])
+            self.settle_parent(fp, parent["state"])
         self.generated += int(metrics["generated"] or 0)
-        self.fired = [f + int(metrics[f"a{a}"] or 0) for a, f in enumerate(self.fired)]
+        self.fired += np.array(
+            [int(metrics[f"a{a}"] or 0) for a in range(self.n_actions)], dtype=np.int64
+        )
         if row["n"]:
             self.queue = self.sizes[level - 1]
-            raise Stop("incomplete", bound=f"--max-depth {self.options.max_depth} reached")
+            raise self.depth_bound()
         self.queue = 0

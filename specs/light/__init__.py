@@ -1,2 +1,2 @@
 """The light model of KRaft replication, retired as what specs/kip841.py, kip903.py and
-kip966.py check (see docs/specs.md); kept for its faults and as the engine tests' fixture."""
+kip966.py check (see docs/light-specs.md); kept for its faults and as the engine tests' fixture."""

@@ -15,7 +15,7 @@ Liveness (`leader_elected`): under weak fairness of the timers, the election RPC
 healing, a leader that a majority follows leads the quorum again and again, unless elections
 used up the epochs the model allows (`max_epoch`): a candidate may time out before it asks
 for votes, and only randomised timers, which fairness cannot express, stop that from
-repeating (see docs/specs.md).
+repeating (see docs/light-specs.md).
 """
 
 from __future__ import annotations

@@ -8,8 +8,9 @@ import pytest
 
 from checker import Record, Spec, action, canonical_order, invariant
 from checker.errors import SpecError
-from checker.local.bfs import Options, check
+from checker.local.bfs import check
 from checker.model import Model
+from checker.search.options import Options
 from tests.conftest import SPECS
 
 

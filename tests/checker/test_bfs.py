@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from checker import Record, Spec, action, constant, invariant, terminal
-from checker.errors import ExitCode
+from checker.errors import ExitCode, NondeterminismError
 from checker.loader import load_model
-from checker.local.bfs import Options, check
+from checker.local.bfs import check
 from checker.model import Model
+from checker.search.options import Options
 from tests.conftest import SPECS
 
 
@@ -312,3 +313,39 @@ def test_max_states_can_stop_among_the_initial_states():
     result = run(ThreeStarts(), max_states=1)
     assert (result.verdict, result.distinct_states, result.states_generated) == ("incomplete", 1, 3)
     assert result.bound == "--max-states 1 reached"
+
+
+class Fickle(Spec):
+    """An invariant and an action that raise once, the first time they meet x == 2: a spec
+    that is not deterministic (it keeps state outside its states)."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__()
+        self.where = where
+        self.raised = False
+
+    def init(self):
+        return Record(x=0)
+
+    @action
+    def inc(self, s):
+        if self.where == "action" and s.x == 2 and not self.raised:
+            self.raised = True
+            raise ValueError("once")
+        return s.replace(x=s.x + 1) if s.x < 3 else None
+
+    @invariant
+    def fine(self, s):
+        if self.where == "invariant" and s.x == 2 and not self.raised:
+            self.raised = True
+            raise ValueError("once")
+        return True
+
+
+@pytest.mark.parametrize("where", ["action", "invariant"])
+def test_a_spec_that_answers_otherwise_when_asked_again_is_a_nondeterminism_error(where):
+    """The engine evaluates a state again before it reports what it did there: a spec that
+    does not do it again is reported as such, with the state (exit 75), on every engine."""
+    with pytest.raises(NondeterminismError, match=r"not deterministic.*\{x: 2\}") as raised:
+        check(Model(Fickle(where)), Options(deadlock=False))
+    assert raised.value.exit_code == ExitCode.EVALUATION_ERROR

@@ -22,7 +22,8 @@ import pytest
 from checker import checkpoint
 from checker.checkpoint import Array, Checkpoints, Settings
 from checker.loader import load_model
-from checker.local.bfs import Options, check
+from checker.local.bfs import check
+from checker.search.options import Options
 from tests.conftest import ROOT, SPECS, default_sigint, finish
 
 # Three counters up to `top`, a bad state planted at depth 10. The tests stop a run inside an

@@ -9,8 +9,9 @@ import pytest
 
 from checker import Record, Spec, action, action_constraint, constraint, invariant, terminal
 from checker.errors import SpecError
-from checker.local.bfs import Options, check
+from checker.local.bfs import check
 from checker.model import Model
+from checker.search.options import Options
 
 
 class Counter(Spec):

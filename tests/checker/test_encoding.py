@@ -5,12 +5,10 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from checker import encoding, speedups
-from checker.encoding import decode, encode, encode_state, fingerprint
-from checker.record import Map, Record, StateError, put
+from checker.errors import StateError
+from checker.values.encoding import decode, encode, encode_state, fingerprint
+from checker.values.record import Map, Record, put
 
 
 def test_records_encode_canonically_whatever_the_construction_order():
@@ -90,8 +88,8 @@ def test_huge_ints_cannot_be_encoded():
 
 
 FINGERPRINT_SCRIPT = """
-from checker.encoding import encode, encode_state, fingerprint
-from checker.record import Record
+from checker.values.encoding import encode, encode_state, fingerprint
+from checker.values.record import Record
 s = Record(names=frozenset(["alpha", "beta", "gamma", "delta"]), m={"x": ("a", "b")})
 assert encode(s) == encode_state(s)
 print(fingerprint(encode(s)))
@@ -112,72 +110,3 @@ def test_fingerprint_is_stable_across_processes_with_different_hash_seeds():
         prints.add(int(out))
     assert len(prints) == 1
     assert 0 <= prints.pop() < 2**64
-
-
-# -- the C encoder (checker._hot) gives the pure-Python encoder's bytes ------------------------
-
-atoms = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
-    | st.text(max_size=40)
-    | st.binary(max_size=300)
-)
-
-
-def _values(children: st.SearchStrategy) -> st.SearchStrategy:
-    names = st.sampled_from(["a", "b", "leader", "isr", "x_1"])
-    return (
-        st.lists(children, max_size=5).map(tuple)
-        | st.frozensets(children.filter(_hashable), max_size=6)
-        | st.dictionaries(names, children, max_size=4).map(Record)
-        | st.dictionaries(st.integers(-3, 300), children, min_size=1, max_size=4).map(Record)
-    )
-
-
-def _hashable(value: object) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
-
-
-values = st.recursive(atoms, _values, max_leaves=30)
-
-
-@pytest.mark.skipif(speedups.hot is None, reason="checker._hot is not built")
-@settings(max_examples=400, deadline=None)
-@given(values)
-def test_the_c_encoder_and_decoder_agree_with_the_python_ones(value):
-    data = encoding._encode(value)
-    assert speedups.hot.encode(value) == data
-    assert decode(data) == value == encoding._decode(data)
-    assert encoding._encode(speedups.hot.decode(data)) == data  # the same types, too
-
-
-@pytest.mark.skipif(speedups.hot is None, reason="checker._hot is not built")
-def test_the_c_decoder_refuses_broken_bytes():
-    good = encode(Record(a=(1, 2), s=frozenset({3})))
-    for bad in (good[:-1], good + b"\x00", b"\xc1", b"\xd4\x05\x90"):
-        with pytest.raises((ValueError, StateError)):
-            speedups.hot.decode(bad)
-
-
-@pytest.mark.skipif(speedups.hot is None, reason="checker._hot is not built")
-def test_the_c_encoder_refuses_what_the_python_one_refuses():
-    # What spec code can put in a state that replace() and put() do not look into.
-    for bad in ((1, 0.5), frozenset({0.5}), (object(),), object(), (1, [2]), 2**64, -(2**63) - 1):
-        with pytest.raises(StateError):
-            encoding._encode(bad)
-        with pytest.raises(StateError):
-            speedups.hot.encode(bad)
-
-
-def test_the_c_hot_path_is_built():
-    """`pip install` builds checker._hot (setup.py); a failed build is silent by design (the
-    pure-Python code takes over), so the suite says it here."""
-    if os.environ.get("MC_PURE_PYTHON", "") not in ("", "0"):
-        pytest.skip("MC_PURE_PYTHON is set")
-    assert speedups.hot is not None, "checker._hot did not build: run `pip install -v -e .`"
-    assert speedups.hot.RecordBase in type(Record(a=1)).__mro__

@@ -1,4 +1,4 @@
-"""The kinds of state variables (checker.kinds): inferred from the initial states, declared
+"""The kinds of state variables (checker.values.kinds): inferred from the initial states, declared
 where that is not enough, and checked on every successor at the action that built it, in C
 and in pure Python alike."""
 
@@ -7,16 +7,14 @@ from __future__ import annotations
 from typing import TypedDict
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from checker import Record, Spec, action, invariant, put
-from checker import kinds as K
 from checker.errors import SpecError
-from checker.local.bfs import Options, check
+from checker.local.bfs import check
 from checker.model import Model
-from checker.record import freeze
-from checker.speedups import hot
+from checker.search.options import Options
+from checker.values import kinds as K
+from checker.values.record import freeze
 
 
 class Replica(TypedDict):
@@ -83,37 +81,6 @@ def test_a_type_mc_does_not_know_is_refused():
         K.declared(int | str)
     with pytest.raises(K.TypeDeclarationError, match="no type mc knows"):
         K.declared(list[int])
-
-
-# The C check and its pure-Python twin, on values of every kind against every kind.
-VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["a", "b"]),
-    lambda inner: (
-        st.lists(inner, max_size=3).map(tuple)
-        | st.frozensets(st.integers(0, 3) | st.sampled_from(["a", "b"]), max_size=3)
-        | st.dictionaries(st.integers(0, 2), inner, max_size=2).map(Record)
-        | st.fixed_dictionaries({"a": inner, "b": inner}).map(lambda d: Record(**d))
-    ),
-    max_leaves=6,
-)
-
-
-@pytest.mark.skipif(hot is None, reason="checker._hot is not built (or MC_PURE_PYTHON=1)")
-@settings(max_examples=300, deadline=None)
-@given(VALUES, VALUES, VALUES)
-def test_the_c_check_and_the_python_check_agree(typed, value, old):
-    try:
-        kind = K.simplified(K.infer(freeze(typed)))
-    except K.Clash:
-        return
-    value, old = freeze(value), freeze(old)
-    # The old value is a part of the parent state, which is of its kind: only then may a
-    # part that the new value shares with it go unchecked.
-    for before in (old, K.MISSING, None, freeze(typed)):
-        if before is K.MISSING or K.conforms(before, K.MISSING, kind):
-            assert hot.conforms(value, before, kind) == K.conforms(value, before, kind)
-    # A value's own kind fits it, and so does a part shared with the old value.
-    assert K.conforms(freeze(typed), K.MISSING, kind)
 
 
 # -- the run -------------------------------------------------------------------------------

@@ -18,16 +18,18 @@ from checker import (
     action,
     always_eventually,
     always_eventually_leads_to,
+    errors,
     eventually,
     invariant,
     leads_to,
 )
-from checker.errors import ConfigError, ExitCode, Interrupted, SpecError
-from checker.liveness import check, fairness, recording, select
+from checker.errors import ConfigError, ExitCode, SpecError
+from checker.liveness import fairness, recording, select
 from checker.loader import load_model
-from checker.local.bfs import Options
 from checker.local.bfs import check as check_invariants
 from checker.model import Model
+from checker.run import check_properties as check
+from checker.search.options import Options
 from specs.light.kip966 import Kip966
 from specs.light.kip996 import Kip996
 from tests.conftest import SPECS
@@ -365,7 +367,7 @@ def test_an_interrupted_liveness_check_is_incomplete():
         @eventually
         def done(self, s):
             if s.x == 2:
-                raise Interrupted("SIGINT")  # as mc's Ctrl-C handler would
+                raise errors.Interrupted("SIGINT")  # as mc's Ctrl-C (or SIGTERM) handler would
             return False
 
     result = run(Stopped())

@@ -12,9 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker import Record, Spec, action, invariant
-from checker.local.bfs import Options, check
+from checker.local.bfs import check
 from checker.model import Model
 from checker.result import CheckResult
+from checker.search.options import Options
 
 
 def graph_spec(edges: dict[int, tuple[int, ...]], starts: tuple[int, ...], bad: int) -> Spec:

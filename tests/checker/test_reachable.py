@@ -10,9 +10,10 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from checker.loader import load_model
-from checker.local.bfs import Options, check
+from checker.local.bfs import check
 from checker.reports import html, itf
 from checker.reports.sarif import Checked, to_sarif
+from checker.search.options import Options
 from tests.conftest import SPECS
 
 SPEC = """

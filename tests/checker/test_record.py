@@ -7,7 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from checker.record import Map, Record, StateError, canonical_order, freeze, put, without
+from checker.errors import StateError
+from checker.values.encoding import canonical_order
+from checker.values.record import Map, Record, freeze, put, without
 
 
 def test_record_keys_are_canonical_whatever_the_construction_order():
@@ -117,28 +119,6 @@ def test_put_and_without():
         put([1, 2], 0, 1)
 
 
-def test_put_and_int_maps_agree_with_the_pure_python_path():
-    """The C hot path builds int-keyed maps and puts existing keys itself; the result is the
-    record the Python code builds (same shape, keys, values, and encoding)."""
-    from checker.encoding import encode
-    from checker.record import _put, mapping
-
-    brokers = Record({3: Record(epoch=1), 1: Record(epoch=0), 2: None})
-    assert brokers == mapping({1: Record(epoch=0), 2: None, 3: Record(epoch=1)})
-    assert type(brokers) is Map and list(brokers) == [1, 2, 3]
-    assert Record({1: [1, 2]})[1] == (1, 2) and Record({True: 1}) == mapping({True: 1})
-    cases = [
-        (brokers, 2, {4}),  # a Map, an existing key, a value to freeze
-        (brokers, 4, "new"),  # a key added
-        (Record(a=1, b=(1,)), "b", [2]),  # a shape
-        (Record(a=1), "c", 3),  # a field added
-    ]
-    for container, key, value in cases:
-        fast, slow = put(container, key, value), _put(container, key, value)
-        assert fast == slow and type(fast) is type(slow) and encode(fast) == encode(slow)
-    assert put(brokers, 2, 7)[2] == 7 and brokers[2] is None  # the original is unchanged
-
-
 @given(
     st.dictionaries(
         st.sampled_from(["leader", "isr", "epoch", "type", "a_1", "z"]),
@@ -150,7 +130,7 @@ def test_put_and_int_maps_agree_with_the_pure_python_path():
 def test_a_dict_of_field_names_builds_the_record_keywords_build(items, random):
     """Record({"leader": 1, ...}) is Record(leader=1, ...), in any key order, the first time
     (Python) and once the order is known (C builds it directly); its values frozen."""
-    from checker.record import mapping
+    from checker.values.record import mapping
 
     keys = list(items)
     random.shuffle(keys)

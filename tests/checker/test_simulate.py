@@ -11,12 +11,12 @@ import sys
 import pytest
 
 from checker import Record, Spec, action, invariant
-from checker.encoding import encode
 from checker.loader import load_model
 from checker.local.bfs import check
 from checker.model import Model
 from checker.result import CheckResult
 from checker.simulation import Options, simulate
+from checker.values.encoding import encode
 from tests.conftest import ROOT, SPECS
 
 DIE_HARD = SPECS / "examples" / "die_hard.py"

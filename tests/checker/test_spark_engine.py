@@ -24,11 +24,12 @@ from hypothesis import HealthCheck, given, settings
 
 from checker import Record, Spec, action, checkpoint, constant, invariant
 from checker import spark as se
-from checker.errors import ExitCode
+from checker.errors import ExitCode, NondeterminismError
 from checker.loader import load_model
-from checker.local.bfs import Options, check
+from checker.local.bfs import check
 from checker.model import Model
 from checker.result import CheckResult
+from checker.search.options import Options
 from tests.bundled import BUNDLED
 from tests.checker.test_random_graphs import matches_networkx, systems
 from tests.conftest import ROOT
@@ -264,6 +265,16 @@ def test_an_invariant_that_raises_is_reported_like_the_local_engine(spark):
     _, result = both(spark, Model(BadInvariant()))
     assert result.verdict == "error" and result.error.kind == "invariant"
     assert [s.state.x for s in result.trace] == [1, 3]
+
+
+@pytest.mark.parametrize("where", ["action", "invariant"])
+def test_a_nondeterministic_spec_is_the_same_error_as_on_the_local_engine(spark, where):
+    """A level in the driver evaluates a state again as the local engine does, and says the
+    same when the spec answers otherwise (checker.errors.NondeterminismError)."""
+    from tests.checker.test_bfs import Fickle
+
+    with pytest.raises(NondeterminismError, match=r"not deterministic.*\{x: 2\}"):
+        se.check(Model(Fickle(where)), Options(deadlock=False), spark=spark, settings=IN_DRIVER)
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -9,11 +9,12 @@ import json
 import pytest
 
 from checker import Record, Spec, action, constant, invariant, put
-from checker.encoding import encode
 from checker.loader import load_model
-from checker.local.bfs import Options, check
+from checker.local.bfs import check
 from checker.model import Model
+from checker.search.options import Options
 from checker.testing import assert_symmetric
+from checker.values.encoding import encode
 from tests.bundled import BUNDLED
 from tests.conftest import ROOT
 

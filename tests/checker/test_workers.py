@@ -7,8 +7,9 @@ import pytest
 
 from checker import Record, Spec, action, invariant
 from checker.loader import load_model
-from checker.local.bfs import Options, check
+from checker.local.bfs import check
 from checker.model import Model
+from checker.search.options import Options
 from tests.bundled import BUNDLED
 from tests.conftest import ROOT
 

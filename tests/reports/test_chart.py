@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from checker.record import Record
 from checker.reports.chart import SPEC, Box, Call, Message, sequence_chart
 from checker.result import Event, Step
+from checker.values.record import Record
 
 
 def steps(*events: tuple[str, Event | None]) -> list[Step]:

@@ -9,14 +9,10 @@ import pydot
 import pytest
 
 from checker.loader import load_model
-from checker.record import Record
-from checker.reports.graph import (
-    StateSpaceTooLarge,
-    describe_action,
-    state_space_graph,
-    trace_graph,
-)
+from checker.reports.graph import StateSpaceTooLarge, describe_action, trace_graph
+from checker.run import state_space_graph
 from checker.values import show
+from checker.values.record import Record
 from tests.conftest import SPECS
 
 DIE_HARD = str(SPECS / "examples" / "die_hard.py")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from checker.liveness import check, select
+from checker.liveness import select
 from checker.loader import load_model
 from checker.local.bfs import check as check_invariants
 from checker.reports import dot, graphviz, html, itf, json_report, junit, mermaid, msc, sarif
@@ -19,6 +19,7 @@ from checker.reports.chart import result_chart
 from checker.reports.graph import result_graph
 from checker.reports.sarif import Checked
 from checker.reports.text import render
+from checker.run import check_properties as check
 from tests.checker.test_liveness import TICKET
 from tests.reports.test_graph import _unquote, parse_dot
 from tests.reports.test_writers import Page, validate_sarif

@@ -15,7 +15,6 @@ import pytest
 
 from checker.errors import ExitCode
 from checker.loader import load_model
-from checker.record import Record
 from checker.reports import dot, graphviz, html, itf, junit, mermaid, msc, sarif
 from checker.reports.chart import sequence_chart
 from checker.reports.graph import changed_variables, describe_action, trace_graph
@@ -23,6 +22,7 @@ from checker.reports.sarif import Checked
 from checker.result import NotChecked
 from checker.testing import check
 from checker.values import show
+from checker.values.record import Record
 from tests.conftest import ROOT
 from tests.reports.test_graph import _unquote, parse_dot
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from checker.liveness import check as check_properties
 from checker.liveness import recording, select
 from checker.loader import load_model, load_spec_class
-from checker.local.bfs import Options, check, record
+from checker.local.bfs import check
+from checker.run import check_properties, record
+from checker.search.options import Options
 from checker.spec import invariants_of
 from tests.conftest import SPECS
 

@@ -8,7 +8,8 @@ import pytest
 
 from checker import testing
 from checker.loader import load_model
-from checker.local.bfs import Options, check
+from checker.local.bfs import check
+from checker.search.options import Options
 from tests.conftest import SPECS
 
 KRAFT_QUORUM = SPECS / "kraft_quorum.py"

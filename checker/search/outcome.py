@@ -1,7 +1,7 @@
-"""What every engine shares around the levels it computes: how a search ends early (`Stop`,
-`Failed`), and `run`, the shell that runs a search and turns how it ended into the result.
-The engines (checker.local, checker.spark) differ only in their `Search`: how a level is
-computed and where the states live."""
+"""How a search ends: early (`Stop`, `Failed`) or by itself, and `run`, the shell that runs a
+search and turns how it ended into the result. The engines (checker.local, checker.spark)
+differ only in their `Search` (checker.search.levels): how a level is computed and where the
+states live."""
 
 from __future__ import annotations
 
@@ -77,9 +77,7 @@ def run(search: Search) -> CheckResult:
     start = time.perf_counter()
     try:
         search.run()
-        model.settle_reachability(
-            result, search.reachability(), search.witness, search.trace_to
-        )
+        model.settle_reachability(result, search.reachability(), search.witness, search.trace_to)
     except Stop as stop:
         result.verdict = stop.verdict
         for key, value in stop.fields.items():

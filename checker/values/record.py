@@ -17,7 +17,7 @@ picks the one that fits the keys, so each content has exactly one representation
 
 Freezing costs only when a mutable value is given: `replace`, `put` and `Record(...)` accept
 the immutable types as they are (a tuple or frozenset built by spec code is taken as it is;
-the engine checks every new state's values before it keeps it: checker.encoding).
+the engine checks every new state's values before it keeps it: checker.values.encoding).
 """
 
 from __future__ import annotations
@@ -26,14 +26,14 @@ import difflib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
-from checker.speedups import hot
+from checker.errors import StateError
+from checker.values import encoding, fast
+from checker.values.encoding import canonical_order
 
 __all__ = [
     "Map",
     "Record",
     "State",
-    "StateError",
-    "canonical_order",
     "freeze",
     "put",
     "update",
@@ -46,10 +46,6 @@ except ImportError:  # another Python: a property does the same, slower
 
     def _tuplegetter(index: int, doc: str | None) -> Any:
         return property(lambda self: tuple.__getitem__(self, index), doc=doc)
-
-
-class StateError(TypeError):
-    """A value that cannot be part of a state (a float, an object, an unsortable key...)."""
 
 
 _item = tuple.__getitem__
@@ -87,9 +83,9 @@ class _PyShapeType(_PyRecordType):
 
 # With the C hot path, a Record derives from RecordBase (a tuple with `replace` in C) and
 # RecordType (in C) builds it from the keywords of the call.
-_Tuple: type = hot.RecordBase if hot is not None else tuple
-_RecordType: type = hot.RecordType if hot is not None else _PyRecordType
-_ShapeType: type = hot.RecordType if hot is not None else _PyShapeType
+_Tuple: type = fast.RecordBase or tuple
+_RecordType: type = fast.RecordType or _PyRecordType
+_ShapeType: type = fast.RecordType or _PyShapeType
 
 
 class Record(_Tuple, metaclass=_RecordType):  # type: ignore[misc,valid-type]
@@ -103,9 +99,9 @@ class Record(_Tuple, metaclass=_RecordType):  # type: ignore[misc,valid-type]
     _keys: tuple[Any, ...] = ()  # per shape: the field names, in canonical order
     _index: ClassVar[dict[Any, int]] = {}  # per shape: field name -> position in the tuple
 
-    # -- the mapping API (in C with checker._hot) ---------------------------------------------
+    # -- the mapping API (RecordBase's, in C, with the C hot path) -----------------------------
 
-    if hot is None:
+    if not fast.C:
 
         def keys(self) -> tuple[Any, ...]:
             """The keys, in canonical order."""
@@ -184,7 +180,7 @@ class Map(Record, metaclass=_ShapeType):  # type: ignore[misc]
     def _index(self) -> dict[Any, int]:  # type: ignore[override]
         return {k: i for i, k in enumerate(_item(self, 1))}
 
-    if hot is None:  # else RecordBase (C) serves maps too
+    if not fast.C:  # else RecordBase (C) serves maps too
 
         def values(self) -> tuple[Any, ...]:
             return _item(self, 2)
@@ -269,7 +265,7 @@ def shape(keys: tuple[str, ...]) -> type[Record]:
         for i, key in enumerate(keys):
             namespace[key] = _tuplegetter(i + 1, f"the field {key!r}")
         found = _ShapeType("Record", (Record,), namespace)
-        if hot is None:  # else RecordBase.replace (in C) serves every shape
+        if not fast.C:  # else RecordBase.replace (in C) serves every shape
             found.replace = _replace_of(found, keys)  # type: ignore[attr-defined]
         _shapes[keys] = found
         FROZEN.add(found)
@@ -343,8 +339,8 @@ def _maker(order: tuple[str, ...]) -> Any:
         if not _is_field_name(key):
             raise StateError(f"{key!r} cannot be a field name: it is a method of Record")
     keys = tuple(sorted(order))
-    if hot is not None:  # new() freezes what is not an atom, in C; Record(...) calls too
-        hot.maker(order, shape(keys), tuple(order.index(k) for k in keys))
+    if fast.maker is not None:  # new() freezes what is not an atom, in C; Record(...) too
+        fast.maker(order, shape(keys), tuple(order.index(k) for k in keys))
         fields = "".join(f"_mc_f[{k!r}], " for k in keys)
         source = f"def make(_mc_f):\n    return _mc_new(_mc_S, {fields})\n"
     else:
@@ -358,7 +354,7 @@ def _maker(order: tuple[str, ...]) -> Any:
         "_mc_S": shape(keys),
         "_mc_ATOMS": ATOMS,
         "_mc_freeze": freeze,
-        "_mc_new": hot and hot.new,
+        "_mc_new": fast.new,
     }
     exec(source, namespace)
     _makers[order] = make = namespace["make"]
@@ -388,20 +384,6 @@ def from_pairs(pairs: Iterable[tuple[Any, Any]]) -> Record:
     return Map((Map, keys, values))
 
 
-def canonical_order(values: Iterable[Any]) -> list[Any]:
-    """A deterministic order for set elements and map keys, the same in every process:
-    natural order when all are ints or all are strings, else the order of their encodings
-    (frozensets are only partially ordered by `<`, so sorted() would depend on input order).
-    Iterate a set in this order when the order matters: `for m in canonical_order(s.msgs)`."""
-    values = list(values)
-    kinds = set(map(type, values))
-    if kinds <= {int, bool} or kinds == {str}:
-        return sorted(values)
-    from checker.encoding import element_encoding  # the encoding depends on this module
-
-    return sorted(values, key=element_encoding)
-
-
 def freeze(value: Any) -> Any:
     """Return `value` as an immutable state value, or raise StateError."""
     kind = type(value)
@@ -428,8 +410,9 @@ def freeze(value: Any) -> Any:
     raise StateError(f"a {kind.__name__} cannot be part of a state (got {value!r})")
 
 
-def _put(container: Any, key: Any, value: Any) -> Any:
-    """`container` with `key` set to `value`: a tuple by index or a Record by key."""
+def put_python(container: Any, key: Any, value: Any) -> Any:
+    """`container` with `key` set to `value`: a tuple by index or a Record by key (the twin
+    of checker._hot's put, which calls this for records and maps)."""
     if value.__class__ not in FROZEN:
         value = freeze(value)
     if container.__class__ is tuple:
@@ -505,9 +488,20 @@ def _dropper(cls: type[Record], dropped: tuple[Any, ...]) -> Any:
     return drop
 
 
-put = _put
-if hot is not None:  # tuples in C (the common case: `put(s.log, b, ...)`), the rest in _put
-    hot.configure(FROZEN, ATOMS, freeze, _raise_unknown, _put, StateError, Map, _no_field)
-    hot.factory(Record, _factory)
-    hot.decoding(_shapes, from_pairs)
-    put = hot.put
+# In C: tuples there (the common case: `put(s.log, b, ...)`), records and maps in put_python.
+put = fast.pick(put_python)
+fast.configure_records(
+    FROZEN,
+    ATOMS,
+    freeze,
+    _raise_unknown,
+    put_python,
+    StateError,
+    Map,
+    _no_field,
+    Record,
+    _factory,
+    _shapes,
+    from_pairs,
+)
+encoding.configure(FROZEN, Record, Map, from_pairs)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from checker.record import Record, canonical_order
+from checker.values.encoding import canonical_order
+from checker.values.record import Record
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:

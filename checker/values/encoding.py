@@ -10,19 +10,32 @@ for it (it changes with PYTHONHASHSEED). The encoding is what crosses processes,
 Encoding is also where a state's values are checked: a tuple or frozenset built by spec code
 is taken as it is by `replace` and `put`, so a float or an object inside one is refused here,
 when the engine first meets the state.
+
+`encode`, `encode_state` and `decode` run in C with the hot path (checker.values.fast); the
+Python twins are here, and know records through what checker.values.record hands them
+(`configure`), as the C ones do: this module imports no record code. `canonical_order`, the
+order of set elements and map keys, is the order of their encodings.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import msgpack
 import xxhash
 
-from checker.record import FROZEN, Map, Record, StateError, from_pairs
-from checker.speedups import hot
+from checker.errors import StateError
+from checker.values import fast
 
-__all__ = ["decode", "element_encoding", "encode", "encode_state", "fingerprint"]
+__all__ = [
+    "canonical_order",
+    "decode",
+    "element_encoding",
+    "encode",
+    "encode_state",
+    "fingerprint",
+]
 
 SET_EXT = 1  # msgpack extension code of a frozenset: the sorted encodings of its elements
 
@@ -32,12 +45,31 @@ _VALUES = slice(1, None)
 _PLAIN = frozenset({int, str, bool, bytes, type(None)})
 
 
+class _NoRecord:
+    """Stands for the record classes until checker.values.record hands them over."""
+
+
+# What the twins know of records (`configure`): the types whose values are frozen as they are
+# (every record shape is added when it is made), the Record and Map classes, and the record of
+# decoded (key, value) pairs.
+_FROZEN: set[type] = {int, str, bool, bytes, type(None), tuple, frozenset}
+_Record: type = _NoRecord
+_Map: type = _NoRecord
+_from_pairs: Any = None
+
+
+def configure(frozen: set[type], record: type, map_type: type, from_pairs: Any) -> None:
+    """What the Python twins need of checker.values.record (which imports this module)."""
+    global _FROZEN, _Record, _Map, _from_pairs
+    _FROZEN, _Record, _Map, _from_pairs = frozen, record, map_type, from_pairs
+
+
 def _default(value: Any) -> Any:
     """What msgpack cannot pack by itself: with strict types it packs only exact dicts,
     lists and atoms. A Record becomes a dict in key order, a tuple a list."""
     kind = type(value)
     if kind is tuple:
-        if not FROZEN.issuperset(map(type, value)):
+        if not _FROZEN.issuperset(map(type, value)):
             _refuse_elements(value)
         return list(value)
     as_dict = _as_dict.get(kind)
@@ -45,9 +77,9 @@ def _default(value: Any) -> Any:
         return as_dict(value)
     if kind is frozenset:
         return _set_extension(value)
-    if kind is Map:
+    if kind is _Map:
         return dict(zip(_item(value, 1), _item(value, 2)))
-    if isinstance(value, Record):
+    if isinstance(value, _Record):
         _as_dict[kind] = as_dict = _dict_maker(kind._keys)
         return as_dict(value)
     if kind is int:
@@ -69,7 +101,7 @@ def _dict_maker(keys: tuple[str, ...]) -> Any:
 
 def _refuse_elements(values: Any) -> None:
     for value in values:
-        if type(value) not in FROZEN:
+        if type(value) not in _FROZEN:
             if isinstance(value, float):
                 raise StateError(f"floats cannot be part of a state (got {value!r}); use ints")
             raise StateError(f"a {type(value).__name__} cannot be part of a state (got {value!r})")
@@ -82,7 +114,7 @@ def _set_extension(value: frozenset[Any]) -> msgpack.ExtType:
     ext = _set_encodings.get(id(value))
     if ext is not None:
         return ext
-    if not FROZEN.issuperset(map(type, value)):
+    if not _FROZEN.issuperset(map(type, value)):
         _refuse_elements(value)
     elements = list(map(_element_encodings.get, map(id, value)))
     if None in elements:  # a set built from another shares its elements: encode new ones
@@ -91,6 +123,18 @@ def _set_extension(value: frozenset[Any]) -> msgpack.ExtType:
     ext = _ext(SET_EXT, _array_header(len(elements)) + b"".join(elements))
     _remember(_set_encodings, _sets_kept, value, ext)
     return ext
+
+
+def canonical_order(values: Iterable[Any]) -> list[Any]:
+    """A deterministic order for set elements and map keys, the same in every process:
+    natural order when all are ints or all are strings, else the order of their encodings
+    (frozensets are only partially ordered by `<`, so sorted() would depend on input order).
+    Iterate a set in this order when the order matters: `for m in canonical_order(s.msgs)`."""
+    values = list(values)
+    kinds = set(map(type, values))
+    if kinds <= {int, bool} or kinds == {str}:
+        return sorted(values)
+    return sorted(values, key=element_encoding)
 
 
 def _element(value: Any) -> bytes:
@@ -151,7 +195,7 @@ _packers: list[msgpack.Packer] = []
 _depth = 0
 
 
-def _encode(value: Any) -> bytes:
+def encode_python(value: Any) -> bytes:
     """The canonical msgpack bytes of a frozen state value."""
     global _depth
     if _depth == len(_packers):
@@ -166,15 +210,15 @@ def _encode(value: Any) -> bytes:
         _depth -= 1
 
 
-def _encode_state(state: Record) -> bytes:
+def encode_state_python(state: Any) -> bytes:
     """`encode(state)`, for the states an engine meets: a successor built by `replace` shares
     its unchanged field values (the same objects) with its parent, so the encoding of each
     field value is cached by the value's identity, and only changed fields are packed."""
     kind = type(state)
     encoder = _state_encoders.get(kind)
     if encoder is None:
-        if kind is Map or not isinstance(state, Record):
-            return _encode(state)
+        if kind is _Map or not isinstance(state, _Record):
+            return encode_python(state)
         _state_encoders[kind] = encoder = _state_encoder(kind._keys)
     return encoder(state)
 
@@ -182,7 +226,7 @@ def _encode_state(state: Record) -> bytes:
 def _state_encoder(keys: tuple[str, ...]) -> Any:
     """The encoder of one shape of states: the map header and each key's encoding are
     constants, each field's encoding comes from the cache (generated: one call per state)."""
-    heads = [_encode(k) for k in keys]
+    heads = [encode_python(k) for k in keys]
     if heads:
         heads[0] = _map_header(len(keys)) + heads[0]
     parts = "".join(
@@ -208,7 +252,7 @@ def _field_encoding(value: Any) -> bytes:
     if kind in _PLAIN or (kind is tuple and _PLAIN.issuperset(map(type, value))):
         data = _plain(value)  # atoms, and tuples of atoms, need no hook
     else:
-        data = _encode(value)
+        data = encode_python(value)
     _remember(_field_encodings, _fields_kept, value, data)
     return data
 
@@ -231,16 +275,16 @@ _plain_packer = msgpack.Packer(use_bin_type=True)
 
 def _ext_hook(code: int, data: bytes) -> Any:
     if code == SET_EXT:
-        return frozenset(_decode(data))
+        return frozenset(decode_python(data))
     raise StateError(f"unknown msgpack extension type {code}")
 
 
-def _decode(data: bytes) -> Any:
+def decode_python(data: bytes) -> Any:
     """The state value that `encode` turned into `data`."""
     return msgpack.unpackb(
         data,
         use_list=False,
-        object_pairs_hook=from_pairs,
+        object_pairs_hook=_from_pairs,
         ext_hook=_ext_hook,
         strict_map_key=False,
         raw=False,
@@ -252,8 +296,7 @@ def fingerprint(data: bytes) -> int:
     return xxhash.xxh3_64_intdigest(data)
 
 
-encode = _encode
-encode_state = _encode_state
-decode = _decode
-if hot is not None:  # the same bytes, in C: fast enough to encode every new state whole
-    encode, encode_state, decode = hot.encode, hot.encode_state, hot.decode
+# The same bytes in C: fast enough to encode every new state whole.
+encode = fast.pick(encode_python)
+encode_state = fast.pick(encode_state_python)
+decode = fast.pick(decode_python)

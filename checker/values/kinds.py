@@ -3,7 +3,7 @@ from the initial states, so that an action that changes one (an int that becomes
 frozenset that becomes a tuple, a record that gains a field) is reported at that action,
 before any invariant sees the state.
 
-A kind is a tuple (tag, a, b), read by the C hot path (checker._hot) as well as here:
+A kind is a tuple (tag, a, b), read by the C hot path (checker.values.fast) as well as here:
 
     ANY                        anything (nothing is known: an empty tuple's elements)
     INT, BOOL, STR, BYTES      exactly that type (True is a bool, never an int)
@@ -19,8 +19,9 @@ A kind is a tuple (tag, a, b), read by the C hot path (checker._hot) as well as 
 
 `conforms(value, old, kind)` checks a value built from `old` (the value it replaces in the
 parent state) by object identity first: what a successor shares with its parent was checked
-when the parent was, so only the parts an action rebuilt are looked at. checker._hot has the
-same function in C; `Model.successors` runs it on every successor, where an action returns it.
+when the parent was, so only the parts an action rebuilt are looked at. The C hot path has the
+same function (this one is its twin, `conforms_python`); `Model.successors` runs it on every
+successor, where an action returns it.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ from itertools import compress
 from operator import is_not
 from typing import Any, NamedTuple
 
-from checker.record import Map, Record, shape
+from checker.values import fast
+from checker.values.display import show
+from checker.values.record import Map, Record, shape
 
 ANY, INT, BOOL, STR, BYTES, NONE, OPTIONAL, TUPLE, FIXED, SET, RECORD, MAP, ANYRECORD = range(13)
 # While kinds are inferred only: nothing known yet (an empty tuple's elements), which a join
@@ -170,7 +173,7 @@ def state_kind(
                 value = _item(s, index)
                 if not conforms(value, MISSING, kind):
                     return None, (
-                        f"an initial state has {name} = {_show(value)}, not {describe(kind)} as"
+                        f"an initial state has {name} = {show(value)}, not {describe(kind)} as"
                         " declared"
                     )
             fields.append(kind)
@@ -178,7 +181,7 @@ def state_kind(
         try:
             kind = join_all(infer(_item(s, index)) for s in states)
         except Clash as clash:
-            values = ", ".join(_show(_item(s, index)) for s in states[:3])
+            values = ", ".join(show(_item(s, index)) for s in states[:3])
             if clash.mixed:
                 return None, (
                     f"{name} mixes bool and int values ({values}): True == 1 in Python, so"
@@ -209,12 +212,6 @@ def simplified(kind: Kind) -> Kind:
     if tag == RECORD:
         return Kind(RECORD, kind.a, tuple(map(simplified, kind.b)))
     return kind
-
-
-def _show(value: Any) -> str:
-    from checker.values import show  # values imports record; kinds is imported by model
-
-    return show(value)
 
 
 # -- declared types --------------------------------------------------------------------------
@@ -320,7 +317,7 @@ def _grouped(kind: Kind) -> str:
 # -- checking --------------------------------------------------------------------------------
 
 
-def conforms(value: Any, old: Any, kind: Kind) -> bool:
+def conforms_python(value: Any, old: Any, kind: Kind) -> bool:
     """Whether `value` is of `kind`; `old` is the value it replaces (MISSING if none), whose
     parts that `value` still holds (the same objects) are of their kinds already."""
     if value is old:
@@ -332,7 +329,7 @@ def conforms(value: Any, old: Any, kind: Kind) -> bool:
     if tag <= BYTES:
         return cls is kind[1]
     if tag == OPTIONAL:
-        return value is None or conforms(value, MISSING if old is None else old, kind[1])
+        return value is None or conforms_python(value, MISSING if old is None else old, kind[1])
     if tag == NONE:
         return value is None
     if tag == TUPLE:
@@ -348,20 +345,22 @@ def conforms(value: Any, old: Any, kind: Kind) -> bool:
             n = len(old)
             for i, item in enumerate(value):
                 before = old[i] if i < n else MISSING
-                if item is not before and not conforms(item, before, inner):
+                if item is not before and not conforms_python(item, before, inner):
                     return False
             return True
-        return all(conforms(item, MISSING, inner) for item in value)
+        return all(conforms_python(item, MISSING, inner) for item in value)
     if tag == RECORD:
         if cls is not kind[1]:
             return False
         fields = kind[2]
         if old.__class__ is cls:
             for i in compress(_POSITIONS, map(is_not, _items(value), _items(old))):
-                if not conforms(_item(value, i), _item(old, i), fields[i]):
+                if not conforms_python(_item(value, i), _item(old, i), fields[i]):
                     return False
             return True
-        return all(conforms(item, MISSING, field) for item, field in zip(_items(value), fields))
+        return all(
+            conforms_python(item, MISSING, field) for item, field in zip(_items(value), fields)
+        )
     if tag == SET:
         if cls is not frozenset:
             return False
@@ -371,7 +370,7 @@ def conforms(value: Any, old: Any, kind: Kind) -> bool:
         if inner[0] <= BYTES:
             expected = inner[1]
             return all(item.__class__ is expected for item in value)
-        return all(conforms(item, MISSING, inner) for item in value)
+        return all(conforms_python(item, MISSING, inner) for item in value)
     if tag == FIXED:
         kinds = kind[1]
         if cls is not tuple or len(value) != len(kinds):
@@ -379,7 +378,7 @@ def conforms(value: Any, old: Any, kind: Kind) -> bool:
         before_all = old if old.__class__ is tuple and len(old) == len(kinds) else None
         for i, (item, inner) in enumerate(zip(value, kinds)):
             before = MISSING if before_all is None else before_all[i]
-            if item is not before and not conforms(item, before, inner):
+            if item is not before and not conforms_python(item, before, inner):
                 return False
         return True
     if tag == MAP:
@@ -391,15 +390,18 @@ def conforms(value: Any, old: Any, kind: Kind) -> bool:
         aligned = old.__class__ is Map and _item(old, 1) is keys
         if not aligned:
             for key in keys:
-                if not conforms(key, MISSING, kind[1]):
+                if not conforms_python(key, MISSING, kind[1]):
                     return False
         olds = _item(old, 2) if aligned else None
         for i, item in enumerate(values):
             before = MISSING if olds is None else olds[i]
-            if item is not before and not conforms(item, before, kind[2]):
+            if item is not before and not conforms_python(item, before, kind[2]):
                 return False
         return True
     return isinstance(value, Record)  # ANYRECORD
+
+
+conforms = fast.pick(conforms_python)
 
 
 def successor_conforms(succ: Record, state: Record, kind: Kind) -> bool:
@@ -414,7 +416,7 @@ def successor_conforms(succ: Record, state: Record, kind: Kind) -> bool:
         if tag <= BYTES:  # ANY (0) or an atomic kind
             if tag and _item(succ, i).__class__ is not field[1]:
                 return False
-        elif not conforms(_item(succ, i), before, field):
+        elif not conforms_python(_item(succ, i), before, field):
             return False
     return True
 
@@ -472,7 +474,7 @@ def mismatch(value: Any, kind: Kind, path: str) -> tuple[str, Kind, Any, Kind] |
             found = inside(key, kind.a, f"a key of {path}", lambda k: Kind(MAP, k, kind.b))
             if found is not None:
                 return found
-            where = f"{path}[{_show(key)}]"
+            where = f"{path}[{show(key)}]"
             found = inside(item, kind.b, where, lambda k: Kind(MAP, kind.a, k))
             if found is not None:
                 return found

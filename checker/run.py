@@ -1,0 +1,292 @@
+"""The application: what a run of `mc check` is (`Config`), how a spec is loaded for it
+(`load`: its model and the temporal properties to check on it, the symmetry-versus-liveness
+policy decided once), and how it is checked (`check`: the invariants on the chosen engine,
+then the temporal properties, the vacuity review, --strict and --timeout); `check_spec` does
+both for one spec file. A whole `mc check` run (its SPEC arguments, a batch, checkpoints, the
+reports) is checker.commands.check_files.
+
+The command line (checker.cli), the testing helpers (checker.testing) and the commands built
+on mc go through here. Notes go to stderr as `mc: note: ...`; nothing here knows of click.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from checker import checkpoint, constants, liveness, spark, vacuity
+from checker.behaviour import Behaviour, Recording
+from checker.deadline import Deadline
+from checker.errors import ConfigError, EvaluationError
+from checker.loader import build_spec, load_spec_class
+from checker.local import bfs
+from checker.model import Model
+from checker.progress import Progress
+from checker.reports import outputs, text
+from checker.reports.graph import DEFAULT_MAX_STATES, StateSpaceTooLarge, behaviour_graph
+from checker.reports.sarif import Checked
+from checker.result import CheckResult
+from checker.search.observers import Recorder
+from checker.search.options import Options
+from checker.symmetry import Symmetry
+
+
+@dataclass(frozen=True)
+class Config:
+    """How each spec of a run is checked: the search, the engine, what is checked, and where
+    checkpoints go."""
+
+    options: Options = field(default_factory=Options)
+    invariants: Sequence[str] = ()  # check only these (each spec those it declares); (): all
+    no_invariants: bool = False  # check no invariant (--no-invariants)
+    properties: Sequence[str] | None = ()  # those to check (empty: all declared; None: none)
+    symmetry: bool | None = None  # None: the spec's, unless temporal properties are checked
+    strict: bool = False  # the vacuity check's warnings fail the run (exit 15)
+    witness: str | None = None  # the reachability property whose example to report
+    progress: float = 0.0  # seconds between progress lines on stderr (0: none)
+    timeout: float | None = None  # stop each spec's search after this many seconds
+    engine: str = "local"  # local | spark
+    master: str | None = None  # Spark: the master URL
+    remote: str | None = None  # Spark: a Spark Connect server
+    spark_conf: Sequence[str] = ()  # Spark: KEY=VALUE settings
+    checkpoint: str | None = None  # save checkpoints in this folder
+    checkpoint_every: float | None = None  # seconds between checkpoints (None: the default)
+    resume: str | None = None  # go on from the checkpoint in this folder
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A spec ready to check: its model and the temporal properties to check on it."""
+
+    model: Model
+    properties: list[liveness.Property]
+
+
+def note(text: str) -> None:
+    sys.stderr.write(f"mc: note: {text}\n")
+
+
+# -- one spec ----------------------------------------------------------------------------------
+
+
+def load(
+    path: str | os.PathLike[str],
+    given: Mapping[str, object] | None = None,
+    config: Config = Config(),
+    *,
+    invariants: Sequence[str] | None = None,
+    properties: Sequence[str] | None = None,
+    command_line: bool = True,
+    quiet: bool = False,
+) -> Loaded:
+    """The spec at `path` (FILE, or FILE::Class) with the constants `given` (`-D` text, or
+    Python values when not `command_line`): its model, with `invariants` (None: all declared),
+    and the temporal properties to check on it (`properties`: names, or None for those
+    `config` asks for). Symmetry reduction merges states that a lasso must tell apart, so a
+    spec whose properties are checked is compiled without it (said on stderr unless `quiet`),
+    and asking for both is refused (TLC only warns)."""
+    cls, file = load_spec_class(path)
+    values = constants.typed(cls, given or {}, command_line=command_line)
+    spec = build_spec(cls, file, values)
+    if config.no_invariants:
+        invariants = []
+    names = properties if properties is not None else (config.properties or None)
+    selected = [] if config.properties is None else liveness.select_of(spec, file, names)
+    symmetry = config.symmetry is not False
+    if selected and config.symmetry is None and Symmetry.of(spec) is not None:
+        if not quiet:
+            note(
+                f"{path}: symmetry is off, as its temporal properties are checked"
+                " (--no-liveness checks only the invariants, with symmetry)"
+            )
+        symmetry = False
+    model = Model(spec, path=str(file), invariants=invariants, symmetry=symmetry)
+    return Loaded(model, refuse_symmetry(model, selected))
+
+
+def properties_for(model: Model, config: Config) -> list[liveness.Property]:
+    """The temporal properties `config` asks for on a model already compiled (a resumed
+    checkpoint's)."""
+    if config.properties is None:
+        return []
+    return refuse_symmetry(model, liveness.select(model, config.properties or None))
+
+
+def refuse_symmetry(model: Model, properties: list[liveness.Property]) -> list[liveness.Property]:
+    if properties and model.symmetry is not None:
+        raise ConfigError(
+            f"{model.path}: temporal properties cannot be checked under symmetry reduction (it"
+            " merges states that a fair cycle must tell apart): use --no-symmetry, or"
+            " --no-liveness to check only the invariants with symmetry"
+        )
+    return properties
+
+
+def check_witness(model: Model, witness: str | None) -> None:
+    """--witness names a reachability property of the spec."""
+    declared = [r.name for r in model.reachables]
+    if witness is not None and witness not in declared:
+        raise ConfigError(
+            f"--witness {witness}: {model.name} has no such reachability property (reachable:"
+            f" {', '.join(declared) or 'none: declare one with @reachable'})"
+        )
+
+
+def check(
+    loaded: Loaded,
+    config: Config = Config(),
+    explorer: spark.Explorer | None = None,
+    checkpoints: checkpoint.Checkpoints | None = None,
+) -> CheckResult:
+    """Check a loaded spec: the invariants on the chosen engine (the local one, or Spark's
+    `explorer`), then (if they hold) the temporal properties, on the state graph the local
+    engine recorded as it searched (else it searches again); the vacuity review; --strict and
+    --timeout."""
+    model, properties = loaded.model, loaded.properties
+    declared = [r.name for r in model.reachables]
+    witness = config.witness if config.witness in declared else None
+    options = dataclasses.replace(config.options, witness=witness)
+    with Deadline(model, config.timeout) as deadline:
+        lines = progress(config.progress)
+        behaviour = None
+        if explorer is not None:
+            result = explorer.check(model, options, lines, checkpoints)
+        elif properties and checkpoints is None:
+            recording = liveness.recording(model, properties)
+            result, behaviour = record(model, recording, options, lines)
+        else:
+            result = bfs.check(model, options, lines, checkpoints)
+        again = progress(config.progress) if behaviour is None else None
+        result = check_properties(model, result, properties, behaviour, again)
+    vacuity.review(model, result)
+    result.strict = config.strict
+    if deadline.fired and result.verdict == "incomplete":
+        result.bound = deadline.bound
+        sys.stderr.write(f"mc: {deadline.note}\n")
+    return result
+
+
+def check_spec(
+    path: str | os.PathLike[str],
+    given: Mapping[str, object] | None = None,
+    config: Config = Config(),
+    *,
+    command_line: bool = True,
+) -> tuple[Model, CheckResult]:
+    """Load the spec at `path` and check it on `config`'s engine (its own session for
+    Spark): the model and the result."""
+    loaded = load(path, given, config, command_line=command_line)
+    check_witness(loaded.model, config.witness)
+    with engine(config) as explorer:
+        return loaded.model, check(loaded, config, explorer)
+
+
+def record(
+    model: Model,
+    recording: Recording,
+    options: Options | None = None,
+    progress: Progress | None = None,
+) -> tuple[CheckResult, Behaviour | None]:
+    """The local engine's search, recording the state graph as it goes (checker.behaviour):
+    the result, and the behaviour if the search explored every reachable state."""
+    recorder = Recorder(recording)
+    result = bfs.check(model, options or Options(), progress, observer=recorder)
+    complete = result.verdict == "ok"  # (exploring past violations, they leave it ok)
+    return result, recorder.behaviour() if complete else None
+
+
+def check_properties(
+    model: Model,
+    result: CheckResult,
+    properties: Sequence[liveness.Property],
+    behaviour: Behaviour | None = None,
+    progress: Progress | None = None,
+) -> CheckResult:
+    """checker.liveness.check on `behaviour`, the graph the search recorded; without it, the
+    local engine searches again, recording (a Spark run, or a resumed one)."""
+
+    def again() -> Behaviour:
+        wanted = liveness.recording(model, properties)
+        # (the search that produced `result` has judged deadlocks already)
+        searched, graph = record(model, wanted, Options(deadlock=False), progress)
+        if searched.verdict == "incomplete" and searched.bound == "interrupted":
+            raise KeyboardInterrupt
+        if graph is None:
+            raise RuntimeError(f"the recorded search ended with {searched.verdict}")
+        return graph
+
+    return liveness.check(model, result, properties, behaviour if behaviour is not None else again)
+
+
+def state_space_graph(model: Model, max_states: int = DEFAULT_MAX_STATES) -> nx.DiGraph:
+    """Every reachable state of `model` and every transition (`mc graph`): the local engine's
+    search, recorded, going on past states that violate an invariant. Raises
+    StateSpaceTooLarge when there are more than `max_states`, as soon as the search finds one
+    more."""
+    recording = Recording(states=True, go_on=True)
+    options = Options(deadlock=False, max_states=max_states + 1)  # a deadlock is a state too
+    result, behaviour = record(model, recording, options)
+    if result.distinct_states > max_states:
+        raise StateSpaceTooLarge(
+            f"{model.name} has more than {max_states:,} distinct states; `mc graph` draws"
+            " small state spaces only: lower the constants with -D, or raise --max-states"
+        )
+    if behaviour is None:
+        assert result.error is not None, result.verdict
+        error = result.error
+        state = result.trace[-1].state if result.trace else None
+        raise EvaluationError(
+            error.kind, error.name, error.message, state=state, params=error.params
+        )
+    return behaviour_graph(model, behaviour)
+
+
+def report(result: CheckResult, model: Model, wanted: outputs.Outputs) -> int:
+    """A one-spec run's report: text on stdout, the files asked for; its exit code."""
+    sys.stdout.write(text.render(result))
+    wanted.write([Checked(result, model)], multi=False)
+    return int(result.exit_code)
+
+
+def progress(interval: float) -> Progress | None:
+    """Progress lines every `interval` seconds on stderr (0: none)."""
+    return Progress(interval=interval) if interval > 0 else None
+
+
+class engine:
+    """`with engine(config) as explorer`: the Spark engine's session holder for a run (None for
+    the local engine), closed when the run ends."""
+
+    def __init__(self, config: Config) -> None:
+        self.explorer = explorer(config)
+
+    def __enter__(self) -> spark.Explorer | None:
+        return self.explorer
+
+    def __exit__(self, *exc: object) -> None:
+        if self.explorer is not None:
+            self.explorer.close()
+
+
+def explorer(config: Config) -> spark.Explorer | None:
+    """The Spark engine's session holder for `config`, or None for the local engine."""
+    if config.engine != "spark":
+        for name, value in (
+            ("--master", config.master),
+            ("--remote", config.remote),
+            ("--spark-conf", config.spark_conf),
+        ):
+            if value:
+                raise ConfigError(f"{name} is for --engine spark")
+        return None
+    if config.master and config.remote:
+        raise ConfigError("--master and --remote exclude each other")
+    if config.master and config.master.startswith("spark://"):
+        spark.require_reachable(config.master)
+    conf = constants.pairs(config.spark_conf, "--spark-conf", "KEY=VALUE")
+    return spark.Explorer(master=config.master, remote=config.remote, conf=conf)

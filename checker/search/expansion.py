@@ -1,0 +1,361 @@
+"""Expanding a batch of states: the work every engine hands out, and what comes back.
+
+An engine hands an Expander a batch (a part of a BFS level): states the expander itself keeps as
+live objects (it found them at the previous level), or their encodings. The expander runs
+`Model.expand_batch` on them: every successor is computed, and those equal (by `==`, on
+Python's own hash) to a state the expander has met at this level, a parent or a successor it
+already sent, are dropped at once. Only the others, the candidates, are encoded, fingerprinted
+and checked against the invariants; the reply (`Expanded`) has their fingerprints, encodings
+and verdicts, with the action of every successor and the number per parent.
+
+The engine decides which candidates are new (in batch order, so that the search is that of one
+state at a time: checker.search.admission) and tells the expander (`Admit`), which keeps them,
+still live, for the next level, unless the engine's memory budget for live states says
+otherwise. A successor dropped as already met is never new: the expander met it as a parent
+(visited), or sent it earlier in this level, and the engine handles each expander's batches in
+the order the expander did.
+
+The messages are dataclasses of ints, bytes and lists; between processes they travel as
+msgpack (`pack`, `unpack`), never pickle.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from array import array
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgpack
+import numpy as np
+
+from checker.behaviour import Recording, predicate_value
+from checker.errors import EvaluationError
+from checker.model import Model
+from checker.values.encoding import decode
+from checker.values.record import Record
+
+
+def _live_bytes() -> int:
+    """The expanders' default budget for live states: an eighth of the machine's memory, at
+    least 1 GiB. On kip966's shipped cfg (3 KB states) 3 GiB explored 1.14x the states that
+    1 GiB did in 5 minutes (docs/performance.md); TLC's default heap is a quarter of it."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        memory = 0
+    return max(1 << 30, memory // 8 >> 20 << 20)
+
+
+LIVE_BYTES = _live_bytes()  # all expanders together, estimated as LIVE_FACTOR x the encoded size
+LIVE_FACTOR = 3  # a live state's memory per byte of its encoding (measured: docs/performance.md)
+BACK_EDGES = 0.02  # remember states across levels when this share of candidates was older
+
+
+# -- the messages ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Expand:
+    """Expand batch `chunk` (a number unique in the search) of `level`: the states kept live
+    here from `start` on (`count` of them), or, given `blob`, the states encoded there (at
+    uint64 `offsets`). `bindings`: also each candidate's binding index (Spark's links);
+    `checks` False: no invariant or reachability property is evaluated (Spark checks the new
+    states only, once they are known)."""
+
+    chunk: int
+    level: int
+    start: int = 0
+    count: int = 0
+    blob: bytes | None = None
+    offsets: bytes = b""
+    bindings: bool = False
+    checks: bool = True
+
+
+@dataclass(frozen=True)
+class Admit:
+    """The candidates of batch `chunk` at `indices` (uint32, ascending) are new states: keep
+    them live for the next level if `keep`."""
+
+    chunk: int
+    indices: bytes
+    keep: bool
+
+
+@dataclass(frozen=True)
+class StartLevel:
+    """The engine starts expanding `level`: forget the states met before it unless `forget` is
+    False; `wanted`: the reachability properties (indexes) that no state has satisfied yet."""
+
+    level: int
+    forget: bool
+    wanted: list[int]
+
+
+@dataclass(frozen=True)
+class Forget:
+    """Forget the states met so far (the engine keeps this memory within its budget)."""
+
+
+@dataclass(frozen=True)
+class Expanded:
+    """The reply to Expand. Per successor, its action (uint16); per state, its number of
+    successors (uint32) and whether it is deadlocked (uint8: no action enabled; a state the
+    constraints keep from being expanded is not). The candidates: their positions among the
+    successors (uint32), fingerprints (uint64), encodings (a blob and uint64 offsets),
+    [candidate, invariant] for each that violates one, those on which an invariant or a wanted
+    reachability property raised, and [candidate, property] for the first one satisfying each
+    wanted reachability property. `error`: the first state whose expansion raised (none are
+    expanded after it). `bindings`: the candidates' binding indexes, if asked. A recorded
+    search (checker.behaviour) also gets every successor's fingerprint (`targets`), the
+    candidates' predicate values (uint8 rows) and the keyed steps' binding keys (`keys`)."""
+
+    actions: bytes
+    counts: bytes
+    stuck: bytes
+    positions: bytes
+    fps: bytes
+    blob: bytes
+    offsets: bytes
+    broken: list[list[Any]] = field(default_factory=list)
+    raised: list[int] = field(default_factory=list)
+    reached: list[list[int]] = field(default_factory=list)
+    error: int | None = None
+    bindings: bytes | None = None
+    targets: bytes | None = None
+    values: bytes | None = None
+    keys: bytes | None = None
+
+
+@dataclass(frozen=True)
+class Crashed:
+    """An expander in another process raised (mc's fault, not the spec's): its traceback."""
+
+    traceback: str
+
+
+Request = Expand | Admit | StartLevel | Forget
+Reply = Expanded | Crashed
+_KINDS: tuple[type, ...] = (Expand, Admit, StartLevel, Forget, Expanded, Crashed)
+_FIELDS = {kind: [f.name for f in dataclasses.fields(kind)] for kind in _KINDS}
+
+
+def pack(message: Request | Reply) -> bytes:
+    """A message as msgpack: its kind, then its fields in order."""
+    kind = type(message)
+    values = [getattr(message, name) for name in _FIELDS[kind]]
+    return msgpack.packb([_KINDS.index(kind), *values], use_bin_type=True)
+
+
+def unpack(data: bytes) -> Request | Reply:
+    kind, *values = msgpack.unpackb(data, raw=False)
+    return _KINDS[kind](*values)  # type: ignore[no-any-return]
+
+
+# -- the expander ----------------------------------------------------------------------------
+
+
+class Expander:
+    """Does the work. Keeps, per level, the live states the engine gave it to keep (in the
+    order it kept them), the states it met at the current level, and the candidates of the
+    batches the engine has not yet decided about.
+
+    When the search records its behaviour (checker.behaviour), the states it met are a dict
+    (state -> fingerprint), and its replies have what a recording needs (see Expanded)."""
+
+    def __init__(self, model: Model, recording: Recording | None = None) -> None:
+        self.model = model
+        self.recording = recording
+        self.levels: dict[int, list[Record]] = {}  # level -> its live states kept here
+        self.seen: set[Record] | dict[Record, int] = {} if recording else set()
+        self.fps: dict[int, list[int]] = {}  # level -> its kept states' fingerprints (recording)
+        # chunk -> (level, candidates, their fingerprints)
+        self.pending: dict[int, tuple[int, list[Record], array[int]]] = {}
+        # The reachability properties (indexes) not reached when the level started: checked
+        # on the level's candidates.
+        self.wanted: list[int] = list(range(len(model.reachables)))
+
+    def handle(self, request: Request) -> Expanded | None:
+        """Answer an Expand; the other requests have no answer."""
+        if isinstance(request, Expand):
+            return self.expand(request)
+        if isinstance(request, Admit):
+            self.admit(request)
+        elif isinstance(request, StartLevel):
+            self.start_level(request)
+        elif isinstance(request, Forget):
+            self.seen = {} if self.recording else set()
+        else:
+            raise TypeError(f"unknown request {request!r}")
+        return None
+
+    def start_level(self, request: StartLevel) -> None:
+        """Earlier levels and undecided candidates (of a depth-bound probe) are dropped; the
+        states met are those kept for this level, or (`forget` False) all those met so far."""
+        level = request.level
+        self.wanted = request.wanted
+        for old in [n for n in self.levels if n < level]:
+            del self.levels[old]
+            self.fps.pop(old, None)
+        self.pending.clear()
+        if request.forget and self.recording:
+            self.seen = dict(zip(self.levels.get(level, ()), self.fps.get(level, ())))
+        elif request.forget:
+            self.seen = set(self.levels.get(level, ()))
+
+    def admit(self, request: Admit) -> None:
+        level, candidates, fps = self.pending.pop(request.chunk)
+        if request.keep:
+            indices = np.frombuffer(request.indices, np.uint32).tolist()
+            self.levels.setdefault(level + 1, []).extend([candidates[i] for i in indices])
+            if self.recording:
+                self.fps.setdefault(level + 1, []).extend([fps[i] for i in indices])
+
+    def expand(self, request: Expand) -> Expanded:
+        """The successors of the batch's states (see Expanded)."""
+        model = self.model
+        recording = self.recording
+        if request.blob is not None:
+            states = decoded(request.blob, request.offsets)
+            if recording:
+                fingerprint_of = model.fingerprint_of
+                self.seen.update((s, fingerprint_of(s)) for s in states)  # type: ignore[union-attr]
+            else:
+                self.seen.update(states)  # type: ignore[union-attr]
+        else:
+            first = request.start
+            states = self.levels[request.level][first : first + request.count]
+        batch = model.expand_batch(
+            states,
+            self.seen,
+            indexes=request.bindings and not recording,
+            keyed=None if recording is None else recording.keyed,
+        )
+        candidates = batch.candidates
+        broken, raised, reached = self._verdicts(candidates) if request.checks else ([], [], [])
+        self.pending[request.chunk] = (request.level, candidates, batch.fps)
+        sizes = np.fromiter(map(len, batch.encodings), np.uint64, len(batch.encodings))
+        values = None
+        if recording is not None:
+            row = bytearray()
+            for state in candidates:
+                for _, predicate in recording.predicates:
+                    row.append(predicate_value(predicate, state))
+            values = bytes(row)
+        return Expanded(
+            actions=array("H", batch.actions).tobytes(),
+            counts=batch.counts.tobytes(),
+            stuck=bytes(batch.stuck),
+            positions=array("I", batch.positions).tobytes(),
+            fps=batch.fps.tobytes(),
+            blob=b"".join(batch.encodings),
+            offsets=np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes)]).tobytes(),
+            broken=broken,
+            raised=raised,
+            reached=reached,
+            error=batch.error,
+            bindings=None if batch.indexes is None else batch.indexes.tobytes(),
+            targets=None if batch.targets is None else batch.targets.tobytes(),
+            values=values,
+            keys=None if batch.keys is None else batch.keys.tobytes(),
+        )
+
+    def _verdicts(
+        self, candidates: list[Record]
+    ) -> tuple[list[list[Any]], list[int], list[list[int]]]:
+        """[candidate, invariant] for each candidate that violates one; the candidates on
+        which an invariant or a reachability property raised (the engine raises it again if
+        that candidate is new); and [candidate, property] for the first candidate that
+        satisfies each wanted reachability property (the first new one is the first
+        candidate: a candidate met before was checked when it was new)."""
+        broken: list[list[Any]] = []
+        raised: list[int] = []
+        reached: list[list[int]] = []
+        model = self.model
+        violated = model.violated
+        wanted = self.wanted
+        hit: set[int] = set()
+        for k, state in enumerate(candidates):
+            try:
+                invariant = violated(state)
+                got = model.reached(state, wanted) if wanted else ()
+            except EvaluationError:
+                raised.append(k)
+                continue
+            if invariant is not None:
+                broken.append([k, invariant.name])
+            for i in got:
+                if i not in hit:
+                    hit.add(i)
+                    reached.append([k, i])
+        return broken, raised, reached
+
+
+def decoded(blob: bytes, offsets: bytes) -> list[Record]:
+    """The states encoded back to back in `blob`, at uint64 `offsets`."""
+    bounds = np.frombuffer(offsets, np.uint64).tolist()
+    return [decode(blob[bounds[i] : bounds[i + 1]]) for i in range(len(bounds) - 1)]
+
+
+# -- the engine's side -----------------------------------------------------------------------
+
+
+class Expansion:
+    """An expander's reply for one batch, as the engine reads it: cut at the first state where
+    a one-state-at-a-time search would stop (a deadlock when `deadlock` is on, or an action that
+    raised)."""
+
+    def __init__(self, reply: Expanded, deadlock: bool) -> None:
+        self.actions = np.frombuffer(reply.actions, dtype=np.uint16)
+        counts = np.frombuffer(reply.counts, dtype=np.uint32).astype(np.int64)
+        self.stop: int | None = reply.error
+        self.deadlocked = False
+        self.stuck = np.frombuffer(reply.stuck, dtype=np.uint8)  # per state expanded
+        if deadlock:
+            empty = np.flatnonzero(self.stuck)
+            if len(empty) and (self.stop is None or empty[0] < self.stop):
+                self.stop, self.deadlocked = int(empty[0]), True
+        self.ends = np.cumsum(counts)
+        self.starts = self.ends - counts
+        parents = len(counts) if self.stop is None else self.stop
+        self.limit = int(self.ends[parents - 1]) if parents else 0  # successors to consider
+        self.parent_of = np.repeat(np.arange(len(counts)), counts)
+        # The candidates: successors the expander had not met, in order.
+        self.positions = np.frombuffer(reply.positions, dtype=np.uint32).astype(np.int64)
+        self.fps = np.frombuffer(reply.fps, dtype=np.uint64)
+        self.candidates = int(np.searchsorted(self.positions, self.limit))
+        self.blob = reply.blob
+        self._offsets = np.frombuffer(reply.offsets, dtype=np.uint64)
+        self.broken: dict[int, str] = {k: name for k, name in reply.broken}
+        self.raised = np.zeros(len(self.positions), dtype=bool)
+        self.raised[reply.raised] = True
+        self.flagged = self.raised.copy()
+        self.flagged[list(self.broken)] = True
+        self.reached: list[list[int]] = reply.reached  # [candidate, reachable property]
+        # The candidates' binding indexes, if asked for.
+        self.bindings = None if reply.bindings is None else np.frombuffer(reply.bindings, np.uint32)
+        # What a recorded search also gets (checker.behaviour), cut as the rest.
+        if reply.targets is not None:
+            self.counts = counts[:parents]
+            self.targets = np.frombuffer(reply.targets, dtype=np.uint64)[: self.limit]
+            keys = reply.keys
+            self.keys = None if keys is None else np.frombuffer(keys, np.uint64)[: self.limit]
+            values = np.frombuffer(reply.values or b"", dtype=np.uint8)
+            rows = len(self.positions)
+            self.values = values.reshape(rows, len(values) // rows if rows else 0)
+
+    def encoding(self, candidate: int) -> bytes:
+        return self.blob[int(self._offsets[candidate]) : int(self._offsets[candidate + 1])]
+
+    def encodings(self, kept: np.ndarray) -> tuple[bytes, np.ndarray]:
+        """The encodings of the candidates `kept` (ascending), back to back, with offsets."""
+        offsets = self._offsets
+        if len(kept) and int(kept[-1]) == len(kept) - 1:  # the first ones: one slice
+            return self.blob[: int(offsets[len(kept)])], offsets[: len(kept) + 1]
+        bounds = offsets.tolist()
+        blob = self.blob
+        pieces = [blob[bounds[k] : bounds[k + 1]] for k in kept.tolist()]
+        sizes = np.fromiter(map(len, pieces), np.uint64, len(pieces))
+        return b"".join(pieces), np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes)])

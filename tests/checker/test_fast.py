@@ -1,0 +1,294 @@
+"""The hot path's seam (checker.values.fast): each function runs in C (checker._hot) or as its
+Python twin, and the two agree, on values drawn by Hypothesis and on the bundled specs."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from checker import Record, Spec, action
+from checker import model as models
+from checker.errors import EvaluationError, StateError
+from checker.loader import load_model
+from checker.model import Model
+from checker.values import fast
+from checker.values import kinds as K
+from checker.values.encoding import encode
+from checker.values.record import Map, freeze, mapping
+from tests.conftest import ROOT
+
+TWINS = {"put", "encode", "encode_state", "decode", "conforms", "successors", "candidates"}
+in_c = pytest.mark.skipif(not fast.C, reason="checker._hot is not built (or MC_PURE_PYTHON=1)")
+
+
+def pair(name: str):
+    native, twin = fast.TWINS[name]
+    assert native is not None
+    return native, twin
+
+
+def test_every_function_with_a_c_version_has_its_twin():
+    assert set(fast.TWINS) == TWINS
+    for name, (native, twin) in fast.TWINS.items():
+        assert twin.__name__ == f"{name}_python"
+        assert (native is not None) == fast.C
+
+
+def test_the_c_hot_path_is_built():
+    """`pip install` builds checker._hot (setup.py); a failed build is silent by design (the
+    twins take over), so the suite says it here."""
+    if os.environ.get("MC_PURE_PYTHON", "") not in ("", "0"):
+        pytest.skip("MC_PURE_PYTHON is set")
+    assert fast.C, "checker._hot did not build: run `pip install -v -e .`"
+    assert fast.RecordBase in type(Record(a=1)).__mro__
+
+
+# -- put -----------------------------------------------------------------------------------
+
+
+@in_c
+def test_put():
+    """C builds int-keyed maps and puts existing keys itself; the result is the record the
+    twin builds (same shape, keys, values, and encoding)."""
+    native, twin = pair("put")
+    brokers = Record({3: Record(epoch=1), 1: Record(epoch=0), 2: None})
+    assert brokers == mapping({1: Record(epoch=0), 2: None, 3: Record(epoch=1)})
+    assert type(brokers) is Map and list(brokers) == [1, 2, 3]
+    assert Record({1: [1, 2]})[1] == (1, 2) and Record({True: 1}) == mapping({True: 1})
+    cases = [
+        (brokers, 2, {4}),  # a Map, an existing key, a value to freeze
+        (brokers, 4, "new"),  # a key added
+        (Record(a=1, b=(1,)), "b", [2]),  # a shape
+        (Record(a=1), "c", 3),  # a field added
+        ((1, 2, 3), 1, [5]),  # a tuple
+    ]
+    for container, key, value in cases:
+        c, python = native(container, key, value), twin(container, key, value)
+        assert c == python and type(c) is type(python) and encode(c) == encode(python)
+    assert native(brokers, 2, 7)[2] == 7 and brokers[2] is None  # the original is unchanged
+    for container, key in (((1, 2), 2), ((1, 2), -1)):
+        with pytest.raises(IndexError):
+            native(container, key, 0)
+        with pytest.raises(IndexError):
+            twin(container, key, 0)
+
+
+# -- encode, encode_state, decode ----------------------------------------------------------
+
+atoms = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
+    | st.text(max_size=40)
+    | st.binary(max_size=300)
+)
+
+
+def _values(children: st.SearchStrategy) -> st.SearchStrategy:
+    names = st.sampled_from(["a", "b", "leader", "isr", "x_1"])
+    return (
+        st.lists(children, max_size=5).map(tuple)
+        | st.frozensets(children.filter(_hashable), max_size=6)
+        | st.dictionaries(names, children, max_size=4).map(Record)
+        | st.dictionaries(st.integers(-3, 300), children, min_size=1, max_size=4).map(Record)
+    )
+
+
+def _hashable(value: object) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+values = st.recursive(atoms, _values, max_leaves=30)
+
+
+@in_c
+@settings(max_examples=400, deadline=None)
+@given(values)
+def test_encode_and_decode(value):
+    encode_c, encode_python = pair("encode")
+    decode_c, decode_python = pair("decode")
+    data = encode_python(value)
+    assert encode_c(value) == data
+    assert decode_c(data) == value == decode_python(data)
+    assert encode_python(decode_c(data)) == data  # the same types, too
+
+
+@in_c
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["a", "b", "leader", "isr"]), values, min_size=1))
+def test_encode_state(fields):
+    native, twin = pair("encode_state")
+    state = Record(**fields)
+    assert native(state) == twin(state) == encode(state)
+    changed = state.replace(**{next(iter(fields)): (1, 2)})  # shares the other fields' values
+    assert native(changed) == twin(changed) == encode(changed)
+
+
+@in_c
+def test_decode_refuses_broken_bytes():
+    native, twin = pair("decode")
+    good = encode(Record(a=(1, 2), s=frozenset({3})))
+    for bad in (good[:-1], good + b"\x00", b"\xc1", b"\xd4\x05\x90"):
+        for decode in (native, twin):
+            with pytest.raises((ValueError, StateError)):
+                decode(bad)
+
+
+@in_c
+def test_encode_refuses_what_the_twin_refuses():
+    native, twin = pair("encode")
+    # What spec code can put in a state that replace() and put() do not look into.
+    for bad in ((1, 0.5), frozenset({0.5}), (object(),), object(), (1, [2]), 2**64, -(2**63) - 1):
+        for encode_value in (native, twin):
+            with pytest.raises(StateError):
+                encode_value(bad)
+
+
+# -- conforms ------------------------------------------------------------------------------
+
+# Values of every kind against every kind.
+KIND_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["a", "b"]),
+    lambda inner: (
+        st.lists(inner, max_size=3).map(tuple)
+        | st.frozensets(st.integers(0, 3) | st.sampled_from(["a", "b"]), max_size=3)
+        | st.dictionaries(st.integers(0, 2), inner, max_size=2).map(Record)
+        | st.fixed_dictionaries({"a": inner, "b": inner}).map(lambda d: Record(**d))
+    ),
+    max_leaves=6,
+)
+
+
+@in_c
+@settings(max_examples=300, deadline=None)
+@given(KIND_VALUES, KIND_VALUES, KIND_VALUES)
+def test_conforms(typed, value, old):
+    native, twin = pair("conforms")
+    try:
+        kind = K.simplified(K.infer(freeze(typed)))
+    except K.Clash:
+        return
+    value, old = freeze(value), freeze(old)
+    # The old value is a part of the parent state, which is of its kind: only then may a
+    # part that the new value shares with it go unchecked.
+    for before in (old, K.MISSING, None, freeze(typed)):
+        if before is K.MISSING or twin(before, K.MISSING, kind):
+            assert native(value, before, kind) == twin(value, before, kind)
+    # A value's own kind fits it, and so does a part shared with the old value.
+    assert twin(freeze(typed), K.MISSING, kind)
+
+
+# -- successors ----------------------------------------------------------------------------
+
+
+class Shapes(Spec):
+    """Actions of every arity and result: none, one, a list, a kind change, an error."""
+
+    def init(self):
+        return Record(x=0, log=())
+
+    @action
+    def tick(self, s):
+        return s.replace(x=s.x + 1) if s.x < 3 else None
+
+    @action(n=(1, 2))
+    def add(self, s, n):
+        return [s.replace(x=s.x + n), s.replace(log=(*s.log, n))] if s.x < 2 else None
+
+    @action(a=(0, 1), b=lambda s: range(s.x))
+    def pair(self, s, a, b):
+        return s.replace(log=(a, b)) if a < b else None
+
+    @action(n=(7,))
+    def wrong_kind(self, s, n):
+        return s.replace(x="seven") if s.x == 3 and s.log == (0, 2) else None
+
+    @action
+    def fails(self, s):
+        if s.log == (1, 2):
+            raise ValueError("no")
+        return None
+
+
+def _successors(name: str, model: Model, state: Record, recording: bool):
+    native, twin = pair("successors")
+    function = native if name == "c" else twin
+    states: list = []
+    actions: list = []
+    bindings: list | None = [] if recording else None
+    try:
+        enabled = function(
+            model._plan,
+            state,
+            states,
+            actions,
+            bindings,
+            model._add,
+            model._reraise,
+            model._constrained,
+            model.kinds,
+            model._kind_error,
+        )
+    except EvaluationError as exc:
+        return "raised", str(exc)
+    return enabled, [encode(t) for t in states], actions, bindings
+
+
+@in_c
+@pytest.mark.parametrize(
+    ("spec", "constants"),
+    [
+        (None, {}),
+        ("specs/light/kip903.py", {"max_unclean_shutdowns": "0"}),
+        ("specs/kraft.py", {}),
+        ("specs/kip996.py", {"max_disruptive_election_triggers": "0", "values": "1"}),
+        ("specs/examples/die_hard.py", {}),
+    ],
+)
+def test_successors(spec, constants):
+    """On the states a few levels deep, both loops give the same successors, actions and
+    bindings (or raise the same error)."""
+    model = Model(Shapes()) if spec is None else load_model(ROOT / spec, constants)
+    level = model.initial_states()
+    seen = set(level)
+    for _ in range(4):
+        following = []
+        for state in level[:200]:
+            for recording in (False, True):
+                c = _successors("c", model, state, recording)
+                assert c == _successors("python", model, state, recording)
+            if c[0] == "raised":
+                continue
+            states: list = []
+            model.successors(state, states, [])
+            following += [t for t in states if t not in seen and not seen.add(t)]
+        level = following
+    assert seen
+
+
+# -- candidates ----------------------------------------------------------------------------
+
+ITEMS = st.lists(
+    st.integers(0, 5) | st.tuples(st.integers(0, 3)) | st.just((1, [2])),  # one unhashable
+    max_size=12,
+)
+
+
+@in_c
+@settings(max_examples=300, deadline=None)
+@given(ITEMS, st.sets(st.integers(0, 5)), st.integers(0, 3), st.integers(0, 100))
+def test_candidates(successors, seen, start, offset):
+    assert models.candidates is pair("candidates")[0]
+    results = []
+    for function in pair("candidates"):
+        met, found, positions = set(seen), [], []
+        stop = function(list(successors), start, met, found, positions, offset)
+        results.append((stop, met, found, positions))
+    assert results[0] == results[1]

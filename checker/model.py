@@ -433,9 +433,15 @@ class Model:
     def _reraise(self, ai: int, binding: Binding, state: Record, exc: BaseException) -> None:
         """Raise what an action raised as the EvaluationError that says where (for C, which
         passes every exception here); an interrupt goes on as it was."""
-        if isinstance(exc, Interrupted):
-            raise exc
-        raise self._raised_in(ai, binding, state, exc) from exc
+        try:
+            if isinstance(exc, Interrupted):
+                raise exc
+            raise self._raised_in(ai, binding, state, exc) from exc
+        finally:
+            # The traceback holds this frame: with `exc` in it, the exception, its traceback
+            # and every frame below (the whole search) would be a cycle that only the
+            # collector frees, walking every live state first.
+            del exc
 
     def expand(self, data: bytes) -> Successors:
         """The successors of an encoded state, as `successors` gives them, each encoded and

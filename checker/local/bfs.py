@@ -66,6 +66,9 @@ def check(
     try:
         return outcome.run(search)
     finally:
+        # Freed by reference counting now: with the collector back on first, its next run
+        # would walk every state the search holds (they were all made while it was off).
+        del search
         if collecting:
             gc.enable()
 

@@ -205,7 +205,7 @@ class CompiledSpec:
             )
             for ai, act in enumerate(self.actions)
         )
-        declared = {n: Invariant(n, getattr(spec, n)) for n in predicates}
+        declared = {n: Invariant(n, _predicate(spec, n)) for n in predicates}
         if invariants is not None:
             unknown = [n for n in invariants if n not in declared]
             if unknown:
@@ -232,12 +232,12 @@ class CompiledSpec:
             if switches_of(f) and not any(getattr(spec, c) for c in switches_of(f))
         }
         self.reachables = tuple(
-            Invariant(n, getattr(spec, n)) for n in wanted if n not in self.reachables_off
+            Invariant(n, _predicate(spec, n)) for n in wanted if n not in self.reachables_off
         )
         # The spec's intended final states: no successor there is no deadlock.
-        self.terminals = tuple(Invariant(n, getattr(spec, n)) for n in finals)
-        self.constraints = tuple(Constraint(n, getattr(spec, n)) for n in bounds)
-        self.action_constraints = tuple(Constraint(n, getattr(spec, n)) for n in steps)
+        self.terminals = tuple(Invariant(n, _predicate(spec, n)) for n in finals)
+        self.constraints = tuple(Constraint(n, _predicate(spec, n)) for n in bounds)
+        self.action_constraints = tuple(Constraint(n, _predicate(spec, n)) for n in steps)
         if spec.view is not None and not callable(spec.view):
             raise SpecError(f"{self.name}.view must be a method view(self, s), not {spec.view!r}")
         self.view: Callable[[Record], Any] | None = spec.view
@@ -377,3 +377,9 @@ def describe_switch(spec: Spec, names: Sequence[str]) -> str:
         return f"{', '.join(names)} = {values[0]}"
     return ", ".join(f"{n}={v}" for n, v in zip(names, values))
 
+
+def _predicate(spec: Spec, name: str) -> Callable[..., Any]:
+    """The spec's predicate `name` as the engine calls it: a shared predicate (a function of
+    the state, made a method by its decorator) is called directly, without the method's frame."""
+    bound = getattr(spec, name)
+    return getattr(bound, "__mc_shared__", bound)

@@ -115,7 +115,9 @@ class _Search(LevelSearch):
 
     def explore(self) -> None:
         recording = self.observer.recording if self.observer is not None else None
-        self.workers = list(start(self.model, self.options.workers, recording))
+        self.workers = list(
+            start(self.model, self.options.workers, recording, self.options.incremental)
+        )
         self._live_next = {w.number: 0 for w in self.workers}
         self._sent = {w.number: 0 for w in self.workers}
         self._back = {w.number: 0 for w in self.workers}

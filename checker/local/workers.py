@@ -33,8 +33,8 @@ from checker.search.expansion import (
 class _InProcess:
     """An expander behind the same send/receive interface as a worker process."""
 
-    def __init__(self, model: Model, recording: Recording | None) -> None:
-        self.expander = Expander(model, recording)
+    def __init__(self, model: Model, recording: Recording | None, incremental: bool) -> None:
+        self.expander = Expander(model, recording, incremental)
         self._replies: list[Expanded] = []
         self.number = 0
 
@@ -54,13 +54,15 @@ class _InProcess:
 
 
 class _Process:
-    def __init__(self, model: Model, number: int, recording: Recording | None) -> None:
+    def __init__(
+        self, model: Model, number: int, recording: Recording | None, incremental: bool
+    ) -> None:
         context = multiprocessing.get_context("fork")  # the child inherits the loaded model
         self.conn, child = context.Pipe()
         self.number = number
         self.process = context.Process(
             target=_serve,
-            args=(child, model, recording),
+            args=(child, model, recording, incremental),
             name=f"mc-worker-{number}",
             daemon=True,
         )
@@ -93,13 +95,15 @@ class _Process:
         self.process.join(5)
 
 
-def _serve(conn: Connection, model: Model, recording: Recording | None) -> None:
+def _serve(
+    conn: Connection, model: Model, recording: Recording | None, incremental: bool
+) -> None:
     """A worker process's loop: the engine process decides about Ctrl-C and SIGTERM."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     gc.disable()  # as in the engine process (checker.local.bfs.check)
     with guard.in_worker():
-        _answer(conn, Expander(model, recording))
+        _answer(conn, Expander(model, recording, incremental))
 
 
 def _answer(conn: Connection, expander: Expander) -> None:
@@ -135,8 +139,11 @@ def _receive(conn: Connection, requests: queue.SimpleQueue[bytes | None]) -> Non
 Worker = _InProcess | _Process
 
 
-def start(model: Model, count: int, recording: Recording | None = None) -> Sequence[Worker]:
-    """`count` expanders: this process for 1, else that many worker processes."""
+def start(
+    model: Model, count: int, recording: Recording | None = None, incremental: bool = True
+) -> Sequence[Worker]:
+    """`count` expanders: this process for 1, else that many worker processes (`incremental`:
+    see checker.search.incremental)."""
     if count <= 1:
-        return [_InProcess(model, recording)]
-    return [_Process(model, n, recording) for n in range(count)]
+        return [_InProcess(model, recording, incremental)]
+    return [_Process(model, n, recording, incremental) for n in range(count)]

@@ -13,7 +13,17 @@ from typing import Any, TypeVar
 
 import click
 
-from checker import __version__, ablate, checkpoint, commands, constants, guard, run, simulation
+from checker import (
+    __version__,
+    ablate,
+    checkpoint,
+    commands,
+    constants,
+    determinism,
+    guard,
+    run,
+    simulation,
+)
 from checker.errors import ConfigError, EvaluationError, ExitCode, McError
 from checker.reports import outputs
 from checker.reports.graph import DEFAULT_MAX_STATES
@@ -140,6 +150,16 @@ def cli(ctx: click.Context, debug: bool) -> None:
     " encoded. Only speed depends on it. Default: an eighth of this machine's memory, at"
     " least 1 GiB.",
 )
+@click.option(
+    "--recheck",
+    type=click.IntRange(min=0),
+    default=determinism.RECHECK,
+    show_default=True,
+    metavar="N",
+    help="Expand every Nth state twice and compare the answers, to catch a spec that is not"
+    " deterministic (randomness, the clock, state kept on self: exit 75). 1: every state"
+    " (twice the work in the actions); 0: none. Traces are always checked.",
+)
 @json_option
 @progress_option
 @click.option(
@@ -162,6 +182,13 @@ def cli(ctx: click.Context, debug: bool) -> None:
     help="Identify states that differ by a renaming of the values the spec declares"
     " symmetric (e.g. broker ids); --no-symmetry explores them all, to compare. Default: on"
     " where declared, except for specs whose temporal properties are checked.",
+)
+@click.option(
+    "--view/--no-view",
+    default=None,
+    help="Identify states by the spec's view of them (as TLC's VIEW); --no-view by all their"
+    " variables. Default: on where declared, except for specs whose temporal properties are"
+    " checked (merged states can close cycles that no behaviour takes).",
 )
 @click.option(
     "--spark-conf",
@@ -217,6 +244,8 @@ def check(specs: Sequence[str], defines: Sequence[str], **o: Any) -> int:
         no_invariants=o["no_invariants"],
         properties=None if o["no_liveness"] else tuple(o["properties"]),
         symmetry=o["symmetry"],
+        view=o["view"],
+        recheck=o["recheck"],
         strict=o["strict"],
         witness=o["witness"],
         progress=o["progress_interval"],
@@ -526,4 +555,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             traceback.print_exc()
         click.echo(f"mc: error: {exc}", err=True)
         code = exc.exit_code
+    except MemoryError:  # outside a search (which reports it with its counts): loading, a report
+        if debug:
+            traceback.print_exc()
+        click.echo(
+            "mc: error: out of memory before the search or after it (loading the spec, writing"
+            " a report): give mc more memory, or lower the constants",
+            err=True,
+        )
+        code = ExitCode.ENGINE_ERROR
     sys.exit(int(code or 0))

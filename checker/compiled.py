@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checker.errors import ConfigError, EvaluationError, Interrupted, SpecError
+from checker.errors import OUTSIDE, ConfigError, EvaluationError, SpecError
 from checker.reports import templates
 from checker.result import Event
 from checker.spec import (
@@ -134,7 +134,7 @@ class Action:
         takes), in canonical order."""
         try:
             return domain_order(domain(state, *earlier))
-        except Interrupted:
+        except OUTSIDE:
             raise
         except BaseException as exc:
             raise EvaluationError(
@@ -171,8 +171,10 @@ class CompiledSpec:
         path: str = "",
         invariants: Sequence[str] | None = None,
         symmetry: bool = True,
+        view: bool = True,
     ):
-        """`symmetry=False` ignores the symmetry the spec declares (`mc check --no-symmetry`)."""
+        """`symmetry=False` ignores the symmetry the spec declares (`mc check --no-symmetry`),
+        `view=False` its view (`--no-view`): every variable then identifies a state."""
         self.spec = spec
         self.path = path
         cls = type(spec)
@@ -240,7 +242,9 @@ class CompiledSpec:
         self.action_constraints = tuple(Constraint(n, getattr(spec, n)) for n in steps)
         if spec.view is not None and not callable(spec.view):
             raise SpecError(f"{self.name}.view must be a method view(self, s), not {spec.view!r}")
-        self.view: Callable[[Record], Any] | None = spec.view
+        # The view in use (None: none declared, or turned off). Liveness checking must refuse
+        # it, as symmetry: a cycle among merged states need not be a cycle among real states.
+        self.view: Callable[[Record], Any] | None = spec.view if view else None
         # The symmetry in use (None: none declared, or turned off). Liveness checking must
         # refuse it: a cycle among representatives need not be a cycle among real states.
         self.symmetry: Symmetry | None = Symmetry.of(spec) if symmetry else None

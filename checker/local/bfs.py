@@ -103,7 +103,9 @@ class _Search(LevelSearch):
         super().close()
 
     def trace_to(self, where: int) -> list[Step]:
-        return replay(self.model, chain_from_positions(self.model, self.links.chain(where)))
+        positions = self.links.chain(where)
+        chain = chain_from_positions(self.model, positions, self.visited.__contains__)
+        return replay(self.model, chain)
 
     def finish(self, result: CheckResult) -> None:
         result.visited_bytes = self.visited.nbytes

@@ -75,6 +75,7 @@ class LevelSearch(Admission):
         self.level_wanted: list[int] = []  # those not reached when the level started
         self.current: Any = None  # the state being evaluated, as the engine refers to it
         self.start: LevelStart | None = None
+        self.level = 0  # the level being expanded
 
     # -- how the engine computes the levels ----------------------------------------------------
 
@@ -220,6 +221,7 @@ class LevelSearch(Admission):
         """A level starts: keep the search as it stands (and write it, when a checkpoint is
         due); the previous level's states are no longer needed."""
         previous = self.start
+        self.level = level
         self.start = LevelStart(
             level,
             frontier,

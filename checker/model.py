@@ -21,7 +21,15 @@ from checker.result import CheckResult, Step
 from checker.spec import Spec
 from checker.symmetry import Permutation
 from checker.values import fast, kinds, show
-from checker.values.encoding import decode, encode, encode_state, fingerprint
+from checker.values.encoding import (
+    MAX_DEPTH,
+    NESTED,
+    decode,
+    deeper_than,
+    encode,
+    encode_state,
+    fingerprint,
+)
 from checker.values.record import Map, Record, freeze
 
 _REDUCED_CACHE = 1 << 18  # entries (about 25 MB) of Model.fingerprint_of's cache, per process
@@ -184,6 +192,8 @@ class Model:
                 differ = _variables_differ(other, states[0])
                 message = f"returned initial states with different variables: one {differ}"
                 raise EvaluationError("init", "init", message)
+        if any(deeper_than(s, MAX_DEPTH) for s in states):
+            raise EvaluationError("init", "init", f"built a state that cannot be encoded: {NESTED}")
         declared = self.compiled.declared_types
         unknown = [n for n in declared if n not in states[0]]
         if unknown:
@@ -337,7 +347,12 @@ class Model:
         """An action's return value as a list of checked successor states."""
         if result is None:
             return []
-        many = [result] if isinstance(result, Record) else _as_list(result)
+        try:  # a generator runs the action's code here: what it raises is the action's error
+            many = [result] if isinstance(result, Record) else _as_list(result)
+        except OUTSIDE:
+            raise
+        except BaseException as exc:
+            raise self._raised_in(ai, binding, state, exc) from exc
         for succ in many if many is not None else (result,):
             if not isinstance(succ, Record):
                 message = (
@@ -412,6 +427,8 @@ class Model:
         tuple, which the engine freezes (as put() would) before it encodes the state."""
         act = self.actions[ai]
         params = act.describe(binding)
+        if deeper_than(succ, MAX_DEPTH):  # (what follows would recurse too deep)
+            raise _unencodable(StateError(NESTED), "action", act.name, state, params)
         try:
             frozen = type(succ)((type(succ), *[freeze(v) for v in succ.values()]))
         except StateError as exc:

@@ -508,6 +508,11 @@ def _settings(path: Path, raw: Any) -> Settings:
         raise _corrupt(path, "bad constants")
     if not all(isinstance(v, str) for v in values["invariants"]):
         raise _corrupt(path, "bad invariants")
+    for name in ("max_depth", "max_states", "workers"):  # as the command line takes them
+        if values[name] is not None and values[name] < 1:
+            raise _corrupt(path, f"setting {name!r} is {values[name]!r}, not a number from 1")
+    if not 0 <= values["every"] < float("inf"):
+        raise _corrupt(path, f"setting 'every' is {values['every']!r}")
     return Settings(**values)
 
 

@@ -31,6 +31,22 @@ from checker.search.expansion import LIVE_BYTES
 from checker.search.options import Options
 
 F = TypeVar("F", bound=Callable[..., Any])
+MAX_SECONDS = 10 * 365 * 86400.0  # what a timer can be set to (and more than any run needs)
+
+
+def _seconds(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """A number of seconds must be a number: `nan` passes FloatRange's comparisons."""
+    if value is not None and value != value:
+        raise click.BadParameter("not a number of seconds", ctx, param)
+    return value
+
+
+def seconds(minimum_open: bool = False) -> dict[str, Any]:
+    """The type of an option in seconds: at least 0 (above 0 if `minimum_open`), finite."""
+    return {
+        "type": click.FloatRange(min=0, min_open=minimum_open, max=MAX_SECONDS),
+        "callback": _seconds,
+    }
 
 define_option = click.option(
     "-D",
@@ -60,7 +76,7 @@ json_option = click.option(
 progress_option = click.option(
     "--progress",
     "progress_interval",
-    type=click.FloatRange(min=0),
+    **seconds(),
     default=5.0,
     show_default=True,
     metavar="SECONDS",
@@ -127,7 +143,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    **seconds(minimum_open=True),
     metavar="SECONDS",
     help="Stop each spec's search after SECONDS (exit 152, partial counts) and say which"
     " action, guard or invariant was running: a bound for code that never returns.",
@@ -207,7 +223,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 )
 @click.option(
     "--checkpoint-every",
-    type=click.FloatRange(min=0),
+    **seconds(),
     metavar="SECONDS",
     help=f"Seconds between checkpoints [default: {checkpoint.DEFAULT_EVERY:g}].",
 )
@@ -226,7 +242,7 @@ def check(specs: Sequence[str], defines: Sequence[str], **o: Any) -> int:
 
     SPEC is a spec file (FILE.py::Class checks that class of it), or a folder: every spec
     below it is checked, and the exit code is
-    the worst of theirs (150 > 151 > 75 > 12 > 13 > 11 > 15 > 152 > 0; see docs/ci.md). With
+    the worst of theirs (153 > 150 > 151 > 75 > 12 > 13 > 11 > 15 > 152 > 0; see docs/ci.md). With
     --resume DIR, SPEC may be left out: the checkpoint names it.
     """
     if o["no_liveness"] and o["properties"]:
@@ -299,7 +315,7 @@ def _given(ctx: click.Context) -> set[str]:
 @deadlock_option
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    **seconds(minimum_open=True),
     metavar="SECONDS",
     help="Stop each check after SECONDS (its undecided cells show ?).",
 )
@@ -544,9 +560,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             err=True,
         )
         code = ExitCode.EVALUATION_ERROR
-    except click.exceptions.Abort:
-        click.echo("mc: aborted", err=True)
-        code = 130
+    except click.exceptions.Abort:  # Ctrl-C or SIGTERM outside a search (its own say so)
+        click.echo(
+            "mc: interrupted outside the search (loading, starting the engine or writing the"
+            " reports): no result",
+            err=True,
+        )
+        code = ExitCode.INCOMPLETE
     except click.ClickException as exc:  # bad options: usage errors and the like
         exc.show()
         code = ExitCode.CONFIG_ERROR

@@ -45,7 +45,7 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from checker import guard
 from checker.behaviour import RAISED, TRUE, Behaviour, Recording
-from checker.compiled import domain_order
+from checker.compiled import DomainTooLarge, domain_order
 from checker.determinism import not_deterministic
 from checker.errors import OUTSIDE, ConfigError, EvaluationError, SpecError
 from checker.model import Model
@@ -141,6 +141,8 @@ def _bindings(spec: Spec, where: str, domains: dict[str, Any]) -> list[dict[str,
             raise SpecError(
                 f"{where}: the domain of {param!r} must be an iterable, not {domain!r}"
             ) from None
+        except DomainTooLarge as exc:
+            raise SpecError(f"{where}: the domain of {param!r} {exc}") from None
     return [dict(zip(domains, combo)) for combo in itertools.product(*values)]
 
 

@@ -21,7 +21,7 @@ import networkx as nx
 
 from checker import checkpoint, constants, determinism, liveness, spark, vacuity
 from checker.behaviour import Behaviour, Recording
-from checker.deadline import Deadline
+from checker.deadline import Deadline, Loading
 from checker.errors import ConfigError, EvaluationError
 from checker.loader import build_spec, load_spec_class
 from checker.local import bfs
@@ -92,6 +92,19 @@ def load(
     `config` asks for). Symmetry reduction and a view merge states that a lasso must tell
     apart, so a spec whose properties are checked is compiled without them (said on stderr
     unless `quiet`), and asking for both is refused (TLC only warns)."""
+    with Loading(config.timeout, path):
+        return _load(path, given, config, invariants, properties, command_line, quiet)
+
+
+def _load(
+    path: str | os.PathLike[str],
+    given: Mapping[str, object] | None,
+    config: Config,
+    invariants: Sequence[str] | None,
+    properties: Sequence[str] | None,
+    command_line: bool,
+    quiet: bool,
+) -> Loaded:
     cls, file = load_spec_class(path)
     values = constants.typed(cls, given or {}, command_line=command_line)
     spec = build_spec(cls, file, values)

@@ -568,6 +568,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         code = ExitCode.INCOMPLETE
     except click.ClickException as exc:  # bad options: usage errors and the like
+        if debug:
+            traceback.print_exc()
         exc.show()
         code = ExitCode.CONFIG_ERROR
     except McError as exc:

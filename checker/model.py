@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import reprlib
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
@@ -356,7 +357,8 @@ class Model:
         for succ in many if many is not None else (result,):
             if not isinstance(succ, Record):
                 message = (
-                    f"returned {result!r}; an action returns None, a Record or a list of Records"
+                    f"returned {_short(result)}; an action returns None, a Record or a list of"
+                    " Records"
                 )
             elif succ.keys() != state.keys():
                 message = f"returned a state {_variables_differ(succ, state)}"
@@ -891,6 +893,16 @@ def _variables_differ(state: Record, expected: Record) -> str:
     if missing:
         parts.append(f"without the variable{'s' * (len(missing) > 1)} {', '.join(missing)}")
     return " and ".join(parts) or "with other variables"
+
+
+_REPR = reprlib.Repr()  # (its settings as attributes: Python 3.10 takes no arguments)
+_REPR.maxlevel = _REPR.maxtuple = _REPR.maxlist = _REPR.maxdict = 12
+_REPR.maxstring = 80
+
+
+def _short(value: Any) -> str:
+    """A value returned by spec code, as an error shows it: cut short, however deep."""
+    return _REPR.repr(value)
 
 
 def _as_list(result: Any) -> list[Any] | None:

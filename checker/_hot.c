@@ -1374,8 +1374,16 @@ put_value(Buffer *b, PyObject *value, int depth)
     if (type == &PyUnicode_Type) {
         Py_ssize_t n;
         const char *text = PyUnicode_AsUTF8AndSize(value, &n);
-        if (text == NULL)
+        if (text == NULL) {
+            if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+                PyErr_Clear();  /* a lone surrogate: as encoding.py's _unencodable_text says */
+                PyErr_Format(STATE_ERROR,
+                             "a str that is not valid Unicode text (a lone surrogate) cannot be"
+                             " part of a state (got %R)",
+                             value);
+            }
             return -1;
+        }
         int status;
         if (n < 32)
             status = put_byte(b, (unsigned char)(0xa0 | n));

@@ -188,6 +188,7 @@ def check_once(
     symmetry: bool | None,
     explorer: Any = None,
     reachables: Sequence[str] | None = None,
+    view: bool | None = None,
 ) -> tuple[Model, CheckResult]:
     """`mc check PATH -D ... --invariant ... --property ...` (`properties` None:
     --no-liveness; no invariant: --no-invariants), the way the CLI runs it. The one place
@@ -198,6 +199,7 @@ def check_once(
         no_invariants=not invariants,
         properties=None if properties is None else tuple(properties),
         symmetry=symmetry,
+        view=view,
         timeout=settings.timeout,
     )
     loaded = run.load(path, dict(constants), config, invariants=list(invariants) or None)
@@ -234,6 +236,7 @@ def run_row(task: dict[str, Any], explorer: Any = None) -> dict[str, Any]:
                 task["symmetry"],
                 explorer,
                 reachables,
+                task["view"],
             )
             row.seconds += time.perf_counter() - started
             row.checks += 1
@@ -449,9 +452,10 @@ def plan(
     offs: list[tuple[str, ...]] = [(), *((r,) for r in chosen)]
     if pairs:
         offs += list(combinations(chosen, 2))
-    # Temporal properties are checked without symmetry (mc check's rule): every check of an
-    # ablation then runs without it, so that the rows' counts compare.
+    # Temporal properties are checked without symmetry and without the view (mc check's rule):
+    # every check of an ablation then runs without them, so that the rows' counts compare.
     symmetry = False if props and model.symmetry is not None else None
+    view = False if props and model.view is not None else None
     tasks = [
         {
             "path": str(path),
@@ -461,6 +465,7 @@ def plan(
             "columns": [asdict(c) for c in columns],
             "settings": asdict(settings),
             "symmetry": symmetry,
+            "view": view,
         }
         for off in offs
     ]

@@ -45,8 +45,9 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from checker import guard
 from checker.behaviour import RAISED, TRUE, Behaviour, Recording
-from checker.compiled import domain_order
-from checker.errors import ConfigError, EvaluationError, Interrupted, SpecError
+from checker.compiled import DomainTooLarge, domain_order
+from checker.determinism import not_deterministic
+from checker.errors import OUTSIDE, ConfigError, EvaluationError, SpecError
 from checker.model import Model
 from checker.result import CheckResult, ErrorInfo
 from checker.spec import LeadsTo, Spec, fairness_of, properties_of, property_kind
@@ -140,6 +141,8 @@ def _bindings(spec: Spec, where: str, domains: dict[str, Any]) -> list[dict[str,
             raise SpecError(
                 f"{where}: the domain of {param!r} must be an iterable, not {domain!r}"
             ) from None
+        except DomainTooLarge as exc:
+            raise SpecError(f"{where}: the domain of {param!r} {exc}") from None
     return [dict(zip(domains, combo)) for combo in itertools.product(*values)]
 
 
@@ -167,10 +170,10 @@ def _wf(kind: str) -> str:
 
 def recording(model: Model, properties: Sequence[Property], **more: Any) -> Recording:
     """What the search records for `properties`: their predicates, and the binding keys of
-    the actions whose fairness is per binding. Refuses a model under symmetry before any
-    search (see `check`)."""
+    the actions whose fairness is per binding. Refuses a model under symmetry or a view before
+    any search (see `check`)."""
     if properties:
-        _refuse_symmetry(model)
+        _refuse_reductions(model)
     predicates: list[tuple[str, Callable[[Record], Any]]] = []
     for prop in properties:
         predicates.append((f"P:{prop.name}", prop.p))
@@ -182,11 +185,18 @@ def recording(model: Model, properties: Sequence[Property], **more: Any) -> Reco
     return Recording(tuple(predicates), keyed, **more)
 
 
-def _refuse_symmetry(model: Model) -> None:
-    if model.symmetry is not None:  # it merges states that a fair cycle must tell apart
+def _refuse_reductions(model: Model) -> None:
+    """Symmetry and a view merge states that a fair cycle must tell apart: a lasso of merged
+    states need not be a behaviour (TLC's maintainers call liveness under either unsound)."""
+    if model.symmetry is not None:
         raise ConfigError(
             f"{model.name}: temporal properties cannot be checked under symmetry reduction:"
             " check them with --no-symmetry"
+        )
+    if model.view is not None:
+        raise ConfigError(
+            f"{model.name}: temporal properties cannot be checked under the spec's view:"
+            " check them with --no-view"
         )
 
 
@@ -208,7 +218,7 @@ def check(
     result.fairness = fairness(model) if properties else []
     if result.verdict != "ok" or not properties:
         return result
-    _refuse_symmetry(model)
+    _refuse_reductions(model)
     start = time.perf_counter()
     try:
         if not isinstance(behaviour, Behaviour):
@@ -227,6 +237,15 @@ def check(
     except KeyboardInterrupt:  # as the engines do: stop and say what was not decided
         result.verdict = "incomplete"
         result.bound = "interrupted while checking the temporal properties"
+    except MemoryError:  # the graph or its components: as the engines do (exit 153)
+        result.verdict = "incomplete"
+        result.bound = "out of memory while checking the temporal properties"
+        result.engine_failed = True
+        result.advice = (
+            "Every invariant holds. To check the temporal properties, lower the constants, or"
+            " check them on a machine with more memory (--no-liveness checks the invariants"
+            " alone)."
+        )
     result.liveness_seconds = time.perf_counter() - start
     result.seconds += result.liveness_seconds
     if result.verdict != "ok" and result.witness is not None:  # the trace is no witness now
@@ -313,7 +332,10 @@ class StateGraph:
             positions = self.path_to(state)
             reached = replay(self.model, chain_from_positions(self.model, positions))[-1].state
             _evaluate(prop, predicate, reached, positions)
-            raise RuntimeError("a property's predicate raised in the search, not again")
+            raise not_deterministic(
+                f"temporal property {prop.name} raised or failed on {show(reached)} when the"
+                " search evaluated it, and not when evaluated again"
+            )
 
     def path_to(self, state: int) -> list[int]:
         """The positions from an initial state (its init index first) to `state`, along the
@@ -362,7 +384,7 @@ def _evaluate(
 ) -> bool:
     try:
         value = predicate(state)
-    except Interrupted:
+    except OUTSIDE:
         raise
     except BaseException as exc:
         error = EvaluationError(

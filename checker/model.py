@@ -9,18 +9,28 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import reprlib
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
+from checker import determinism
 from checker.behaviour import binding_key
 from checker.compiled import Binding, CompiledSpec, Invariant
-from checker.errors import EvaluationError, Interrupted, SpecError, StateError
+from checker.errors import OUTSIDE, EvaluationError, SpecError, StateError
 from checker.result import CheckResult, Step
 from checker.spec import Spec
 from checker.symmetry import Permutation
 from checker.values import fast, kinds, show
-from checker.values.encoding import decode, encode, encode_state, fingerprint
+from checker.values.encoding import (
+    MAX_DEPTH,
+    NESTED,
+    decode,
+    deeper_than,
+    encode,
+    encode_state,
+    fingerprint,
+)
 from checker.values.record import Map, Record, freeze
 
 _REDUCED_CACHE = 1 << 18  # entries (about 25 MB) of Model.fingerprint_of's cache, per process
@@ -94,9 +104,11 @@ class Model:
         path: str = "",
         invariants: Sequence[str] | None = None,
         symmetry: bool = True,
+        view: bool = True,
     ):
-        """`symmetry=False` ignores the symmetry the spec declares (`mc check --no-symmetry`)."""
-        self.compiled = compiled = CompiledSpec(spec, path, invariants, symmetry)
+        """`symmetry=False` ignores the symmetry the spec declares (`mc check --no-symmetry`),
+        `view=False` its view (`--no-view`)."""
+        self.compiled = compiled = CompiledSpec(spec, path, invariants, symmetry, view)
         # What the engines read of the compiled spec, as the model's own attributes (one
         # lookup on the hot paths; a test may narrow them, e.g. drop the reachables).
         self.spec, self.path, self.name = compiled.spec, compiled.path, compiled.name
@@ -117,6 +129,11 @@ class Model:
         # known once the initial states are.
         self._kinds: kinds.Kind | None = None
         self._initial: list[Record] | None = None
+        # Every `recheck`-th state this process expands is expanded twice, and the two answers
+        # compared (checker.determinism; 0: none), from the first one on. `_until_recheck`
+        # counts down to the next.
+        self.recheck = determinism.RECHECK
+        self._until_recheck = 1
 
     @property
     def kinds(self) -> kinds.Kind:
@@ -156,7 +173,7 @@ class Model:
             result = self.spec.init()
         except NotImplementedError:
             raise SpecError(f"{self.name} has no initial state: define init(self)") from None
-        except Interrupted:
+        except OUTSIDE:
             raise
         except BaseException as exc:
             raise EvaluationError("init", "init", _raised(exc), cause=exc) from exc
@@ -176,6 +193,8 @@ class Model:
                 differ = _variables_differ(other, states[0])
                 message = f"returned initial states with different variables: one {differ}"
                 raise EvaluationError("init", "init", message)
+        if any(deeper_than(s, MAX_DEPTH) for s in states):
+            raise EvaluationError("init", "init", f"built a state that cannot be encoded: {NESTED}")
         declared = self.compiled.declared_types
         unknown = [n for n in declared if n not in states[0]]
         if unknown:
@@ -258,7 +277,7 @@ class Model:
             raise EvaluationError(
                 "view", "view", f"returned a value that cannot be encoded: {exc}", state=state
             ) from exc
-        except Interrupted:
+        except OUTSIDE:
             raise
         except BaseException as exc:
             raise EvaluationError("view", "view", _raised(exc), state=state, cause=exc) from exc
@@ -268,7 +287,7 @@ class Model:
         assert self.symmetry is not None
         try:
             image = self.symmetry.permute(state, p)
-        except Interrupted:
+        except OUTSIDE:
             raise
         except BaseException as exc:
             raise EvaluationError(
@@ -308,7 +327,7 @@ class Model:
         act = self.actions[ai]
         try:
             result = act.fn(state, *binding)
-        except Interrupted:
+        except OUTSIDE:
             raise
         except BaseException as exc:
             raise self._raised_in(ai, binding, state, exc) from exc
@@ -329,11 +348,17 @@ class Model:
         """An action's return value as a list of checked successor states."""
         if result is None:
             return []
-        many = [result] if isinstance(result, Record) else _as_list(result)
+        try:  # a generator runs the action's code here: what it raises is the action's error
+            many = [result] if isinstance(result, Record) else _as_list(result)
+        except OUTSIDE:
+            raise
+        except BaseException as exc:
+            raise self._raised_in(ai, binding, state, exc) from exc
         for succ in many if many is not None else (result,):
             if not isinstance(succ, Record):
                 message = (
-                    f"returned {result!r}; an action returns None, a Record or a list of Records"
+                    f"returned {_short(result)}; an action returns None, a Record or a list of"
+                    " Records"
                 )
             elif succ.keys() != state.keys():
                 message = f"returned a state {_variables_differ(succ, state)}"
@@ -404,6 +429,8 @@ class Model:
         tuple, which the engine freezes (as put() would) before it encodes the state."""
         act = self.actions[ai]
         params = act.describe(binding)
+        if deeper_than(succ, MAX_DEPTH):  # (what follows would recurse too deep)
+            raise _unencodable(StateError(NESTED), "action", act.name, state, params)
         try:
             frozen = type(succ)((type(succ), *[freeze(v) for v in succ.values()]))
         except StateError as exc:
@@ -432,8 +459,9 @@ class Model:
 
     def _reraise(self, ai: int, binding: Binding, state: Record, exc: BaseException) -> None:
         """Raise what an action raised as the EvaluationError that says where (for C, which
-        passes every exception here); an interrupt goes on as it was."""
-        if isinstance(exc, Interrupted):
+        passes every exception here); an interrupt or running out of memory goes on as it
+        was."""
+        if isinstance(exc, OUTSIDE):
             raise exc
         raise self._raised_in(ai, binding, state, exc) from exc
 
@@ -495,7 +523,12 @@ class Model:
                     counts.append(0)
                     stuck.append(0)
                     continue
-                enabled = successors_of(state, successors, actions, bindings)
+                self._until_recheck -= 1
+                if self._until_recheck <= 0 and self.recheck > 0:
+                    self._until_recheck = self.recheck
+                    enabled = self._expand_twice(state, successors, actions, bindings)
+                else:
+                    enabled = successors_of(state, successors, actions, bindings)
                 if not enabled and terminals and self.final(state):
                     enabled = True  # an intended final state: no deadlock
                 first = len(candidates)
@@ -556,6 +589,46 @@ class Model:
         del candidates[len(fps) :]  # those of a state whose expansion raised were not encoded
         del positions[len(fps) :]
         return out
+
+    def _expand_twice(
+        self,
+        state: Record,
+        successors: list[Record],
+        actions: list[int],
+        bindings: list[Binding] | None,
+    ) -> bool:
+        """`successors` on `state`, then again: the two answers must be the same
+        (checker.determinism), else NondeterminismError."""
+        start = len(actions)
+        mine: list[Binding] = [] if bindings is None else bindings
+        enabled = self.successors(state, successors, actions, mine)
+        first = list(zip(actions[start:], mine, successors))
+        again: list[Record] = []
+        again_actions: list[int] = []
+        again_bindings: list[Binding] = []
+        try:
+            enabled_again = self.successors(state, again, again_actions, again_bindings)
+        except EvaluationError as exc:
+            raise determinism.not_deterministic(
+                f"in state {show(state)}, {exc.kind} {exc.name} raised or failed only when the"
+                f" state was expanded again ({exc.message})"
+            ) from exc
+        second = list(zip(again_actions, again_bindings, again))
+        determinism.compare(state, first, second, self.describe_step)
+        if enabled != enabled_again:
+            raise determinism.not_deterministic(
+                f"state {show(state)} had an action enabled only one of the two times it was"
+                " expanded"
+            )
+        return enabled
+
+    def describe_step(self, ai: int, binding: Binding | None) -> str:
+        """An action with its parameters, as messages name it: `add(step=1)`."""
+        act = self.actions[ai]
+        if binding is None:
+            return f"action {act.name}"
+        params = ", ".join(f"{k}={show(v)}" for k, v in act.describe(binding).items())
+        return f"action {act.name}({params})"
 
     def binding_index(
         self, state: Record, ai: int, binding: Binding, domains: dict[int, Sequence[Binding]]
@@ -772,7 +845,7 @@ def _holds(
     return True or False."""
     try:
         ok = fn(*states)
-    except Interrupted:
+    except OUTSIDE:
         raise
     except BaseException as exc:
         raise EvaluationError(
@@ -820,6 +893,16 @@ def _variables_differ(state: Record, expected: Record) -> str:
     if missing:
         parts.append(f"without the variable{'s' * (len(missing) > 1)} {', '.join(missing)}")
     return " and ".join(parts) or "with other variables"
+
+
+_REPR = reprlib.Repr()  # (its settings as attributes: Python 3.10 takes no arguments)
+_REPR.maxlevel = _REPR.maxtuple = _REPR.maxlist = _REPR.maxdict = 12
+_REPR.maxstring = 80
+
+
+def _short(value: Any) -> str:
+    """A value returned by spec code, as an error shows it: cut short, however deep."""
+    return _REPR.repr(value)
 
 
 def _as_list(result: Any) -> list[Any] | None:

@@ -123,6 +123,10 @@ class CheckResult:
     witness: str | None = None
     error: ErrorInfo | None = None
     bound: str | None = None  # why an incomplete run stopped
+    # The engine could not go on (checker.errors.EngineFailure: out of memory, a worker or the
+    # Spark executors lost): the run is incomplete, exit 153; `advice` says what to do.
+    engine_failed: bool = False
+    advice: str | None = None
     distinct_states: int = 0
     states_generated: int = 0
     depth: int = 0
@@ -162,6 +166,8 @@ class CheckResult:
             return ExitCode.LIVENESS
         if self.verdict == "ok" and self.strict and self.warnings:
             return ExitCode.STRICT
+        if self.verdict == "incomplete" and self.engine_failed:
+            return ExitCode.ENGINE_ERROR
         return VERDICT_EXIT[self.verdict]
 
     @builtins.property

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from checker import guard
 from checker.compiled import Binding
+from checker.determinism import not_deterministic
 from checker.errors import EvaluationError, StateError
 from checker.model import ROOT, Model, Successor, Successors
 from checker.progress import Progress, WalkSnapshot
@@ -245,7 +246,11 @@ class _Shortener:
         except KeyboardInterrupt:
             pass  # Ctrl-C while shortening: report the trace as short as it got
         ended = self._replay(self.moves)
-        assert ended is not None, "the shortened trace no longer replays"
+        if ended is None:  # it reached the verdict a moment ago
+            raise not_deterministic(
+                f"the walk to the {self.verdict.verdict} no longer reaches it when its steps are"
+                " taken again"
+            )
         return ended
 
     def _cut_loops(self) -> None:

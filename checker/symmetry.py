@@ -34,7 +34,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from checker.errors import ConfigError, Interrupted, SpecError, StateError
+from checker.errors import OUTSIDE, ConfigError, SpecError, StateError
 from checker.values.encoding import encode
 from checker.values.record import Record, freeze
 
@@ -178,7 +178,7 @@ class Symmetry:
         recording = _Recording(values)
         try:
             self.permute(state, recording)
-        except Interrupted:
+        except OUTSIDE:
             raise
         except BaseException:  # the search renames the state again and reports what it raises
             return ()

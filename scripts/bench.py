@@ -113,7 +113,7 @@ from checker.loader import load_model
 from checker.run import record
 from checker.search.options import Options
 spec, constants, names = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
-model = load_model(spec, constants, symmetry=False)  # as mc check: no symmetry with liveness
+model = load_model(spec, constants, symmetry=False, view=False)  # as mc check, with liveness
 props = liveness.select(model, names)
 start = time.perf_counter()
 result, behaviour = record(model, liveness.recording(model, props), Options(deadlock=False))

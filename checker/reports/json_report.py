@@ -33,6 +33,8 @@ def as_dict(result: CheckResult) -> dict[str, Any]:
         "witness": result.witness,
         "error": _error(result),
         "bound": result.bound,
+        "engine_failed": result.engine_failed,
+        "advice": result.advice,
         "distinct_states": result.distinct_states,
         "states_generated": result.states_generated,
         "depth": result.depth,

@@ -115,6 +115,13 @@ def headline(result: CheckResult) -> list[str]:
         return [f"Error: invariant {result.invariant} is violated."]
     if result.verdict == "deadlock":
         return ["Error: deadlock reached (a state with no enabled action)."]
+    if result.verdict == "incomplete" and result.engine_failed:
+        return [
+            f"Error: the search could not go on: {result.bound}. No violation in the"
+            f" {count(result.distinct_states, 'state')} explored (their counts below are exact),"
+            " but this is not a proof.",
+            *([result.advice] if result.advice else []),
+        ]
     if result.verdict == "incomplete":
         return [
             f"Search incomplete: {result.bound}. No violation in the"

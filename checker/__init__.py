@@ -18,7 +18,9 @@ from checker.spec import (
     leads_to,
     on,
     reachable,
+    refines,
     rule,
+    step_property,
     terminal,
 )
 from checker.values.encoding import canonical_order
@@ -45,7 +47,9 @@ __all__ = [
     "on",
     "put",
     "reachable",
+    "refines",
     "rule",
+    "step_property",
     "terminal",
     "update",
     "without",

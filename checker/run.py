@@ -194,6 +194,13 @@ def record(
 ) -> tuple[CheckResult, Behaviour | None]:
     """The local engine's search, recording the state graph as it goes (checker.behaviour):
     the result, and the behaviour if the search explored every reachable state."""
+    if model.exclusions:
+        names = ", ".join(c.name for c in model.exclusions)
+        raise ConfigError(
+            f"{model.path or model.name}: the state graph (temporal properties, mc graph) is not"
+            f" recorded with @constraint(admit=False) ({names}): its steps into the states"
+            " outside would lead nowhere; use @constraint, or --no-liveness"
+        )
     recorder = Recorder(recording)
     result = bfs.check(model, options or Options(), progress, observer=recorder)
     complete = result.verdict == "ok"  # (exploring past violations, they leave it ok)

@@ -459,9 +459,15 @@ def constraint(fn: Callable[..., Any] | None = None, /, *, admit: bool = True) -
         raise TypeError(f"@constraint(admit=...) is True or False, not {admit!r}")
 
     def mark(f: Callable[..., Any]) -> Callable[..., Any]:
-        f = _as_method(f, 1, "@constraint")
-        setattr(f, _CONSTRAINT, admit)
-        return f
+        method = _as_method(f, 1, "@constraint")
+
+        # A wrapper of its own: one predicate may be a constraint of each kind in two specs.
+        @functools.wraps(method)
+        def marked(*args: Any) -> Any:
+            return method(*args)
+
+        setattr(marked, _CONSTRAINT, admit)
+        return marked
 
     return mark(fn) if fn is not None else mark
 

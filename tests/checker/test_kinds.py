@@ -255,8 +255,8 @@ def test_declared_types_must_fit_the_initial_states_and_name_variables():
     result = check(Model(Wrong()))
     assert result.verdict == "error" and result.error.kind == "init"
     assert result.error.message == (
-        "returned states that mc cannot type: an initial state has leader = 0, not str as"
-        " declared"
+        "returned states that mc cannot type: an initial state has leader = 0 (int), not str"
+        " as declared"
     )
 
     class Misspelt(Leaderless):

@@ -110,7 +110,8 @@ class Model:
         self.action_constraints = compiled.action_constraints
         self.exclusions = compiled.exclusions
         checks = [StepCheck(p.name, p.fn, f"[][{p.name}]") for p in compiled.step_properties]
-        checks += [Refines(n, spec, r, Model) for n, r in compiled.refinements]
+        where = path or compiled.name
+        checks += [Refines(n, spec, r, Model, where) for n, r in compiled.refinements]
         # The checks of every step (None: the spec declares none, and steps cost nothing).
         self.steps = StepChecks(checks) if checks else None
         self.view = compiled.view

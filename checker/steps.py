@@ -89,7 +89,9 @@ class Refines(StepCheck):
     abstract successors of the abstract states met (remembered: many concrete steps map to
     steps from one abstract state)."""
 
-    def __init__(self, name: str, spec: Spec, refinement: Refinement, model_class: type) -> None:
+    def __init__(
+        self, name: str, spec: Spec, refinement: Refinement, model_class: type, where: str
+    ) -> None:
         abstract_class = refinement.abstract
         self.abstract_name = abstract_class.__name__
         try:
@@ -97,8 +99,8 @@ class Refines(StepCheck):
         except (KeyError, TypeError, ValueError) as exc:
             detail = f"no constant {exc}" if isinstance(exc, KeyError) else str(exc)
             raise SpecError(
-                f"{type(spec).__name__}.{name}: the constants of {self.abstract_name} do not"
-                f" fit: {detail}"
+                f"{where}: {type(spec).__name__}.{name}: the constants of {self.abstract_name}"
+                f" do not fit: {detail}"
             ) from None
         self.model: Model = model_class(abstract)
         self.mapping = refinement.mapping_of(spec)
@@ -119,7 +121,7 @@ class Refines(StepCheck):
             raise EvaluationError(
                 "refinement",
                 self.name,
-                f"its mapping raised {type(exc).__name__}: {exc}",
+                f"raised {type(exc).__name__}: {exc}",
                 state=s,
                 cause=exc,
             ) from exc
@@ -128,8 +130,8 @@ class Refines(StepCheck):
             raise EvaluationError(
                 "refinement",
                 self.name,
-                f"its mapping returned {show(a)}, not a state of {self.abstract_name} (a Record"
-                f" of {', '.join(map(str, variables))})",
+                f"mapped a state to {show(a)}, which is not a state of {self.abstract_name} (a"
+                f" Record of {', '.join(map(str, variables))})",
                 state=s,
             )
         return a

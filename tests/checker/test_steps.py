@@ -219,7 +219,7 @@ def test_a_mapping_that_gives_no_abstract_state_is_the_specs_error():
     assert result.verdict == "error" and result.exit_code == ExitCode.EVALUATION_ERROR
     assert (result.error.kind, result.error.name) == ("refinement", "hour_clock")
     assert result.error.message == (
-        "its mapping returned {hour: 1}, not a state of HourClock (a Record of hr)"
+        "mapped a state to {hour: 1}, which is not a state of HourClock (a Record of hr)"
     )
 
 

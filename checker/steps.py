@@ -78,6 +78,14 @@ class StepCheck:
         """That it is violated, in words."""
         return f"step property {self.name} is violated"
 
+    def first_broken(self, s: Record, successors: Sequence[Record]) -> tuple[int, str] | None:
+        """The first of the steps from `s` to `successors` that breaks it, and why."""
+        for index, t in enumerate(successors):
+            why = self.broken(s, t)
+            if why is not None:
+                return index, why
+        return None
+
     def initial_broken(self, s: Record) -> str | None:
         """Why the initial state `s` breaks it, in a sentence, or None (a step property says
         nothing of initial states)."""
@@ -104,9 +112,12 @@ class Refines(StepCheck):
             ) from None
         self.model: Model = model_class(abstract)
         self.mapping = refinement.mapping_of(spec)
-        super().__init__(name, self._step, f"refines {self.abstract_name}")
+        super().__init__(
+            name, lambda s, t: self.broken(s, t) is None, f"refines {self.abstract_name}"
+        )
         self._successors: dict[Record, frozenset[Record]] = {}
         self._initial: frozenset[Record] | None = None
+        self._shape: type | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_successors": {}, "_initial": None}
@@ -125,6 +136,8 @@ class Refines(StepCheck):
                 state=s,
                 cause=exc,
             ) from exc
+        if a.__class__ is self._shape:
+            return a
         variables = self.model.initial_states()[0].keys()
         if not isinstance(a, Record) or a.keys() != variables:
             raise EvaluationError(
@@ -134,11 +147,8 @@ class Refines(StepCheck):
                 f" Record of {', '.join(map(str, variables))})",
                 state=s,
             )
+        self._shape = a.__class__  # the abstract states' shape: no need to look again
         return a
-
-    def _step(self, s: Record, t: Record) -> bool:
-        a, b = self.mapped(s), self.mapped(t)
-        return a == b or b in self.abstract_successors(a)
 
     def abstract_successors(self, a: Record) -> frozenset[Record]:
         found = self._successors.get(a)
@@ -151,13 +161,23 @@ class Refines(StepCheck):
             self._successors[a] = found
         return found
 
+    def first_broken(self, s: Record, successors: Sequence[Record]) -> tuple[int, str] | None:
+        """As StepCheck's, with `s` mapped once for all its steps."""
+        a = self.mapped(s)
+        explained = self.abstract_successors(a)
+        mapped = self.mapped
+        for index, t in enumerate(successors):
+            b = mapped(t)
+            if b != a and b not in explained:
+                return index, self.unexplained(a, b)
+        return None
+
     def broken(self, s: Record, t: Record) -> str | None:
-        if super().broken(s, t) is None:
-            return None
-        return (
-            f"it maps to no step of {self.abstract_name}, from {show(self.mapped(s))} to"
-            f" {show(self.mapped(t))}"
-        )
+        a, b = self.mapped(s), self.mapped(t)
+        return None if a == b or b in self.abstract_successors(a) else self.unexplained(a, b)
+
+    def unexplained(self, a: Record, b: Record) -> str:
+        return f"it maps to no step of {self.abstract_name}, from {show(a)} to {show(b)}"
 
     def violated(self) -> str:
         return f"refinement {self.name} ({self.formula}) is violated"
@@ -184,11 +204,14 @@ class StepChecks:
     def first_broken(self, s: Record, successors: Sequence[Record]) -> None:
         """Raise StepViolation for the first successor of `s` (in order) whose step breaks a
         check (the first check it breaks)."""
-        for index, t in enumerate(successors):
-            for check in self.checks:
-                why = check.broken(s, t)
-                if why is not None:
-                    raise StepViolation(check.name, index, check.violated(), s, why)
+        first: tuple[int, str, StepCheck] | None = None
+        for check in self.checks:
+            found = check.first_broken(s, successors if first is None else successors[: first[0]])
+            if found is not None:
+                first = (*found, check)
+        if first is not None:
+            index, why, check = first
+            raise StepViolation(check.name, index, check.violated(), s, why)
 
     def initial_broken(self, s: Record) -> tuple[str, str] | None:
         """The first check the initial state `s` breaks, and why; or None."""

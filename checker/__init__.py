@@ -24,7 +24,7 @@ from checker.spec import (
     terminal,
 )
 from checker.values.encoding import canonical_order
-from checker.values.record import Record, State, put, update, without
+from checker.values.record import Record, State, choose, put, update, without
 
 __version__ = "0.1.0"
 
@@ -39,6 +39,7 @@ __all__ = [
     "always_eventually_leads_to",
     "assume",
     "canonical_order",
+    "choose",
     "constant",
     "constraint",
     "eventually",

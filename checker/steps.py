@@ -13,7 +13,6 @@ from checker.values import show
 from checker.values.record import Record
 
 if TYPE_CHECKING:
-    from checker.model import Model
     from checker.spec import Refinement, Spec
 
 _ABSTRACT_CACHE = 1 << 16  # abstract states whose successors a refinement remembers
@@ -110,7 +109,7 @@ class Refines(StepCheck):
                 f"{where}: {type(spec).__name__}.{name}: the constants of {self.abstract_name}"
                 f" do not fit: {detail}"
             ) from None
-        self.model: Model = model_class(abstract)
+        self.model = model_class(abstract)  # a checker.model.Model (which imports this module)
         self.mapping = refinement.mapping_of(spec)
         super().__init__(
             name, lambda s, t: self.broken(s, t) is None, f"refines {self.abstract_name}"

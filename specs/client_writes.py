@@ -10,7 +10,7 @@ the quorum (elections, fetches, faults) changes nothing a client sees: a stutter
 
 from __future__ import annotations
 
-from checker import Record, Spec, State, action, constant
+from checker import Record, Spec, State, action, constant, terminal
 from specs.network import subsets
 
 
@@ -40,3 +40,8 @@ class ClientWrites(Spec):
         if not (acks or fails) or acks & fails:
             return None
         return s.replace(acked=s.acked | acks, failed=s.failed | fails)
+
+    @terminal
+    def all_answered(self, s: State) -> bool:
+        """Every value written and answered: nothing is left to happen."""
+        return s.sent == set(self.value_set) and s.acked | s.failed == s.sent

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from checker import __version__, ablate, checkpoint, commands, constants, guard, run, simulation
+from checker import __version__, checkpoint, commands, constants, guard, run, simulation
 from checker.errors import ConfigError, EvaluationError, ExitCode, McError
 from checker.reports import outputs
 from checker.reports.graph import DEFAULT_MAX_STATES
@@ -329,6 +329,8 @@ def ablate_command(
         ):
             raise ConfigError("--workers is for --engine local (Spark has its own executors)")
         workers = 1
+    from checker import ablate  # its processes and liveness: only for mc ablate
+
     settings = ablate.Settings(not no_deadlock, not no_liveness, timeout, max_states)
     spark_session = run.Config(
         engine=engine, master=master, remote=remote, spark_conf=tuple(spark_conf)

@@ -16,10 +16,9 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import networkx as nx
-
-from checker import checkpoint, constants, liveness, spark, vacuity
+from checker import checkpoint, constants, liveness, vacuity
 from checker.behaviour import Behaviour, Recording
 from checker.deadline import Deadline
 from checker.errors import ConfigError, EvaluationError
@@ -34,6 +33,11 @@ from checker.result import CheckResult
 from checker.search.observers import Recorder
 from checker.search.options import Options
 from checker.symmetry import Symmetry
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from checker import spark
 
 
 @dataclass(frozen=True)
@@ -291,6 +295,8 @@ def explorer(config: Config) -> spark.Explorer | None:
             if value:
                 raise ConfigError(f"{name} is for --engine spark")
         return None
+    from checker import spark  # pyspark's side, only for --engine spark
+
     if config.master and config.remote:
         raise ConfigError("--master and --remote exclude each other")
     if config.master and config.master.startswith("spark://"):

@@ -204,9 +204,9 @@ class Admission:
         )
 
     def settle_parent(self, ref: Any, data: bytes) -> NoReturn:
-        """Stop at the state `ref` (encoded `data`), whose expansion raised or which is
-        deadlocked: expanded again, to report the error (with the state and parameters) or the
-        deadlock."""
+        """Stop at the state `ref` (encoded `data`), whose expansion raised (spec code, or a
+        step check: checker.steps) or which is deadlocked: expanded again, to report the error
+        (with the state and parameters), the step that violates, or the deadlock."""
         self.current = ref
         try:
             successors = self.model.expand(data)

@@ -18,7 +18,7 @@ from checker.compiled import Binding, CompiledSpec, Invariant
 from checker.errors import EvaluationError, Interrupted, SpecError, StateError
 from checker.result import CheckResult, Step
 from checker.spec import Spec
-from checker.steps import ExcludedViolation, Refines, StepCheck, StepChecks
+from checker.steps import ExcludedViolation, Refines, StepCheck, StepChecks, StepViolation
 from checker.symmetry import Permutation
 from checker.values import fast, kinds, show
 from checker.values.encoding import decode, encode, encode_state, fingerprint
@@ -516,16 +516,23 @@ class Model:
                 enabled = successors_of(state, successors, actions, bindings)
                 if not enabled and terminals and self.final(state):
                     enabled = True  # an intended final state: no deadlock
+                stepped = None  # the first step that breaks a step check, if any
                 if steps is not None:
-                    steps.first_broken(state, successors)
+                    try:
+                        steps.first_broken(state, successors)
+                    except StepViolation as violation:
+                        stepped = violation
                 first = len(candidates)
                 if seen is None:
                     candidates += successors
                     positions.extend(range(total, total + len(successors)))
                 else:
                     unmet(self, state, successors, actions, total, seen, candidates, positions)
-                if exclusions:
-                    self._exclude(state, candidates, positions, first, total, seen is not None)
+                if exclusions:  # up to that step: a violation there or before comes first
+                    upto = None if stepped is None else stepped.index
+                    self._exclude(state, candidates, positions, first, total, seen, upto)
+                if stepped is not None:
+                    raise stepped
                 for k in range(first, len(candidates)):
                     succ = candidates[k]
                     position = positions[k]
@@ -586,14 +593,19 @@ class Model:
         positions: list[int],
         first: int,
         offset: int,
-        drop: bool,
+        seen: object,
+        upto: int | None,
     ) -> None:
         """The candidates from `first` on that a constraint excludes (TLC's CONSTRAINT):
-        checked against the invariants (a violation is the step into it: ExcludedViolation),
-        then dropped if `drop` (kept by `expand`, whose list has every successor)."""
+        checked against the invariants (a violation is the step into it: ExcludedViolation,
+        checked before a step check that the same step breaks, as TLC does), then dropped,
+        unless `seen` is None (`expand`, whose list has every successor). `upto`: only those
+        of the state's successors up to that index (a later step breaks a step check)."""
         kept = first
         for k in range(first, len(candidates)):
             succ = candidates[k]
+            if upto is not None and positions[k] - offset > upto:
+                break
             if self.excluded(succ):
                 broken = self.violated(succ)
                 if broken is not None:
@@ -601,7 +613,7 @@ class Model:
                         f"invariant {broken.name} is violated in a state outside the constraints"
                     )
                     raise ExcludedViolation(broken.name, positions[k] - offset, message, state)
-                if drop:
+                if seen is not None:
                     continue
             candidates[kept], positions[kept] = succ, positions[k]
             kept += 1

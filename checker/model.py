@@ -491,7 +491,7 @@ class Model:
         terminals = self.terminals
         # The checks of the steps and of TLC's constraints (`checks` False: none, to rebuild
         # a step already checked).
-        steps = self.steps if checks else None
+        step_checks = self.steps if checks else None
         exclusions = self.exclusions if checks else ()
         # With a view or symmetry, or recorded (for the fingerprints of the states met).
         identify = self.reduces or keyed is not None
@@ -517,9 +517,9 @@ class Model:
                 if not enabled and terminals and self.final(state):
                     enabled = True  # an intended final state: no deadlock
                 stepped = None  # the first step that breaks a step check, if any
-                if steps is not None:
+                if step_checks is not None:
                     try:
-                        steps.first_broken(state, successors)
+                        step_checks.first_broken(state, successors)
                     except StepViolation as violation:
                         stepped = violation
                 first = len(candidates)

@@ -401,3 +401,39 @@ def test_every_report_names_the_step_and_liveness_records_with_step_checks(
     itf = json.loads(out["itf"].read_text())
     assert itf["#meta"]["description"] == f"mc: Counter, verdict violation: {said}"
     assert said in out["html"].read_text()
+
+
+def test_a_recorded_search_with_fairness_per_binding_checks_the_steps():
+    from checker import eventually
+    from checker.liveness import check as check_properties
+    from checker.liveness import recording, select
+    from checker.run import record
+
+    class Spinner(Spec):
+        """Process 0 spins; process 1 finishes once. Fairness of each binding: recorded keys."""
+
+        spins = constant(True, "the spin step is allowed by the step property")
+
+        def init(self):
+            return Record(spin=0, done=False)
+
+        @action(p=(0, 1), fair_each="weak")
+        def tick(self, s, p):
+            if p == 0:
+                return s.replace(spin=1 - s.spin)
+            return None if s.done else s.replace(done=True)
+
+        done = eventually(lambda s: s.done)
+
+        @step_property
+        def spin_allowed(self, s, t):
+            return self.spins or t.spin == s.spin
+
+    model = Model(Spinner(), symmetry=False)
+    props = select(model)
+    result, behaviour = record(model, recording(model, props), Options(deadlock=False))
+    assert check_properties(model, result, props, behaviour).verdict == "ok"
+    model = Model(Spinner(spins=False), symmetry=False)
+    result, behaviour = record(model, recording(model, props), Options(deadlock=False))
+    assert (result.verdict, result.step_property, behaviour) == ("violation", "spin_allowed", None)
+    assert [(s.action, s.params) for s in result.trace] == [(None, {}), ("tick", {"p": 0})]

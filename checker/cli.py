@@ -15,7 +15,6 @@ import click
 
 from checker import (
     __version__,
-    ablate,
     checkpoint,
     commands,
     constants,
@@ -374,6 +373,8 @@ def ablate_command(
         ):
             raise ConfigError("--workers is for --engine local (Spark has its own executors)")
         workers = 1
+    from checker import ablate  # its processes and liveness: only for mc ablate
+
     settings = ablate.Settings(not no_deadlock, not no_liveness, timeout, max_states)
     spark_session = run.Config(
         engine=engine, master=master, remote=remote, spark_conf=tuple(spark_conf)

@@ -12,19 +12,22 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence, Set
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from checker import ablate as ablation
-from checker import checkpoint, run, simulation, spark
+from checker import checkpoint, run, simulation
 from checker.batch import SpecFile, spec_files, summary, worst
 from checker.deadline import Loading
 from checker.errors import ConfigError, McError, SpecError
 from checker.loader import NoSpecError, load_model, load_spec_class
 from checker.model import Model
-from checker.reports import ablation as ablation_reports
 from checker.reports import dot, graphviz, listing, mermaid, outputs, text
 from checker.reports.sarif import Checked
 from checker.result import NotChecked
 from checker.spec import constants_of, invariants_of, properties_of
+
+if TYPE_CHECKING:  # the Spark engine and mc ablate: imported where they run
+    from checker import ablate as ablation
+    from checker import spark
 
 
 class NoSpecGiven(ConfigError):
@@ -302,6 +305,9 @@ def ablate(
 ) -> int:
     """`mc ablate`: run the ablation, print its table, write the reports asked for (`paths`:
     report name -> PATH); the exit code says whether every check with every rule on held."""
+    from checker import ablate as ablation
+    from checker.reports import ablation as ablation_reports
+
     for name, path in paths.items():
         if path == "":
             raise ConfigError(f"--{name} '': an empty path; give the file to write")

@@ -21,11 +21,14 @@ from checker.spec import (
     Spec,
     action_constraints_of,
     actions_of,
+    admits,
     constants_of,
     constraints_of,
     invariants_of,
     on_of,
     reachables_of,
+    refinements_of,
+    step_properties_of,
     switches_of,
     terminals_of,
 )
@@ -214,6 +217,7 @@ class CompiledSpec:
             found, predicates = actions_of(cls), invariants_of(cls)
             bounds, steps = constraints_of(cls), action_constraints_of(cls)
             wanted, finals = reachables_of(cls), terminals_of(cls)
+            step_props, refined = step_properties_of(cls), refinements_of(cls)
         except TypeError as exc:
             raise SpecError(f"{path}: {exc}" if path else str(exc)) from None
         found = self._ordered(found, spec.action_order)
@@ -229,7 +233,7 @@ class CompiledSpec:
                 len(act.params),
                 None
                 if act.static_bindings is None
-                else tuple(b for b, in act.static_bindings)
+                else tuple(b for (b,) in act.static_bindings)
                 if len(act.params) == 1
                 else act.static_bindings,
                 act,
@@ -267,7 +271,17 @@ class CompiledSpec:
         )
         # The spec's intended final states: no successor there is no deadlock.
         self.terminals = tuple(Invariant(n, getattr(spec, n)) for n in finals)
-        self.constraints = tuple(Constraint(n, getattr(spec, n)) for n in bounds)
+        # State constraints: those that admit the states outside them (counted, not
+        # expanded), and those that do not (TLC's CONSTRAINT: checked, then dropped).
+        self.constraints = tuple(
+            Constraint(n, getattr(spec, n)) for n, f in bounds.items() if admits(f)
+        )
+        self.exclusions = tuple(
+            Constraint(n, getattr(spec, n)) for n, f in bounds.items() if not admits(f)
+        )
+        # Checks of every step: step properties, and refinements (checker.steps).
+        self.step_properties = tuple(Invariant(n, getattr(spec, n)) for n in step_props)
+        self.refinements = tuple(refined.items())
         self.action_constraints = tuple(Constraint(n, getattr(spec, n)) for n in steps)
         if spec.view is not None and not callable(spec.view):
             raise SpecError(f"{self.name}.view must be a method view(self, s), not {spec.view!r}")
@@ -417,4 +431,3 @@ def describe_switch(spec: Spec, names: Sequence[str]) -> str:
     if len(names) > 1 and len(set(map(repr, values))) == 1:
         return f"{', '.join(names)} = {values[0]}"
     return ", ".join(f"{n}={v}" for n, v in zip(names, values))
-

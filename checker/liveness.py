@@ -38,10 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import networkx as nx
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from checker import guard
 from checker.behaviour import RAISED, TRUE, Behaviour, Recording
@@ -359,6 +356,8 @@ class StateGraph:
         if nodes is not None:
             inside = nodes[src] & nodes[dst]
             src, dst = src[inside], dst[inside]
+        from scipy.sparse import csr_matrix  # scipy only once a property is checked
+
         return csr_matrix(
             (np.ones(len(src), dtype=np.int8), (src + offset, dst + offset)),
             shape=(self.n + offset, self.n + offset),
@@ -426,6 +425,8 @@ def fair_components(graph: StateGraph, nodes: np.ndarray) -> list[np.ndarray]:
 
 def _components(graph: StateGraph, nodes: np.ndarray) -> list[np.ndarray]:
     """The strongly connected components inside `nodes` with more than one state."""
+    from scipy.sparse.csgraph import connected_components
+
     _, labels = connected_components(graph.matrix(nodes), directed=True, connection="strong")
     labels = np.where(nodes, labels, -1)
     order = np.argsort(labels, kind="stable")
@@ -556,6 +557,9 @@ def _bfs(edges: np.ndarray, sources: list[int], size: int) -> tuple[np.ndarray, 
     order = np.argsort(src, kind="stable")
     counts = np.bincount(src, minlength=size + 1)
     indptr = np.concatenate([[0], np.cumsum(counts)])
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import breadth_first_order
+
     matrix = csr_matrix((np.ones(len(dst), np.int8), dst[order], indptr), shape=(size + 1,) * 2)
     visit, parent = breadth_first_order(matrix, root, directed=True, return_predecessors=True)
     distance = np.full(size + 1, -1, dtype=np.int64)
@@ -574,6 +578,8 @@ def _cycle(graph: StateGraph, comp: np.ndarray, entry: int) -> list[tuple[int, i
     constraint enabled in comp is taken, or (weak ones) a state where it is disabled is
     visited. Greedy: the nearest step or state for each constraint in turn (networkx, on the
     component alone)."""
+    import networkx as nx
+
     members = np.zeros(graph.n, dtype=bool)
     members[comp] = True
     inside = np.flatnonzero(members[graph.src] & members[graph.dst])

@@ -20,6 +20,7 @@ from checker.compiled import Binding, CompiledSpec, Invariant
 from checker.errors import OUTSIDE, EvaluationError, SpecError, StateError
 from checker.result import CheckResult, Step
 from checker.spec import Spec
+from checker.steps import ExcludedViolation, Refines, StepCheck, StepChecks, StepViolation
 from checker.symmetry import Permutation
 from checker.values import fast, kinds, show
 from checker.values.encoding import (
@@ -119,6 +120,12 @@ class Model:
         self.terminals = compiled.terminals
         self.constraints = compiled.constraints
         self.action_constraints = compiled.action_constraints
+        self.exclusions = compiled.exclusions
+        checks = [StepCheck(p.name, p.fn, f"[][{p.name}]") for p in compiled.step_properties]
+        where = path or compiled.name
+        checks += [Refines(n, spec, r, Model, where) for n, r in compiled.refinements]
+        # The checks of every step (None: the spec declares none, and steps cost nothing).
+        self.steps = StepChecks(checks) if checks else None
         self.view = compiled.view
         self.symmetry = compiled.symmetry
         self.reduces = compiled.reduces
@@ -157,11 +164,12 @@ class Model:
             spec_name=self.name,
             constants=dict(self.constants),
             invariants=[inv.name for inv in self.invariants],
-            constraints=[c.name for c in self.constraints],
+            constraints=[c.name for c in self.constraints + self.exclusions],
             action_constraints=[c.name for c in self.action_constraints],
             view=self.view is not None,
             symmetry=None if self.symmetry is None else self.symmetry.describe(),
             reachable=[r.name for r in self.reachables],
+            step_properties={} if self.steps is None else self.steps.formulas(),
         )
 
     # -- states ----------------------------------------------------------------------------
@@ -310,6 +318,11 @@ class Model:
     def within_constraints(self, state: Record) -> bool:
         """Whether `state` satisfies every state constraint (else it is not expanded)."""
         return all(_holds("constraint", c.name, c.fn, state) for c in self.constraints)
+
+    def excluded(self, state: Record) -> bool:
+        """Whether `state` fails a constraint that does not admit it (TLC's CONSTRAINT): it is
+        checked against the invariants, and never becomes a state of the search."""
+        return not all(_holds("constraint", c.name, c.fn, state) for c in self.exclusions)
 
     def _allowed(self, ai: int, binding: Binding, state: Record, succ: Record) -> bool:
         """Whether every action constraint allows the step from `state` to `succ`."""
@@ -488,6 +501,7 @@ class Model:
         *,
         indexes: bool = False,
         keyed: frozenset[int] | None = None,
+        checks: bool = True,
     ) -> Batch:
         """The engines' shared expansion, the hot loop around `successors`: each state's
         successors, in order; those equal to a state in `seen` (a set) or found before in the
@@ -503,6 +517,10 @@ class Model:
         out = Batch(indexes, keyed is not None, bool(keyed))
         constraints = self.constraints
         terminals = self.terminals
+        # The checks of the steps and of TLC's constraints (`checks` False: none, to rebuild
+        # a step already checked).
+        step_checks = self.steps if checks else None
+        exclusions = self.exclusions if checks else ()
         # With a view or symmetry, or recorded (for the fingerprints of the states met).
         identify = self.reduces or keyed is not None
         fingerprint_of = self.fingerprint_of
@@ -531,12 +549,23 @@ class Model:
                     enabled = successors_of(state, successors, actions, bindings)
                 if not enabled and terminals and self.final(state):
                     enabled = True  # an intended final state: no deadlock
+                stepped = None  # the first step that breaks a step check, if any
+                if step_checks is not None:
+                    try:
+                        step_checks.first_broken(state, successors)
+                    except StepViolation as violation:
+                        stepped = violation
                 first = len(candidates)
                 if seen is None:
                     candidates += successors
                     positions.extend(range(total, total + len(successors)))
                 else:
                     unmet(self, state, successors, actions, total, seen, candidates, positions)
+                if exclusions:  # up to that step: a violation there or before comes first
+                    upto = None if stepped is None else stepped.index
+                    self._exclude(state, candidates, positions, first, total, seen, upto)
+                if stepped is not None:
+                    raise stepped
                 for k in range(first, len(candidates)):
                     succ = candidates[k]
                     position = positions[k]
@@ -629,6 +658,54 @@ class Model:
             return f"action {act.name}"
         params = ", ".join(f"{k}={show(v)}" for k, v in act.describe(binding).items())
         return f"action {act.name}({params})"
+
+    def _exclude(
+        self,
+        state: Record,
+        candidates: list[Record],
+        positions: list[int],
+        first: int,
+        offset: int,
+        seen: object,
+        upto: int | None,
+    ) -> None:
+        """The candidates from `first` on that a constraint excludes (TLC's CONSTRAINT):
+        checked against the invariants (a violation is the step into it: ExcludedViolation,
+        checked before a step check that the same step breaks, as TLC does), then dropped,
+        unless `seen` is None (`expand`, whose list has every successor). `upto`: only those
+        of the state's successors up to that index (a later step breaks a step check)."""
+        kept = first
+        for k in range(first, len(candidates)):
+            succ = candidates[k]
+            if upto is not None and positions[k] - offset > upto:
+                break
+            if self.excluded(succ):
+                broken = self.violated(succ)
+                if broken is not None:
+                    message = (
+                        f"invariant {broken.name} is violated in a state outside the constraints"
+                    )
+                    raise ExcludedViolation(broken.name, positions[k] - offset, message, state)
+                if seen is not None:
+                    continue
+            candidates[kept], positions[kept] = succ, positions[k]
+            kept += 1
+        del candidates[kept:], positions[kept:]
+
+    def step_of(self, data: bytes, index: int) -> Step:
+        """Successor `index` of the encoded state (in `expand`'s order) as a trace's step."""
+        state = decode(data)
+        batch = self.expand_batch([state], None, indexes=True, checks=False)
+        if batch.raised is not None:
+            raise batch.raised
+        ai, binding_index = batch.actions[index], batch.indexes[index]  # type: ignore[index]
+        act = self.actions[ai]
+        binding = act.bindings(state)[binding_index]
+        try:
+            event = act.event(state, binding)
+        except EvaluationError:
+            event = None
+        return Step(act.name, act.describe(binding), batch.candidates[index], event)
 
     def binding_index(
         self, state: Record, ai: int, binding: Binding, domains: dict[int, Sequence[Binding]]

@@ -114,6 +114,16 @@ class CheckResult:
     properties: dict[str, str] = field(default_factory=dict)
     fairness: list[str] = field(default_factory=list)
     property: str | None = None  # the violated temporal property (exit 13)
+    # Step properties and refinements (checker.steps) as name -> formula ("[][grows]",
+    # "refines Abstract"); the one a step violates, and why, in a sentence (the trace ends
+    # with that step; an initial state, for a refinement whose mapping of it is no abstract
+    # initial state).
+    step_properties: dict[str, str] = field(default_factory=dict)
+    # The violated invariant fails in a state outside a @constraint(admit=False): the last
+    # state of the trace, which the search checked and did not add (TLC's CONSTRAINT).
+    outside_constraints: bool = False
+    step_property: str | None = None
+    step_violation: str | None = None
     # Reachability properties (@reachable): those checked, the depth at which each was first
     # reached, those a complete search never reached (a violation, exit 12), and the one
     # whose shortest example is the trace (`mc check --witness NAME`, the verdict ok).

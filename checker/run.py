@@ -16,10 +16,9 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import networkx as nx
-
-from checker import checkpoint, constants, determinism, liveness, spark, vacuity
+from checker import checkpoint, constants, determinism, liveness, vacuity
 from checker.behaviour import Behaviour, Recording
 from checker.deadline import Deadline, Loading
 from checker.errors import ConfigError, EvaluationError
@@ -34,6 +33,11 @@ from checker.result import CheckResult
 from checker.search.observers import Recorder
 from checker.search.options import Options
 from checker.symmetry import Symmetry
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from checker import spark
 
 
 @dataclass(frozen=True)
@@ -223,6 +227,13 @@ def record(
 ) -> tuple[CheckResult, Behaviour | None]:
     """The local engine's search, recording the state graph as it goes (checker.behaviour):
     the result, and the behaviour if the search explored every reachable state."""
+    if model.exclusions:
+        names = ", ".join(c.name for c in model.exclusions)
+        raise ConfigError(
+            f"{model.path or model.name}: the state graph (temporal properties, mc graph) is not"
+            f" recorded with @constraint(admit=False) ({names}): its steps into the states"
+            " outside would lead nowhere; use @constraint, or --no-liveness"
+        )
     recorder = Recorder(recording)
     result = bfs.check(model, options or Options(), progress, observer=recorder)
     complete = result.verdict == "ok"  # (exploring past violations, they leave it ok)
@@ -316,6 +327,8 @@ def explorer(config: Config) -> spark.Explorer | None:
             if value:
                 raise ConfigError(f"{name} is for --engine spark")
         return None
+    from checker import spark  # pyspark's side, only for --engine spark
+
     if config.master and config.remote:
         raise ConfigError("--master and --remote exclude each other")
     if config.master and config.master.startswith("spark://"):

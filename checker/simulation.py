@@ -29,6 +29,7 @@ from checker.errors import EvaluationError, StateError
 from checker.model import ROOT, Model, Successor, Successors
 from checker.progress import Progress, WalkSnapshot
 from checker.result import ActionCoverage, CheckResult, ErrorInfo, Simulation
+from checker.steps import ExcludedViolation, StepViolation
 from checker.trace import replay
 from checker.values.encoding import encode
 
@@ -109,6 +110,9 @@ def simulate(model: Model, options: Options, progress: Progress | None = None) -
             chain += [(m.action, m.binding_index, m.fp) for m in moves]
             result.trace = replay(model, chain)
             info.found_trace, info.found_depth = found.walk, len(found.moves) + 1
+            if isinstance(verdict.error, StepViolation):  # the walk ends with that step
+                _end_with_the_step(model, result, verdict.error)
+                info.found_depth += 1
     except EvaluationError as exc:  # only init can raise here: walks catch the rest
         result.verdict = "error"
         result.error = ErrorInfo.of(exc)
@@ -146,6 +150,20 @@ def _examine(
     except EvaluationError as exc:
         return _Verdict("error", exc.name, exc), Successors()
     return None, successors
+
+
+def _end_with_the_step(model: Model, result: CheckResult, violation: StepViolation) -> None:
+    """A walk whose last state has a step that breaks a step property or a refinement, or
+    leads outside TLC's constraints into a state that violates an invariant: a violation,
+    whose trace ends with that step (as the search reports it)."""
+    step = model.step_of(encode(result.trace[-1].state), violation.index)
+    result.trace = [*result.trace, step]
+    result.verdict, result.error = "violation", None
+    if isinstance(violation, ExcludedViolation):
+        result.invariant, result.outside_constraints = violation.name, True
+    else:
+        result.step_property = violation.name
+        result.step_violation = violation.sentence(step)
 
 
 class _Walker:

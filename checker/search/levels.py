@@ -187,8 +187,20 @@ class LevelSearch(Admission):
         """Level 1: the initial states, in the order `init` lists them."""
         model, observer = self.model, self.observer
         frontier = self.new_frontier()
+        steps = model.steps
         for init in model.initial():
             self.generated += 1
+            if model.exclusions and model.excluded(init.state):  # TLC's CONSTRAINT
+                broken = model.violated(init.state)
+                if broken is not None:
+                    raise Stop(
+                        "violation",
+                        None,
+                        Step(None, {}, init.state),
+                        invariant=broken.name,
+                        outside_constraints=True,
+                    )
+                continue
             if self.initial_known(init.fp):
                 continue
             if not self.room(1):
@@ -198,6 +210,10 @@ class LevelSearch(Admission):
             self.depth = 1
             self.current = ref
             broken = model.violated(init.state)
+            refused = None if steps is None else steps.initial_broken(init.state)
+            if refused is not None and broken is None:
+                name, why = refused
+                raise Stop("violation", ref, step_property=name, step_violation=why)
             if observer is not None:
                 observer.initial(ref, init, broken)
                 if observer.go_on:

@@ -18,11 +18,15 @@ from checker.result import ActionCoverage, CheckResult, ErrorInfo, Step
 
 class Stop(Exception):
     """The search ends with `verdict` (and the result's `fields`); its trace ends at `where`,
-    the engine's reference to a state (a number locally, a fingerprint on Spark)."""
+    the engine's reference to a state (a number locally, a fingerprint on Spark), then with
+    `after`, if given: the step out of it that the verdict is about."""
 
-    def __init__(self, verdict: str, where: Any = None, **fields: object) -> None:
+    def __init__(
+        self, verdict: str, where: Any = None, after: Step | None = None, **fields: object
+    ) -> None:
         self.verdict = verdict
         self.where = where
+        self.after = after
         self.fields = fields
 
 
@@ -97,6 +101,8 @@ def run(search: Search) -> CheckResult:
                 setattr(result, key, value)
             if stop.where is not None:
                 result.trace = search.trace_to(stop.where)
+            if stop.after is not None:
+                result.trace = [*result.trace, stop.after]
         except Failed as failed:
             result.verdict = "error"
             result.error = ErrorInfo.of(failed.error)

@@ -601,6 +601,47 @@ CASES = [
         counter(holds="None"),
         report=True,
     ),
+    Case(
+        "step-property-not-bool",
+        75,
+        ("Error: step property p returned None; a step property returns True or False",),
+        counter(
+            extra="\n    @step_property\n    def p(self, s, t):\n        return None\n"
+        ).replace("invariant, terminal", "invariant, step_property, terminal"),
+        report=True,
+    ),
+    Case(
+        "refinement-mapping-not-a-state",
+        75,
+        (
+            "Error: refinement r mapped a state to {y: 0}, which is not a state of Counter (a"
+            " Record of x)",
+        ),
+        counter(
+            extra="\nclass Fine(Counter):\n    r = refines(Counter, lambda s: Record(y=s.x))\n"
+            "\nspec = Fine\n"
+        ).replace("invariant, terminal", "invariant, refines, terminal"),
+        report=True,
+    ),
+    Case(
+        "refinement-constants-unknown",
+        150,
+        ("{spec}: Fine.r: the constants of Counter do not fit: no constant 'tops'",),
+        counter(
+            extra="\nclass Fine(Counter):\n    r = refines(Counter, lambda s: s,"
+            " constants={'tops': 1})\n\nspec = Fine\n"
+        ).replace("invariant, terminal", "invariant, refines, terminal"),
+    ),
+    Case(
+        "map-declared-record-given",
+        75,
+        (
+            "Error: init returned states that mc cannot type: an initial state has x = {a: 0}"
+            " (record {a: int}), not map int -> int as declared",
+        ),
+        counter(init='Record(x={"a": 0})', extra="\n    x: dict[int, int]\n"),
+        report=True,
+    ),
     # -- spec code that tries to end mc's process: its error, never a pass (issue 23)
     Case(
         "action-exits",

@@ -40,7 +40,7 @@ static PyObject *MAKERS;      /* keyword order as written -> (shape, where each 
 /* -- reads: which variables spec code reads ------------------------------------------------
  *
  * While a guard or an invariant runs on a state, the engine notes which of the state's
- * variables it reads (checker.search.incremental): each variable is a bit of READS (bit i - 1
+ * variables it reads (docs/architecture.md): each variable is a bit of READS (bit i - 1
  * for the record's item i; the variables from the 63rd on share bit 62), and bit 63 says
  * "disabled" or "held" in the masks the engine keeps. Only records of the state's shape,
  * TRACKED, are noted: a field read through `s.name`, `s["name"]` or `s.get("name")` sets its
@@ -1107,7 +1107,7 @@ take_result(PyObject *result, PyObject *ai, PyObject *binding, PyObject *state,
  * static bindings or None, Action); bindings a list or None; general is Model._add, reraise
  * Model._reraise; constrained whether there are action constraints; kinds the states' kind
  * (checker.values.kinds) or None, kind_error Model._kind_error. */
-/* Incremental evaluation (checker.search.incremental): `memo` has, per slot (an action's
+/* Incremental evaluation (docs/architecture.md): `memo` has, per slot (an action's
  * binding from a fixed domain, in the plan's order), the parent's mask: MARK and the variables
  * the binding's guard read if it was disabled there, else 0; `changed` the variables that
  * differ between the parent and this state. A binding disabled in the parent whose guard read

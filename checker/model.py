@@ -60,7 +60,7 @@ class Successors(list):  # type: ignore[type-arg]
 
 
 class Memo(NamedTuple):
-    """What incremental evaluation (checker.search.incremental) keeps with a live state: its
+    """What incremental evaluation (docs/architecture.md) keeps with a live state: its
     parent's masks (8 bytes per action binding of a fixed domain: the variables the binding's
     guard read there, marked, if it was disabled), the variables the state changed from its
     parent (bits, as checker._hot numbers them), and its invariants' masks (the variables each
@@ -109,7 +109,7 @@ class Batch:
         self.keys = array("Q") if keyed else None
         self.error: int | None = None  # the state whose expansion raised (none after it)
         self.raised: EvaluationError | None = None
-        # Incremental evaluation (checker.search.incremental): each candidate's Memo, when the
+        # Incremental evaluation (docs/architecture.md): each candidate's Memo, when the
         # batch was expanded with memos.
         self.memos: list[Memo] | None = None
 
@@ -428,7 +428,7 @@ class Model:
         per action and binding, and the common case (an action returning one Record with the
         state's variables) takes the short path. With the C hot path the same loop runs in C
         (`states` and `actions` must then be lists). With `out` (a bytearray of 8 bytes per
-        slot): incremental evaluation, see checker.search.incremental."""
+        slot): incremental evaluation, see docs/architecture.md."""
         state_kind = self._kinds if self._kinds is not None else self.kinds
         args = (
             self._plan,
@@ -555,7 +555,7 @@ class Model:
         the batch: `error` is its index, `raised` the EvaluationError.
 
         With `memos` (one per state, or None for a state without one), incremental
-        evaluation (checker.search.incremental): the guards still disabled are not called, and
+        evaluation (docs/architecture.md): the guards still disabled are not called, and
         the batch has each candidate's Memo."""
         out = Batch(indexes, keyed is not None, bool(keyed))
         incremental = memos is not None
@@ -814,7 +814,7 @@ class Model:
     ) -> Invariant | None:
         """`violated`, noting in `out` (8 bytes per invariant) what each invariant read, and
         not evaluating those that held in the parent and read nothing the step changed (`memo`,
-        as expand_batch made it: checker.search.incremental)."""
+        as expand_batch made it: docs/architecture.md)."""
         invariants = self.invariants
         if self._predicates is None or self._predicates[0] is not invariants:
             self._predicates = (invariants, tuple(inv.fn for inv in invariants))
@@ -954,7 +954,7 @@ def holds_python(
     """-1 if every predicate returns True on `state`, else the index of the first that does not
     (or raises: the caller evaluates that one again, which says why); the twin of the C
     function, which also notes what each read in `out` and skips, by `memo` and `changed`, those
-    that cannot have changed (see checker.search.incremental). Here `out` stays all zeros."""
+    that cannot have changed (see docs/architecture.md). Here `out` stays all zeros."""
     for k, predicate in enumerate(predicates):
         try:
             if predicate(state) is not True:

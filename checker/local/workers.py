@@ -209,7 +209,7 @@ def start(
     model: Model, count: int, recording: Recording | None = None, incremental: bool = True
 ) -> Sequence[Worker]:
     """`count` expanders: this process for 1, else that many worker processes (`incremental`:
-    see checker.search.incremental)."""
+    see docs/architecture.md)."""
     if count <= 1:
         return [_InProcess(model, recording, incremental)]
     workers: list[_Process] = []

@@ -176,7 +176,7 @@ class Expander:
         self.model = model
         self.recording = recording
         self.levels: dict[int, list[Record]] = {}  # level -> its live states kept here
-        # ... and their memos (checker.search.incremental), with the C hot path only: without
+        # ... and their memos (docs/architecture.md), with the C hot path only: without
         # it the reads of spec code are not noted.
         self.incremental = incremental and fast.C
         self.memos: dict[int, list[Memo | None]] = {}

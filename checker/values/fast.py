@@ -126,7 +126,7 @@ RecordType: type | None = getattr(_hot, "RecordType", None)
 new: Callable[..., Any] | None = getattr(_hot, "new", None)
 maker: Callable[..., Any] | None = getattr(_hot, "maker", None)
 # field(index, doc): a shape's field descriptor that notes which variables of a watched state
-# spec code reads (checker.search.incremental); None without the extension, whose shapes use
+# spec code reads (docs/architecture.md); None without the extension, whose shapes use
 # collections' _tuplegetter and whose search evaluates every guard and invariant.
 field: Callable[..., Any] | None = getattr(_hot, "field", None)
 

@@ -4,7 +4,8 @@
    states generated, depth, wall seconds, distinct states per second, peak RSS (the engine
    process plus its largest worker), bytes per distinct state of the fingerprint set and of
    the parent links. With `--baseline REV`, the same specs at that revision of mc (checked out
-   into build/baseline, run with one worker) and the speed-up in distinct states per second.
+   into build/baseline, with its own C hot path if it has one, run with one worker) and the
+   speed-up in distinct states per second.
 2. TwoPhase against its peers on the same model, in this run: minicheck 0.4.0 (the fastest
    Python checker, installed into build/bench-venv, not a project dependency) and, with
    `--tlc JAR`, TLC (`-workers 2`, on TwoPhase.tla from `--tlc-model DIR`, by default the
@@ -195,13 +196,26 @@ def baseline_env(rev: str) -> dict[str, str]:
         check=True,
         capture_output=True,
     )
-    return {**os.environ, "PYTHONPATH": str(BASELINE), "MC_PURE_PYTHON": "1"}
+    env = {**os.environ, "PYTHONPATH": str(BASELINE)}
+    if (BASELINE / "checker" / "_hot.c").exists():  # its own C hot path, built in place
+        subprocess.run(
+            [sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+            cwd=BASELINE,
+            check=True,
+            capture_output=True,
+        )
+        env.pop("MC_PURE_PYTHON", None)
+    else:  # before the C hot path: pure Python
+        env["MC_PURE_PYTHON"] = "1"
+    return env
 
 
 def at_baseline(spec: str) -> str | None:
     """The same spec at the baseline revision: the light Kafka model's KIP layers were
     specs/kipNNN.py before they moved to specs/light/; today's specs/kip841.py, kip903.py and
     kip966.py are the translated KRaft model, which the baseline does not have."""
+    if (BASELINE / "specs" / "light").exists():  # the same layout as today's
+        return spec if (BASELINE / spec).exists() else None
     if spec.startswith("specs/light/"):
         return spec.replace("specs/light/", "specs/")
     if spec in ("specs/kip841.py", "specs/kip903.py", "specs/kip966.py"):

@@ -73,10 +73,18 @@ def guarded(signals: bool = True) -> Iterator[None]:
 
 def _unguard_child() -> None:
     """A forked process starts unguarded: multiprocessing ends a child with `os._exit`, which
-    must work whatever the child did (its parent may have been inside guarded())."""
+    must work whatever the child did (its parent may have been inside guarded()). Its signals
+    are its own again at once: a SIGTERM that stops a worker still starting up would otherwise
+    raise Interrupted inside multiprocessing, which prints it as a traceback."""
     global _depth
     _depth = 0
     os._exit = real_exit
+    for signum, default in (
+        (signal.SIGINT, signal.default_int_handler),
+        (signal.SIGTERM, signal.SIG_DFL),
+    ):
+        if signal.getsignal(signum) is interrupt:
+            signal.signal(signum, default)
 
 
 os.register_at_fork(after_in_child=_unguard_child)

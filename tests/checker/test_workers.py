@@ -3,6 +3,11 @@ chunking and the spilling of levels to disk: the verdict, every count and the tr
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import pytest
 
 from checker import Record, Spec, action, invariant
@@ -11,6 +16,7 @@ from checker.local.bfs import check
 from checker.model import Model
 from checker.search.options import Options
 from tests.bundled import BUNDLED
+from tests.checker.test_hostile_input import SPIN
 from tests.conftest import ROOT
 
 
@@ -174,3 +180,45 @@ def test_large_parts_and_replies_do_not_block_the_pipes():
     result = check(model, Options(workers=2, live_bytes=0, deadlock=False))
     assert (result.distinct_states, result.depth) == (6**4, 21)
     assert summary(result) == summary(check(model, Options(deadlock=False)))
+
+
+def _children(pid: int) -> set[int]:
+    try:
+        return set(map(int, Path(f"/proc/{pid}/task/{pid}/children").read_text().split()))
+    except FileNotFoundError:
+        return set()
+
+
+@pytest.mark.fault("resources")
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux's /proc")
+def test_workers_die_with_a_killed_engine_process(tmp_path):
+    """A killed mc used to leave its workers blocked on their pipes forever."""
+    spec = tmp_path / "spin.py"
+    spec.write_text(SPIN)  # a guard that never returns: the workers are busy when mc dies
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "checker", "check", str(spec), "--workers", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers := _children(proc.pid)) < 2:
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 10
+    while any(map(_alive, workers)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = [w for w in workers if _alive(w)]
+    assert not alive, f"workers {alive} outlived their engine process"
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie, dead and not yet reaped by its new parent, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False

@@ -155,7 +155,9 @@ class Fault:
             return {ExitCode.OK}
         if self.name == "closes-stdout":
             if self.workers and self.site not in ("import", "init"):
-                return {ExitCode.OK}  # a worker's own standard output: the engine's still works
+                # In a worker it closes the worker's own, and the report is written (the
+                # engine process evaluates the initial states itself)
+                return {ExitCode.OK, ExitCode.CONFIG_ERROR}
             return {ExitCode.CONFIG_ERROR}
         if self.kind == "statement" and self.name == "memory":
             return {ExitCode.ENGINE_ERROR}  # even at import: the run's failure

@@ -3,6 +3,8 @@ chunking and the spilling of levels to disk: the verdict, every count and the tr
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -10,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from checker import Record, Spec, action, invariant
+from checker import Record, Spec, action, guard, invariant
 from checker.loader import load_model
 from checker.local.bfs import check
 from checker.model import Model
@@ -222,3 +224,21 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
     except (FileNotFoundError, IndexError):
         return False
+
+
+@pytest.mark.fault("resources")
+def test_a_worker_stopped_while_it_starts_dies_of_the_signal():
+    """A forked worker inherits the engine's SIGTERM handler until it sets its own; the engine
+    stopping it then (after init failed, say) raised Interrupted inside multiprocessing, which
+    printed a traceback. It dies of the signal instead."""
+    with guard.guarded():
+        pid = os.fork()
+        if pid == 0:  # the child: nothing of pytest's may run here
+            try:
+                signal.signal(signal.SIGTERM, guard.interrupt)  # as inherited, before its own
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(10)
+            finally:
+                guard.real_exit(3)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM

@@ -553,6 +553,22 @@ def explore(
     )
 
 
+def _stdout_lost() -> bool:
+    """Whether standard output cannot take the report: closed before mc started (None), closed
+    by spec code, or a pipe whose reader went away. Later writes must not fail again when
+    Python flushes it at exit."""
+    out = sys.stdout
+    if out is not None and not out.closed:
+        try:
+            out.flush()
+            return False
+        except OSError:  # the reader went away (EPIPE), or the descriptor was closed
+            pass
+    # for the writes still to come, and the flush at exit
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (open as long as the process)
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
@@ -586,6 +602,17 @@ def main(argv: Sequence[str] | None = None) -> None:
             traceback.print_exc()
         click.echo(f"mc: error: {exc}", err=True)
         code = exc.exit_code
+    except (AttributeError, ValueError, OSError):
+        if not _stdout_lost():
+            raise
+        if debug:
+            traceback.print_exc()
+        click.echo(
+            "mc: error: standard output is closed (by the shell with >&-, by its reader, or by spec"
+            " code): the report cannot be written; the exit code is not the verdict's",
+            err=True,
+        )
+        code = ExitCode.CONFIG_ERROR
     except MemoryError:  # outside a search (which reports it with its counts): loading, a report
         if debug:
             traceback.print_exc()

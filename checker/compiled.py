@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checker.errors import OUTSIDE, ConfigError, EvaluationError, SpecError
+from checker.errors import OUTSIDE, ConfigError, EvaluationError, SpecError, raised
 from checker.reports import templates
 from checker.result import Event
 from checker.spec import (
@@ -74,10 +74,6 @@ MAX_DOMAIN = 1_000_000  # values of a parameter's domain, and bindings of an act
 class DomainTooLarge(ValueError):
     """A domain (or the bindings of an action) too large to use: an endless iterator, or a
     mistake (`range(10**9)`)."""
-
-
-def _raised(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
 
 
 def too_large(size: int | None) -> str:
@@ -168,7 +164,7 @@ class Action:
         except OUTSIDE:
             raise
         except BaseException as exc:
-            said = str(exc) if isinstance(exc, DomainTooLarge) else f"raised {_raised(exc)}"
+            said = str(exc) if isinstance(exc, DomainTooLarge) else raised(exc)
             raise EvaluationError(
                 "action",
                 self.name,

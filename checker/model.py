@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from checker import determinism
 from checker.behaviour import binding_key
 from checker.compiled import Binding, CompiledSpec, Invariant
-from checker.errors import OUTSIDE, EvaluationError, Interrupted, SpecError, StateError
+from checker.errors import OUTSIDE, EvaluationError, Interrupted, SpecError, StateError, raised
 from checker.result import CheckResult, Step
 from checker.spec import Spec
 from checker.steps import ExcludedViolation, Refines, StepCheck, StepChecks, StepViolation
@@ -209,7 +209,7 @@ class Model:
         except OUTSIDE:
             raise
         except BaseException as exc:
-            raise EvaluationError("init", "init", _raised(exc), cause=exc) from exc
+            raise EvaluationError("init", "init", raised(exc), cause=exc) from exc
         states = [result] if isinstance(result, Record) else _as_list(result)
         if states is None or not all(isinstance(s, Record) for s in states):
             raise EvaluationError(
@@ -313,7 +313,7 @@ class Model:
         except OUTSIDE:
             raise
         except BaseException as exc:
-            raise EvaluationError("view", "view", _raised(exc), state=state, cause=exc) from exc
+            raise EvaluationError("view", "view", raised(exc), state=state, cause=exc) from exc
         return _encoded(view, "view", "view", state=state, params={})
 
     def _permuted(self, state: Record, p: Permutation) -> Record:
@@ -324,7 +324,7 @@ class Model:
             raise
         except BaseException as exc:
             raise EvaluationError(
-                "permute", "permute", f"{_raised(exc)} (renaming {p})", state=state, cause=exc
+                "permute", "permute", f"{raised(exc)} (renaming {p})", state=state, cause=exc
             ) from exc
         if not isinstance(image, Record) or image.keys() != state.keys():
             what = (
@@ -379,7 +379,7 @@ class Model:
     ) -> BaseException:
         act = self.actions[ai]
         return EvaluationError(
-            "action", act.name, _raised(exc), state=state, params=act.describe(binding), cause=exc
+            "action", act.name, raised(exc), state=state, params=act.describe(binding), cause=exc
         )
 
     def _successors(self, ai: int, binding: Binding, state: Record, result: Any) -> list[Record]:
@@ -1054,7 +1054,7 @@ def _holds(
         raise
     except BaseException as exc:
         raise EvaluationError(
-            kind, name, _raised(exc), state=states[0], params=params, cause=exc
+            kind, name, raised(exc), state=states[0], params=params, cause=exc
         ) from exc
     if ok is not True and ok is not False:
         article = "an" if kind[0] in "aeiou" else "a"
@@ -1116,8 +1116,3 @@ def _as_list(result: Any) -> list[Any] | None:
     return None
 
 
-def _raised(exc: BaseException) -> str:
-    said = f"raised {type(exc).__name__}: {exc}"
-    if not isinstance(exc, Exception):  # SystemExit, os._exit, the spec's KeyboardInterrupt
-        said += " (spec code cannot end mc's run: it is reported as the spec's error)"
-    return said

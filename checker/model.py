@@ -825,9 +825,16 @@ class Model:
             raise
         except KeyboardInterrupt:  # the spec's own (C lets it through): say so, as violated does
             first = 0
-        # Evaluated again from the first that did not hold: it says why (or, for a spec that
-        # turns out not to be deterministic, goes on).
-        return None if first < 0 else self.violated(state, first)
+        if first < 0:
+            return None
+        # Evaluated again in Python, the one that did not hold: it says why.
+        inv = self.invariants[first]
+        if not _holds("invariant", inv.name, inv.fn, state):
+            return inv
+        raise determinism.not_deterministic(
+            f"in state {show(state)}, invariant {inv.name} failed or raised, then held when"
+            " evaluated again"
+        )
 
     def settle_reachability(
         self,

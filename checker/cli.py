@@ -166,6 +166,14 @@ def cli(ctx: click.Context, debug: bool) -> None:
     " least 1 GiB.",
 )
 @click.option(
+    "--incremental/--no-incremental",
+    default=True,
+    show_default=True,
+    help="Local engine: skip the guards and invariants a step cannot have changed (they read"
+    " none of the variables it changed); --no-incremental evaluates them all, to compare."
+    " Same results either way.",
+)
+@click.option(
     "--recheck",
     type=click.IntRange(min=0),
     default=determinism.RECHECK,
@@ -249,7 +257,7 @@ def check(specs: Sequence[str], defines: Sequence[str], **o: Any) -> int:
     if o["no_invariants"] and o["invariants"]:
         raise ConfigError("--invariant and --no-invariants exclude each other")
     wanted = outputs.Outputs(**{k: v for k, v in o.items() if k.endswith("_path")})
-    search = ("max_depth", "max_states", "workers")
+    search = ("max_depth", "max_states", "workers", "incremental")
     options = Options(
         not o["no_deadlock"], **{k: o[k] for k in search}, live_bytes=o["memory"] << 20
     )

@@ -112,7 +112,30 @@ field_dealloc(PyObject *self)
 
 static PyMemberDef field_members[] = {
     {"__doc__", T_OBJECT, offsetof(Field, doc), READONLY, NULL},
+    {"index", T_PYSSIZET, offsetof(Field, index), READONLY, NULL},
     {NULL, 0, 0, 0, NULL},
+};
+
+/* Pickled (a shape class, which cloudpickle ships by value to Spark's executors) as a call of
+ * checker.values.record.field_of(index, doc): a Field where the extension loads, else what
+ * the pure-Python path uses. */
+static PyObject *
+field_reduce(PyObject *self, PyObject *Py_UNUSED(ignored))
+{
+    Field *field = (Field *)self;
+    PyObject *module = PyImport_ImportModule("checker.values.record");
+    if (module == NULL)
+        return NULL;
+    PyObject *make = PyObject_GetAttrString(module, "field_of");
+    Py_DECREF(module);
+    if (make == NULL)
+        return NULL;
+    return Py_BuildValue("N(nO)", make, field->index, field->doc);
+}
+
+static PyMethodDef field_methods[] = {
+    {"__reduce__", field_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
 };
 
 static PyTypeObject FieldType = {
@@ -125,6 +148,7 @@ static PyTypeObject FieldType = {
     .tp_descr_get = field_get,
     .tp_descr_set = field_set,
     .tp_members = field_members,
+    .tp_methods = field_methods,
 };
 
 /* field(index, doc): the descriptor of a shape's field, the record's item at `index`. */

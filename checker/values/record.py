@@ -49,6 +49,12 @@ except ImportError:  # another Python: a property does the same, slower
         return property(lambda self: tuple.__getitem__(self, index), doc=doc)
 
 
+def field_of(index: int, doc: str | None) -> Any:
+    """The descriptor of a shape's field, the record's item `index`: C's where it loads (it
+    notes reads, for incremental evaluation), else namedtuple's."""
+    return (fast.field or _tuplegetter)(index, doc)
+
+
 _item = tuple.__getitem__
 _ALL_BUT_SHAPE = slice(1, None)
 _MISSING = object()
@@ -263,9 +269,8 @@ def shape(keys: tuple[str, ...]) -> type[Record]:
             "_keys": keys,
             "_index": {k: i + 1 for i, k in enumerate(keys)},
         }
-        getter = fast.field or _tuplegetter
         for i, key in enumerate(keys):
-            namespace[key] = getter(i + 1, f"the field {key!r}")
+            namespace[key] = field_of(i + 1, f"the field {key!r}")
         found = _ShapeType("Record", (Record,), namespace)
         if not fast.C:  # else RecordBase.replace (in C) serves every shape
             found.replace = _replace_of(found, keys)  # type: ignore[attr-defined]

@@ -235,3 +235,16 @@ def test_choose_picks_what_tlc_picks():
     assert choose(("zeta", "alpha", "mid")) == "zeta"
     with pytest.raises(ValueError, match="CHOOSE: no value satisfies the predicate"):
         choose({1, 2}, lambda v: v > 2)
+
+
+def test_a_shape_class_survives_pickling_by_value():
+    """Spark's cloudpickle ships a spec's shape classes by value: their field descriptors (C's
+    Field where the extension loads) pickle as `field_of(index, doc)`."""
+    cloudpickle = pytest.importorskip("pyspark.cloudpickle")
+    state = Record(a=1, b=(2,))
+    field = type(state).__dict__["b"]
+    again = pickle.loads(pickle.dumps(field))
+    assert type(again) is type(field) and again.__get__(state) == (2,)
+    shape = pickle.loads(cloudpickle.dumps(type(state)))
+    assert shape.b.__doc__ == "the field 'b'"
+    assert shape.__dict__["b"].__get__(state) == (2,)

@@ -18,11 +18,13 @@ from checker.spec import (
     leads_to,
     on,
     reachable,
+    refines,
     rule,
+    step_property,
     terminal,
 )
 from checker.values.encoding import canonical_order
-from checker.values.record import Record, State, put, update, without
+from checker.values.record import Record, State, choose, put, update, without
 
 __version__ = "0.1.0"
 
@@ -37,6 +39,7 @@ __all__ = [
     "always_eventually_leads_to",
     "assume",
     "canonical_order",
+    "choose",
     "constant",
     "constraint",
     "eventually",
@@ -45,7 +48,9 @@ __all__ = [
     "on",
     "put",
     "reachable",
+    "refines",
     "rule",
+    "step_property",
     "terminal",
     "update",
     "without",

@@ -817,8 +817,27 @@ kind_ok(PyObject *value, PyObject *old, PyObject *kind)
         return 1;
     }
     case K_MAP: {
-        if (Py_TYPE(value) != MAP) /* the empty record: a shape whose tuple is its shape alone */
-            return PyObject_TypeCheck(value, &RecordBase) && PyTuple_GET_SIZE(value) == 1;
+        if (Py_TYPE(value) != MAP) {
+            /* A record: its keys are names (a dict whose keys are all identifiers is one), a
+             * map if its keys may be strs (the empty record: any map). */
+            if (!PyObject_TypeCheck(value, &RecordBase))
+                return 0;
+            Py_ssize_t n = PyTuple_GET_SIZE(value);
+            if (n == 1)
+                return 1;
+            long key_tag = kind_tag(PyTuple_GET_ITEM(kind, 1));
+            if (key_tag != K_ANY && key_tag != K_STR)
+                return 0;
+            PyObject *value_kind = PyTuple_GET_ITEM(kind, 2);
+            int aligned = old != NULL && Py_TYPE(old) == Py_TYPE(value);
+            for (Py_ssize_t i = 1; i < n; i++) {
+                PyObject *item = PyTuple_GET_ITEM(value, i);
+                PyObject *before = aligned ? PyTuple_GET_ITEM(old, i) : NULL;
+                if (item != before && !kind_ok(item, before, value_kind))
+                    return 0;
+            }
+            return 1;
+        }
         PyObject *keys = PyTuple_GET_ITEM(value, 1), *values = PyTuple_GET_ITEM(value, 2);
         int aligned = old != NULL && Py_TYPE(old) == MAP && PyTuple_GET_ITEM(old, 1) == keys;
         if (!aligned) {
@@ -1374,8 +1393,16 @@ put_value(Buffer *b, PyObject *value, int depth)
     if (type == &PyUnicode_Type) {
         Py_ssize_t n;
         const char *text = PyUnicode_AsUTF8AndSize(value, &n);
-        if (text == NULL)
+        if (text == NULL) {
+            if (PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+                PyErr_Clear();  /* a lone surrogate: as encoding.py's _unencodable_text says */
+                PyErr_Format(STATE_ERROR,
+                             "a str that is not valid Unicode text (a lone surrogate) cannot be"
+                             " part of a state (got %R)",
+                             value);
+            }
             return -1;
+        }
         int status;
         if (n < 32)
             status = put_byte(b, (unsigned char)(0xa0 | n));

@@ -45,6 +45,7 @@ from checker.reports.graph import describe_action
 from checker.result import CheckResult
 from checker.search.options import Options
 from checker.spec import all_rules_of, constants_of, rules_of, switches_of
+from checker.steps import StepChecks
 
 ALL_ON = "(every rule on)"
 # What a cell says. "violated" also stands for a deadlock found and a temporal property's
@@ -68,7 +69,7 @@ class Settings:
 @dataclass
 class Column:
     name: str
-    kind: str  # "deadlock", "invariant", "reachable" or "property"
+    kind: str  # "deadlock", "invariant", "reachable", "step" or "property"
     doc: str = ""
 
 
@@ -188,22 +189,29 @@ def check_once(
     symmetry: bool | None,
     explorer: Any = None,
     reachables: Sequence[str] | None = None,
+    view: bool | None = None,
+    steps: Sequence[str] | None = None,
 ) -> tuple[Model, CheckResult]:
     """`mc check PATH -D ... --invariant ... --property ...` (`properties` None:
     --no-liveness; no invariant: --no-invariants), the way the CLI runs it. The one place
-    an ablation runs a check. `reachables`: only these reachability properties (mc check has
-    no option for it: its model has the others taken out)."""
+    an ablation runs a check. `reachables`: only these reachability properties, `steps`: only
+    these step properties and refinements (mc check has no option for them: its model has the
+    others taken out)."""
     config = run.Config(
         Options(deadlock=settings.deadlock, max_states=settings.max_states),
         no_invariants=not invariants,
         properties=None if properties is None else tuple(properties),
         symmetry=symmetry,
+        view=view,
         timeout=settings.timeout,
     )
     loaded = run.load(path, dict(constants), config, invariants=list(invariants) or None)
     model = loaded.model
     if reachables is not None:
         model.reachables = tuple(r for r in model.reachables if r.name in reachables)
+    if steps is not None and model.steps is not None:
+        kept = [c for c in model.steps.checks if c.name in steps]
+        model.steps = StepChecks(kept) if kept else None
     return model, run.check(loaded, config, explorer)
 
 
@@ -217,6 +225,7 @@ def run_row(task: dict[str, Any], explorer: Any = None) -> dict[str, Any]:
     row = Row(task["name"], list(task["off"]), dict(task["constants"]))
     invariants = [c.name for c in columns if c.kind == "invariant"]
     properties = [c.name for c in columns if c.kind == "property"]
+    steps = [c.name for c in columns if c.kind == "step"]
     deadlock = settings.deadlock
     reachables: list[str] | None = None  # all of them
     notes = io.StringIO()
@@ -234,6 +243,8 @@ def run_row(task: dict[str, Any], explorer: Any = None) -> dict[str, Any]:
                 task["symmetry"],
                 explorer,
                 reachables,
+                task["view"],
+                steps,
             )
             row.seconds += time.perf_counter() - started
             row.checks += 1
@@ -253,6 +264,8 @@ def run_row(task: dict[str, Any], explorer: Any = None) -> dict[str, Any]:
                 deadlock = False
             elif broken in invariants:
                 invariants.remove(broken)
+            elif broken in steps:
+                steps.remove(broken)
             else:
                 properties.remove(broken)
     assert model is not None and result is not None
@@ -270,6 +283,8 @@ def _broken(result: CheckResult) -> str | None:
         return "deadlock"
     if result.verdict == "violation" and result.invariant is not None:
         return result.invariant
+    if result.verdict == "violation" and result.step_property is not None:
+        return result.step_property
     if result.verdict == "violation" and result.property is not None:
         return result.property.split("(")[0]  # `name(b=1)`: one binding of `name`
     return None
@@ -440,6 +455,8 @@ def plan(
     columns = columns if settings.deadlock else []
     columns += [Column(i.name, "invariant", _doc(i.fn)) for i in model.invariants]
     columns += [Column(r.name, "reachable", _doc(r.fn)) for r in model.reachables]
+    steps = [] if model.steps is None else model.steps.checks
+    columns += [Column(c.name, "step", _doc(getattr(cls, c.name)) or c.formula) for c in steps]
     seen: dict[str, Column] = {}
     for p in props:
         member = getattr(cls, p.declared)
@@ -449,9 +466,10 @@ def plan(
     offs: list[tuple[str, ...]] = [(), *((r,) for r in chosen)]
     if pairs:
         offs += list(combinations(chosen, 2))
-    # Temporal properties are checked without symmetry (mc check's rule): every check of an
-    # ablation then runs without it, so that the rows' counts compare.
+    # Temporal properties are checked without symmetry and without the view (mc check's rule):
+    # every check of an ablation then runs without them, so that the rows' counts compare.
     symmetry = False if props and model.symmetry is not None else None
+    view = False if props and model.view is not None else None
     tasks = [
         {
             "path": str(path),
@@ -461,6 +479,7 @@ def plan(
             "columns": [asdict(c) for c in columns],
             "settings": asdict(settings),
             "symmetry": symmetry,
+            "view": view,
         }
         for off in offs
     ]

@@ -8,10 +8,11 @@ no spec (a helper module) is skipped with a note; a file named on the command li
 defines none is an error (exit 150), as it is when checked alone.
 
 The run's exit code is the worst of the specs' codes, in this order (worst first):
-150 (a spec did not load) > 151 (bad constants) > 75 (spec code raised) > 12 (invariant
-violated) > 13 (temporal property violated) > 11 (deadlock) > 15 (--strict: a vacuity
-warning) > 152 (a bound stopped the search) > 0. Failing to check is worse than any
-verdict: a spec that did not run proves nothing, a violation at least says something.
+153 (the engine could not run or go on: out of memory, a worker lost) > 150 (a spec did not
+load) > 151 (bad constants) > 75 (spec code raised) > 12 (invariant violated) > 13 (temporal
+property violated) > 11 (deadlock) > 15 (--strict: a vacuity warning) > 152 (a bound stopped
+the search) > 0. Failing to check is worse than any verdict: a spec that did not run proves
+nothing, a violation at least says something.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 from checker.result import CheckResult, NotChecked
 from checker.values import count
 
-SEVERITY = [0, 152, 15, 11, 13, 12, 75, 151, 150]  # best to worst
+SEVERITY = [0, 152, 15, 11, 13, 12, 75, 151, 150, 153]  # best to worst
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ def spec_files(args: Sequence[str]) -> list[SpecFile]:
 
 
 def severity(code: int) -> int:
-    """The rank of an exit code; codes outside the table (130: interrupted) rank worst."""
+    """The rank of an exit code; codes outside the table rank worst."""
     return SEVERITY.index(code) if code in SEVERITY else len(SEVERITY)
 
 

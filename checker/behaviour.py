@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from checker.errors import Interrupted
+from checker.errors import OUTSIDE
 from checker.values.encoding import encode, fingerprint
 from checker.values.record import Record
 
@@ -78,7 +78,7 @@ def predicate_value(predicate: Callable[[Record], Any], state: Record) -> int:
     search goes on; what raised is reported, with the state, if it matters)."""
     try:
         value = predicate(state)
-    except Interrupted:
+    except OUTSIDE:
         raise
     except BaseException:
         return RAISED

@@ -48,7 +48,7 @@ from checker.model import Model
 from checker.search.options import Options
 
 FILE_NAME = "checkpoint.mc"
-FORMAT = 2  # of the body; a reader refuses other versions (2: reachability properties)
+FORMAT = 3  # of the body; a reader refuses other versions (2: reachability properties; 3: view)
 MAGIC = b"\x89mc-checkpoint\n\x00"
 _FRAME = struct.Struct(">16sQ32s")  # magic, body length, SHA-256 of the body
 PIECE = 16 << 20  # bytes of an array per msgpack object
@@ -80,6 +80,7 @@ class Settings:
     workers: int  # informational: any number resumes
     every: float  # seconds between checkpoints; a resumed run keeps it unless told otherwise
     symmetry: bool  # states identified up to the spec's symmetry (a different state space)
+    view: bool  # states identified by the spec's view (likewise)
     mc_version: str
     fingerprint: str
 
@@ -111,6 +112,7 @@ class Settings:
             workers=workers,
             every=float(every),
             symmetry=model.symmetry is not None,
+            view=model.view is not None,
             mc_version=__version__,
             fingerprint=FINGERPRINT,
         )
@@ -488,6 +490,7 @@ def _settings(path: Path, raw: Any) -> Settings:
         "workers": (int,),
         "every": (float,),
         "symmetry": (bool,),
+        "view": (bool,),
         "mc_version": (str,),
         "fingerprint": (str,),
     }
@@ -505,6 +508,11 @@ def _settings(path: Path, raw: Any) -> Settings:
         raise _corrupt(path, "bad constants")
     if not all(isinstance(v, str) for v in values["invariants"]):
         raise _corrupt(path, "bad invariants")
+    for name in ("max_depth", "max_states", "workers"):  # as the command line takes them
+        if values[name] is not None and values[name] < 1:
+            raise _corrupt(path, f"setting {name!r} is {values[name]!r}, not a number from 1")
+    if not 0 <= values["every"] < float("inf"):
+        raise _corrupt(path, f"setting 'every' is {values['every']!r}")
     return Settings(**values)
 
 
@@ -587,7 +595,7 @@ def resumed_model(
             " in the checkpoint",
         )
     values = typed(cls, s.constants, command_line=False)
-    return build_model(cls, path, values, s.invariants, s.symmetry)
+    return build_model(cls, path, values, s.invariants, s.symmetry, s.view)
 
 
 def refuse_other_options(saved: Saved, given: Mapping[str, Any]) -> None:

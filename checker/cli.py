@@ -13,7 +13,16 @@ from typing import Any, TypeVar
 
 import click
 
-from checker import __version__, ablate, checkpoint, commands, constants, guard, run, simulation
+from checker import (
+    __version__,
+    checkpoint,
+    commands,
+    constants,
+    determinism,
+    guard,
+    run,
+    simulation,
+)
 from checker.errors import ConfigError, EvaluationError, ExitCode, McError
 from checker.reports import outputs
 from checker.reports.graph import DEFAULT_MAX_STATES
@@ -21,6 +30,22 @@ from checker.search.expansion import LIVE_BYTES
 from checker.search.options import Options
 
 F = TypeVar("F", bound=Callable[..., Any])
+MAX_SECONDS = 10 * 365 * 86400.0  # what a timer can be set to (and more than any run needs)
+
+
+def _seconds(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """A number of seconds must be a number: `nan` passes FloatRange's comparisons."""
+    if value is not None and value != value:
+        raise click.BadParameter("not a number of seconds", ctx, param)
+    return value
+
+
+def seconds(minimum_open: bool = False) -> dict[str, Any]:
+    """The type of an option in seconds: at least 0 (above 0 if `minimum_open`), finite."""
+    return {
+        "type": click.FloatRange(min=0, min_open=minimum_open, max=MAX_SECONDS),
+        "callback": _seconds,
+    }
 
 define_option = click.option(
     "-D",
@@ -50,7 +75,7 @@ json_option = click.option(
 progress_option = click.option(
     "--progress",
     "progress_interval",
-    type=click.FloatRange(min=0),
+    **seconds(),
     default=5.0,
     show_default=True,
     metavar="SECONDS",
@@ -117,7 +142,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    **seconds(minimum_open=True),
     metavar="SECONDS",
     help="Stop each spec's search after SECONDS (exit 152, partial counts) and say which"
     " action, guard or invariant was running: a bound for code that never returns.",
@@ -139,6 +164,16 @@ def cli(ctx: click.Context, debug: bool) -> None:
     " the next, and the states each process remembers meeting); beyond it states are kept"
     " encoded. Only speed depends on it. Default: an eighth of this machine's memory, at"
     " least 1 GiB.",
+)
+@click.option(
+    "--recheck",
+    type=click.IntRange(min=0),
+    default=determinism.RECHECK,
+    show_default=True,
+    metavar="N",
+    help="Expand every Nth state twice and compare the answers, to catch a spec that is not"
+    " deterministic (randomness, the clock, state kept on self: exit 75). 1: every state"
+    " (twice the work in the actions); 0: none. Traces are always checked.",
 )
 @json_option
 @progress_option
@@ -164,6 +199,13 @@ def cli(ctx: click.Context, debug: bool) -> None:
     " where declared, except for specs whose temporal properties are checked.",
 )
 @click.option(
+    "--view/--no-view",
+    default=None,
+    help="Identify states by the spec's view of them (as TLC's VIEW); --no-view by all their"
+    " variables. Default: on where declared, except for specs whose temporal properties are"
+    " checked (merged states can close cycles that no behaviour takes).",
+)
+@click.option(
     "--spark-conf",
     "spark_conf",
     metavar="KEY=VALUE",
@@ -180,7 +222,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 )
 @click.option(
     "--checkpoint-every",
-    type=click.FloatRange(min=0),
+    **seconds(),
     metavar="SECONDS",
     help=f"Seconds between checkpoints [default: {checkpoint.DEFAULT_EVERY:g}].",
 )
@@ -199,7 +241,7 @@ def check(specs: Sequence[str], defines: Sequence[str], **o: Any) -> int:
 
     SPEC is a spec file (FILE.py::Class checks that class of it), or a folder: every spec
     below it is checked, and the exit code is
-    the worst of theirs (150 > 151 > 75 > 12 > 13 > 11 > 15 > 152 > 0; see docs/ci.md). With
+    the worst of theirs (153 > 150 > 151 > 75 > 12 > 13 > 11 > 15 > 152 > 0; see docs/ci.md). With
     --resume DIR, SPEC may be left out: the checkpoint names it.
     """
     if o["no_liveness"] and o["properties"]:
@@ -217,6 +259,8 @@ def check(specs: Sequence[str], defines: Sequence[str], **o: Any) -> int:
         no_invariants=o["no_invariants"],
         properties=None if o["no_liveness"] else tuple(o["properties"]),
         symmetry=o["symmetry"],
+        view=o["view"],
+        recheck=o["recheck"],
         strict=o["strict"],
         witness=o["witness"],
         progress=o["progress_interval"],
@@ -270,7 +314,7 @@ def _given(ctx: click.Context) -> set[str]:
 @deadlock_option
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    **seconds(minimum_open=True),
     metavar="SECONDS",
     help="Stop each check after SECONDS (its undecided cells show ?).",
 )
@@ -329,6 +373,8 @@ def ablate_command(
         ):
             raise ConfigError("--workers is for --engine local (Spark has its own executors)")
         workers = 1
+    from checker import ablate  # its processes and liveness: only for mc ablate
+
     settings = ablate.Settings(not no_deadlock, not no_liveness, timeout, max_states)
     spark_session = run.Config(
         engine=engine, master=master, remote=remote, spark_conf=tuple(spark_conf)
@@ -515,10 +561,16 @@ def main(argv: Sequence[str] | None = None) -> None:
             err=True,
         )
         code = ExitCode.EVALUATION_ERROR
-    except click.exceptions.Abort:
-        click.echo("mc: aborted", err=True)
-        code = 130
+    except click.exceptions.Abort:  # Ctrl-C or SIGTERM outside a search (its own say so)
+        click.echo(
+            "mc: interrupted outside the search (loading, starting the engine or writing the"
+            " reports): no result",
+            err=True,
+        )
+        code = ExitCode.INCOMPLETE
     except click.ClickException as exc:  # bad options: usage errors and the like
+        if debug:
+            traceback.print_exc()
         exc.show()
         code = ExitCode.CONFIG_ERROR
     except McError as exc:
@@ -526,4 +578,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             traceback.print_exc()
         click.echo(f"mc: error: {exc}", err=True)
         code = exc.exit_code
+    except MemoryError:  # outside a search (which reports it with its counts): loading, a report
+        if debug:
+            traceback.print_exc()
+        click.echo(
+            "mc: error: out of memory before the search or after it (loading the spec, writing"
+            " a report): give mc more memory, or lower the constants",
+            err=True,
+        )
+        code = ExitCode.ENGINE_ERROR
     sys.exit(int(code or 0))

@@ -12,18 +12,22 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence, Set
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from checker import ablate as ablation
-from checker import checkpoint, run, simulation, spark
+from checker import checkpoint, run, simulation
 from checker.batch import SpecFile, spec_files, summary, worst
+from checker.deadline import Loading
 from checker.errors import ConfigError, McError, SpecError
 from checker.loader import NoSpecError, load_model, load_spec_class
 from checker.model import Model
-from checker.reports import ablation as ablation_reports
 from checker.reports import dot, graphviz, listing, mermaid, outputs, text
 from checker.reports.sarif import Checked
 from checker.result import NotChecked
 from checker.spec import constants_of, invariants_of, properties_of
+
+if TYPE_CHECKING:  # the Spark engine and mc ablate: imported where they run
+    from checker import ablate as ablation
+    from checker import spark
 
 
 class NoSpecGiven(ConfigError):
@@ -63,6 +67,7 @@ def check_files(
             raise SpecError(f"{', '.join(specs)}: no spec to check (no .py file in it)")
     if config.options.workers > 1 and config.engine != "local":
         raise ConfigError("--workers is for --engine local (Spark has its own executors)")
+    config = usable_workers(config)
     with run.engine(config) as explorer:
         if saving is not None:
             assert model is not None
@@ -81,6 +86,25 @@ def check_files(
         runs = check_many(files, defines, config, explorer, wanted)
     wanted.write(runs, multi=True)
     return worst(int(c.result.exit_code) for c in runs)
+
+
+def usable_workers(config: run.Config) -> run.Config:
+    """`config` with at most as many worker processes as the CPUs this process may use (two
+    at least): more would only share them, each holding its own states (`--workers 1000`
+    used to start a thousand processes for a spec of four states)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    usable = max(2, cpus)
+    if config.options.workers <= usable:
+        return config
+    run.note(
+        f"--workers {config.options.workers}: this machine lets mc use {cpus} CPUs; it runs"
+        f" {usable} worker processes (the result is the same for any number)"
+    )
+    options = dataclasses.replace(config.options, workers=usable)
+    return dataclasses.replace(config, options=options)
 
 
 def _checkpoints(
@@ -131,7 +155,8 @@ def check_many(
     invariants = config.invariants
     for file in files:
         try:
-            cls, _ = load_spec_class(file.path)
+            with Loading(config.timeout, file.path):
+                cls, _ = load_spec_class(file.path)
         except NoSpecError as exc:
             if file.explicit:
                 loaded.append(NotChecked(file.path, str(exc), exc.exit_code))
@@ -242,16 +267,16 @@ def draw(
     g = run.state_space_graph(model, max_states)
     dot_text = dot.to_dot(g, model.name)
     if paths.get("dot"):
-        with outputs.writing("--dot", paths["dot"]):  # type: ignore[arg-type]
-            dot.write(g, paths["dot"], model.name)  # type: ignore[arg-type]
+        with outputs.writing("--dot", paths["dot"]) as written:  # type: ignore[arg-type]
+            dot.write(g, written, model.name)
     for fmt in ("svg", "png"):
         target = paths.get(fmt)
         if target:
-            with outputs.writing(f"--{fmt}", target):
-                graphviz.render(dot_text, fmt, target)
+            with outputs.writing(f"--{fmt}", target) as written:
+                graphviz.render(dot_text, fmt, written)
     if paths.get("mermaid"):
-        with outputs.writing("--mermaid", paths["mermaid"]):  # type: ignore[arg-type]
-            mermaid.write(mermaid.flowchart(g), paths["mermaid"])  # type: ignore[arg-type]
+        with outputs.writing("--mermaid", paths["mermaid"]) as written:  # type: ignore[arg-type]
+            mermaid.write(mermaid.flowchart(g), written)
     if not any(paths.values()):
         sys.stdout.write(dot_text)
     else:
@@ -280,6 +305,9 @@ def ablate(
 ) -> int:
     """`mc ablate`: run the ablation, print its table, write the reports asked for (`paths`:
     report name -> PATH); the exit code says whether every check with every rule on held."""
+    from checker import ablate as ablation
+    from checker.reports import ablation as ablation_reports
+
     for name, path in paths.items():
         if path == "":
             raise ConfigError(f"--{name} '': an empty path; give the file to write")
@@ -324,6 +352,7 @@ def ablate(
         echo(note, err=True)
     echo(ablation_reports.text(result), nl=False)
     for name, path in wanted.items():
-        with outputs.writing(f"--{name}", path), open(path, "w", encoding="utf-8") as out:
-            out.write(ablation_reports.WRITERS[name](result))
+        text_of = ablation_reports.WRITERS[name]
+        with outputs.writing(f"--{name}", path) as written, open(written, "w") as out:
+            out.write(text_of(result))
     return result.exit_code

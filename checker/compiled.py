@@ -7,12 +7,13 @@ from __future__ import annotations
 import difflib
 import inspect
 import itertools
+import math
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checker.errors import ConfigError, EvaluationError, Interrupted, SpecError
+from checker.errors import OUTSIDE, ConfigError, EvaluationError, SpecError
 from checker.reports import templates
 from checker.result import Event
 from checker.spec import (
@@ -20,11 +21,14 @@ from checker.spec import (
     Spec,
     action_constraints_of,
     actions_of,
+    admits,
     constants_of,
     constraints_of,
     invariants_of,
     on_of,
     reachables_of,
+    refinements_of,
+    step_properties_of,
     switches_of,
     terminals_of,
 )
@@ -54,7 +58,34 @@ def domain_order(values: Iterable[Any]) -> tuple[Any, ...]:
         return order
     if isinstance(values, (set, frozenset)):
         return tuple(canonical_order(values))
-    return tuple(values)
+    if type(values) in (tuple, list, range):
+        if len(values) > MAX_DOMAIN:
+            raise DomainTooLarge(too_large(len(values)))
+        return tuple(values)
+    found = tuple(itertools.islice(values, MAX_DOMAIN + 1))  # an iterator may never end
+    if len(found) > MAX_DOMAIN:
+        raise DomainTooLarge(too_large(None))
+    return found
+
+
+MAX_DOMAIN = 1_000_000  # values of a parameter's domain, and bindings of an action, at most
+
+
+class DomainTooLarge(ValueError):
+    """A domain (or the bindings of an action) too large to use: an endless iterator, or a
+    mistake (`range(10**9)`)."""
+
+
+def _raised(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def too_large(size: int | None) -> str:
+    what = "has no end" if size is None else f"has {size:,} values"
+    return (
+        f"{what}, more than the {MAX_DOMAIN:,} that mc takes (an endless iterator such as"
+        " itertools.count()?): give a finite domain"
+    )
 
 
 _ORDERS = 1 << 14
@@ -134,13 +165,14 @@ class Action:
         takes), in canonical order."""
         try:
             return domain_order(domain(state, *earlier))
-        except Interrupted:
+        except OUTSIDE:
             raise
         except BaseException as exc:
+            said = str(exc) if isinstance(exc, DomainTooLarge) else f"raised {_raised(exc)}"
             raise EvaluationError(
                 "action",
                 self.name,
-                f"the domain of parameter {param!r} raised {type(exc).__name__}: {exc}",
+                f"the domain of parameter {param!r} {said}",
                 state=state,
                 params=dict(zip(self.params, earlier)) if earlier else None,
                 cause=exc,
@@ -171,8 +203,10 @@ class CompiledSpec:
         path: str = "",
         invariants: Sequence[str] | None = None,
         symmetry: bool = True,
+        view: bool = True,
     ):
-        """`symmetry=False` ignores the symmetry the spec declares (`mc check --no-symmetry`)."""
+        """`symmetry=False` ignores the symmetry the spec declares (`mc check --no-symmetry`),
+        `view=False` its view (`--no-view`): every variable then identifies a state."""
         self.spec = spec
         self.path = path
         cls = type(spec)
@@ -183,6 +217,7 @@ class CompiledSpec:
             found, predicates = actions_of(cls), invariants_of(cls)
             bounds, steps = constraints_of(cls), action_constraints_of(cls)
             wanted, finals = reachables_of(cls), terminals_of(cls)
+            step_props, refined = step_properties_of(cls), refinements_of(cls)
         except TypeError as exc:
             raise SpecError(f"{path}: {exc}" if path else str(exc)) from None
         found = self._ordered(found, spec.action_order)
@@ -198,7 +233,7 @@ class CompiledSpec:
                 len(act.params),
                 None
                 if act.static_bindings is None
-                else tuple(b for b, in act.static_bindings)
+                else tuple(b for (b,) in act.static_bindings)
                 if len(act.params) == 1
                 else act.static_bindings,
                 act,
@@ -236,11 +271,23 @@ class CompiledSpec:
         )
         # The spec's intended final states: no successor there is no deadlock.
         self.terminals = tuple(Invariant(n, getattr(spec, n)) for n in finals)
-        self.constraints = tuple(Constraint(n, getattr(spec, n)) for n in bounds)
+        # State constraints: those that admit the states outside them (counted, not
+        # expanded), and those that do not (TLC's CONSTRAINT: checked, then dropped).
+        self.constraints = tuple(
+            Constraint(n, getattr(spec, n)) for n, f in bounds.items() if admits(f)
+        )
+        self.exclusions = tuple(
+            Constraint(n, getattr(spec, n)) for n, f in bounds.items() if not admits(f)
+        )
+        # Checks of every step: step properties, and refinements (checker.steps).
+        self.step_properties = tuple(Invariant(n, getattr(spec, n)) for n in step_props)
+        self.refinements = tuple(refined.items())
         self.action_constraints = tuple(Constraint(n, getattr(spec, n)) for n in steps)
         if spec.view is not None and not callable(spec.view):
             raise SpecError(f"{self.name}.view must be a method view(self, s), not {spec.view!r}")
-        self.view: Callable[[Record], Any] | None = spec.view
+        # The view in use (None: none declared, or turned off). Liveness checking must refuse
+        # it, as symmetry: a cycle among merged states need not be a cycle among real states.
+        self.view: Callable[[Record], Any] | None = spec.view if view else None
         # The symmetry in use (None: none declared, or turned off). Liveness checking must
         # refuse it: a cycle among representatives need not be a cycle among real states.
         self.symmetry: Symmetry | None = Symmetry.of(spec) if symmetry else None
@@ -329,6 +376,8 @@ class CompiledSpec:
                     f"{where}: the domain of {p!r} must be an iterable or a function of the "
                     f"state, not {domain!r}"
                 ) from None
+            except DomainTooLarge as exc:
+                raise SpecError(f"{where}: the domain of {p!r} {exc}") from None
         where_on = on_of(fn)
         if where_on is not None:
             templates.check(where, where_on, params)
@@ -340,6 +389,12 @@ class CompiledSpec:
         bound = getattr(self.spec, name)
         static = None
         if not any(callable(d) for d in resolved):
+            size = math.prod(len(d) for d in resolved)
+            if size > MAX_DOMAIN:
+                raise SpecError(
+                    f"{where}: {name} has {size:,} bindings of its parameters, more than the"
+                    f" {MAX_DOMAIN:,} that mc takes: give smaller domains"
+                )
             static = tuple(itertools.product(*resolved))
         return Action(name, bound, params, tuple(resolved), static, where_on, tuple(depends))
 
@@ -376,4 +431,3 @@ def describe_switch(spec: Spec, names: Sequence[str]) -> str:
     if len(names) > 1 and len(set(map(repr, values))) == 1:
         return f"{', '.join(names)} = {values[0]}"
     return ", ".join(f"{n}={v}" for n, v in zip(names, values))
-

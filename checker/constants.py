@@ -17,6 +17,11 @@ def pairs(items: Sequence[str], option: str, form: str = "NAME=VALUE") -> dict[s
     """`NAME=VALUE` items (of `option`, for the error) as a dict."""
     values: dict[str, str] = {}
     for item in items:
+        try:
+            item.encode("utf-8")
+        except UnicodeEncodeError:  # bytes of another encoding, kept as lone surrogates
+            shown = item.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise ConfigError(f"{option} {shown}: not UTF-8 text") from None
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
             raise ConfigError(f"{option} {item}: expected {form}")

@@ -1,4 +1,4 @@
-"""`mc check --timeout`: a wall-clock bound on a run, for any engine.
+"""`mc check --timeout`: a wall-clock bound on a run, for any engine, and on loading a spec.
 
 A SIGALRM handler raises RunTimeout, a KeyboardInterrupt, so the engine stops as on Ctrl-C
 (verdict "incomplete", partial counts). The handler runs in whatever frame was executing, so it
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from types import CodeType, FrameType, TracebackType
 from typing import Any
 
-from checker.errors import ConfigError, RunTimeout
+from checker.errors import ConfigError, ExitCode, McError, RunTimeout
 from checker.model import Model
 from checker.values import show
 from checker.values.record import Record
@@ -71,6 +71,54 @@ class Deadline:
                 return _describe(role, frame)
             frame = frame.f_back
         return None  # in the engine, between spec calls
+
+
+class LoadTimeout(McError):
+    """--timeout expired while a spec was loading: nothing was explored (exit 152)."""
+
+    exit_code = ExitCode.INCOMPLETE
+
+
+class Loading:
+    """`with Loading(seconds, path)`: the same bound on loading the spec at `path` (importing
+    it, reading its constants, compiling it), which may not end either (a loop at import, an
+    @assume that never returns): LoadTimeout when it expires."""
+
+    def __init__(self, seconds: float | None, path: object) -> None:
+        self.seconds = seconds
+        self.path = path
+        self._previous: Any = None
+
+    def __enter__(self) -> Loading:
+        if self.seconds is not None and hasattr(signal, "setitimer"):
+            self._previous = signal.signal(signal.SIGALRM, self._expire)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.seconds is not None and hasattr(signal, "setitimer"):
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            previous = self._previous
+            signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+        if isinstance(exc, _LoadExpired):
+            raise LoadTimeout(
+                f"{self.path}: stopped by --timeout {self.seconds:g} s while loading the spec"
+                " (importing it, checking its constants or compiling it never ended); nothing"
+                " was explored"
+            ) from None
+
+    def _expire(self, signum: int, frame: FrameType | None) -> None:
+        raise _LoadExpired(f"--timeout {self.seconds:g} s reached")
+
+
+class _LoadExpired(RunTimeout):
+    """Raised by Loading's timer: through spec code as any interrupt, then turned into
+    LoadTimeout."""
 
 
 # What a function is ("action spin") and, for an action, its parameters (shown with values)

@@ -20,7 +20,9 @@ class ExitCode(IntEnum):
     SPEC_ERROR = 150  # the spec cannot be loaded
     CONFIG_ERROR = 151  # bad options or constants
     INCOMPLETE = 152  # a --max-states / --max-depth / --timeout bound stopped the search
-    ENGINE_ERROR = 153  # the engine cannot run: no Java or pyspark, or Spark itself failed
+    # The engine cannot run (no Java or pyspark, Spark itself failed), or cannot go on (out of
+    # memory, a worker process killed, no Spark executor left: EngineFailure)
+    ENGINE_ERROR = 153
 
 
 class StateError(TypeError):
@@ -106,6 +108,19 @@ class NondeterminismError(McError):
     exit_code = ExitCode.EVALUATION_ERROR
 
 
+class EngineFailure(Exception):
+    """The engine cannot go on with the search: out of memory, a worker process gone, no Spark
+    executor left. Neither the spec's error nor a bound: the search ends with verdict
+    "incomplete" and the counts of the states explored so far, which are exact (a state is
+    counted once it is admitted, by the engine process), and exit 153. `what` says what
+    failed and where; `advice`, what to do."""
+
+    def __init__(self, what: str, advice: str) -> None:
+        super().__init__(what)
+        self.what = what
+        self.advice = advice
+
+
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C or SIGTERM, raised by mc's own signal handlers (checker.guard): a stop from
     outside the spec. A KeyboardInterrupt, so that every engine stops as it does on Ctrl-C:
@@ -115,3 +130,10 @@ class Interrupted(KeyboardInterrupt):
 
 class RunTimeout(Interrupted):
     """`mc check --timeout` expired: stops the run as Ctrl-C does."""
+
+
+# What may stop spec code without being the spec's error: mc's own interrupts, and running out
+# of memory (an allocation in an action fails because the whole run is too big: reported as
+# the run's EngineFailure, not as the action's error). Every place that calls spec code lets
+# these through (`except OUTSIDE: raise`) before it catches BaseException.
+OUTSIDE = (Interrupted, MemoryError)

@@ -3,7 +3,8 @@
 Spec code runs in mc's own process. An action that called `sys.exit(0)` used to end mc with
 exit 0 and no report, which a CI job records as a pass. So every place that calls spec code
 catches BaseException and reports it as the spec's error (`spec_fault`), except `Interrupted`,
-which only the signal handlers installed here raise (and `--timeout`'s RunTimeout): a
+which only the signal handlers installed here raise (and `--timeout`'s RunTimeout), and a
+MemoryError, which is the run's (checker.errors.OUTSIDE): a
 SystemExit, a GeneratorExit or a KeyboardInterrupt raised by the spec itself is an error of
 the action, invariant or module that raised it (exit 75, or 150 at import).
 
@@ -22,7 +23,7 @@ from contextlib import AbstractContextManager, contextmanager
 from types import FrameType
 from typing import Any, NoReturn
 
-from checker.errors import Interrupted
+from checker.errors import OUTSIDE, Interrupted
 
 real_exit = os._exit
 _depth = 0  # nested guarded() blocks (the CLI's around the engine's)
@@ -30,8 +31,9 @@ _depth = 0  # nested guarded() blocks (the CLI's around the engine's)
 
 def spec_fault(exc: BaseException) -> bool:
     """Whether `exc`, raised while spec code ran, is the spec's fault (to report as its
-    error), rather than a stop from outside (Ctrl-C, SIGTERM, --timeout) to let through."""
-    return not isinstance(exc, Interrupted)
+    error), rather than a stop from outside (Ctrl-C, SIGTERM, --timeout, memory running out)
+    to let through."""
+    return not isinstance(exc, OUTSIDE)
 
 
 def interrupt(signum: int, frame: FrameType | None) -> None:

@@ -38,15 +38,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import networkx as nx
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from checker import guard
 from checker.behaviour import RAISED, TRUE, Behaviour, Recording
-from checker.compiled import domain_order
-from checker.errors import ConfigError, EvaluationError, Interrupted, SpecError
+from checker.compiled import DomainTooLarge, domain_order
+from checker.determinism import not_deterministic
+from checker.errors import OUTSIDE, ConfigError, EvaluationError, SpecError
 from checker.model import Model
 from checker.result import CheckResult, ErrorInfo
 from checker.spec import LeadsTo, Spec, fairness_of, properties_of, property_kind
@@ -140,6 +138,8 @@ def _bindings(spec: Spec, where: str, domains: dict[str, Any]) -> list[dict[str,
             raise SpecError(
                 f"{where}: the domain of {param!r} must be an iterable, not {domain!r}"
             ) from None
+        except DomainTooLarge as exc:
+            raise SpecError(f"{where}: the domain of {param!r} {exc}") from None
     return [dict(zip(domains, combo)) for combo in itertools.product(*values)]
 
 
@@ -167,10 +167,10 @@ def _wf(kind: str) -> str:
 
 def recording(model: Model, properties: Sequence[Property], **more: Any) -> Recording:
     """What the search records for `properties`: their predicates, and the binding keys of
-    the actions whose fairness is per binding. Refuses a model under symmetry before any
-    search (see `check`)."""
+    the actions whose fairness is per binding. Refuses a model under symmetry or a view before
+    any search (see `check`)."""
     if properties:
-        _refuse_symmetry(model)
+        _refuse_reductions(model)
     predicates: list[tuple[str, Callable[[Record], Any]]] = []
     for prop in properties:
         predicates.append((f"P:{prop.name}", prop.p))
@@ -182,11 +182,18 @@ def recording(model: Model, properties: Sequence[Property], **more: Any) -> Reco
     return Recording(tuple(predicates), keyed, **more)
 
 
-def _refuse_symmetry(model: Model) -> None:
-    if model.symmetry is not None:  # it merges states that a fair cycle must tell apart
+def _refuse_reductions(model: Model) -> None:
+    """Symmetry and a view merge states that a fair cycle must tell apart: a lasso of merged
+    states need not be a behaviour (TLC's maintainers call liveness under either unsound)."""
+    if model.symmetry is not None:
         raise ConfigError(
             f"{model.name}: temporal properties cannot be checked under symmetry reduction:"
             " check them with --no-symmetry"
+        )
+    if model.view is not None:
+        raise ConfigError(
+            f"{model.name}: temporal properties cannot be checked under the spec's view:"
+            " check them with --no-view"
         )
 
 
@@ -208,7 +215,7 @@ def check(
     result.fairness = fairness(model) if properties else []
     if result.verdict != "ok" or not properties:
         return result
-    _refuse_symmetry(model)
+    _refuse_reductions(model)
     start = time.perf_counter()
     try:
         if not isinstance(behaviour, Behaviour):
@@ -227,6 +234,15 @@ def check(
     except KeyboardInterrupt:  # as the engines do: stop and say what was not decided
         result.verdict = "incomplete"
         result.bound = "interrupted while checking the temporal properties"
+    except MemoryError:  # the graph or its components: as the engines do (exit 153)
+        result.verdict = "incomplete"
+        result.bound = "out of memory while checking the temporal properties"
+        result.engine_failed = True
+        result.advice = (
+            "Every invariant holds. To check the temporal properties, lower the constants, or"
+            " check them on a machine with more memory (--no-liveness checks the invariants"
+            " alone)."
+        )
     result.liveness_seconds = time.perf_counter() - start
     result.seconds += result.liveness_seconds
     if result.verdict != "ok" and result.witness is not None:  # the trace is no witness now
@@ -313,7 +329,10 @@ class StateGraph:
             positions = self.path_to(state)
             reached = replay(self.model, chain_from_positions(self.model, positions))[-1].state
             _evaluate(prop, predicate, reached, positions)
-            raise RuntimeError("a property's predicate raised in the search, not again")
+            raise not_deterministic(
+                f"temporal property {prop.name} raised or failed on {show(reached)} when the"
+                " search evaluated it, and not when evaluated again"
+            )
 
     def path_to(self, state: int) -> list[int]:
         """The positions from an initial state (its init index first) to `state`, along the
@@ -337,6 +356,8 @@ class StateGraph:
         if nodes is not None:
             inside = nodes[src] & nodes[dst]
             src, dst = src[inside], dst[inside]
+        from scipy.sparse import csr_matrix  # scipy only once a property is checked
+
         return csr_matrix(
             (np.ones(len(src), dtype=np.int8), (src + offset, dst + offset)),
             shape=(self.n + offset, self.n + offset),
@@ -362,7 +383,7 @@ def _evaluate(
 ) -> bool:
     try:
         value = predicate(state)
-    except Interrupted:
+    except OUTSIDE:
         raise
     except BaseException as exc:
         error = EvaluationError(
@@ -404,6 +425,8 @@ def fair_components(graph: StateGraph, nodes: np.ndarray) -> list[np.ndarray]:
 
 def _components(graph: StateGraph, nodes: np.ndarray) -> list[np.ndarray]:
     """The strongly connected components inside `nodes` with more than one state."""
+    from scipy.sparse.csgraph import connected_components
+
     _, labels = connected_components(graph.matrix(nodes), directed=True, connection="strong")
     labels = np.where(nodes, labels, -1)
     order = np.argsort(labels, kind="stable")
@@ -534,6 +557,9 @@ def _bfs(edges: np.ndarray, sources: list[int], size: int) -> tuple[np.ndarray, 
     order = np.argsort(src, kind="stable")
     counts = np.bincount(src, minlength=size + 1)
     indptr = np.concatenate([[0], np.cumsum(counts)])
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import breadth_first_order
+
     matrix = csr_matrix((np.ones(len(dst), np.int8), dst[order], indptr), shape=(size + 1,) * 2)
     visit, parent = breadth_first_order(matrix, root, directed=True, return_predecessors=True)
     distance = np.full(size + 1, -1, dtype=np.int64)
@@ -552,6 +578,8 @@ def _cycle(graph: StateGraph, comp: np.ndarray, entry: int) -> list[tuple[int, i
     constraint enabled in comp is taken, or (weak ones) a state where it is disabled is
     visited. Greedy: the nearest step or state for each constraint in turn (networkx, on the
     component alone)."""
+    import networkx as nx
+
     members = np.zeros(graph.n, dtype=bool)
     members[comp] = True
     inside = np.flatnonzero(members[graph.src] & members[graph.dst])

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import ModuleType
 
 from checker.constants import typed
-from checker.errors import ConfigError, Interrupted, McError, SpecError
+from checker.errors import OUTSIDE, ConfigError, McError, SpecError
 from checker.model import Model
 from checker.spec import Spec, actions_of, assumptions_of, constants_of
 
@@ -59,7 +59,7 @@ def import_spec_module(path: str | os.PathLike[str]) -> ModuleType:
         ) from exc
     except McError:
         raise  # already says where (e.g. an action defined twice)
-    except Interrupted:
+    except OUTSIDE:
         raise
     except BaseException as exc:
         raise SpecError(
@@ -145,7 +145,7 @@ def check_assumptions(spec: Spec, path: str | os.PathLike[str]) -> None:
     for name, fn in assumptions_of(type(spec)).items():
         try:
             holds = getattr(spec, name)()
-        except Interrupted:
+        except OUTSIDE:
             raise
         except BaseException as exc:
             raise SpecError(
@@ -176,11 +176,13 @@ def load_model(
     constants: Mapping[str, str] | None = None,
     invariants: Sequence[str] | None = None,
     symmetry: bool = True,
+    view: bool = True,
 ) -> Model:
     """Import the spec at `path` (FILE, or FILE::Class), apply `-D` constants (as text) and
-    compile it (`symmetry`: use the symmetry the spec declares, if any)."""
+    compile it (`symmetry`, `view`: use the symmetry and the view the spec declares, if
+    any)."""
     cls, file = load_spec_class(path)
-    return build_model(cls, file, typed(cls, constants or {}), invariants, symmetry)
+    return build_model(cls, file, typed(cls, constants or {}), invariants, symmetry, view)
 
 
 def build_spec(
@@ -190,7 +192,7 @@ def build_spec(
     checked (checker.constants), its @assume assumptions holding."""
     try:
         spec = cls(**values)
-    except Interrupted:
+    except OUTSIDE:
         raise
     except BaseException as exc:
         raise SpecError(
@@ -206,8 +208,9 @@ def build_model(
     values: Mapping[str, object],
     invariants: Sequence[str] | None = None,
     symmetry: bool = True,
+    view: bool = True,
 ) -> Model:
     """A Model of spec class `cls` (from the file at `path`) with constant values already
     checked (checker.constants)."""
     spec = build_spec(cls, path, values)
-    return Model(spec, path=str(path), invariants=invariants, symmetry=symmetry)
+    return Model(spec, path=str(path), invariants=invariants, symmetry=symmetry, view=view)

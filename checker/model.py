@@ -9,18 +9,29 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import reprlib
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
+from checker import determinism
 from checker.behaviour import binding_key
 from checker.compiled import Binding, CompiledSpec, Invariant
-from checker.errors import EvaluationError, Interrupted, SpecError, StateError
+from checker.errors import OUTSIDE, EvaluationError, SpecError, StateError
 from checker.result import CheckResult, Step
 from checker.spec import Spec
+from checker.steps import ExcludedViolation, Refines, StepCheck, StepChecks, StepViolation
 from checker.symmetry import Permutation
 from checker.values import fast, kinds, show
-from checker.values.encoding import decode, encode, encode_state, fingerprint
+from checker.values.encoding import (
+    MAX_DEPTH,
+    NESTED,
+    decode,
+    deeper_than,
+    encode,
+    encode_state,
+    fingerprint,
+)
 from checker.values.record import Map, Record, freeze
 
 _REDUCED_CACHE = 1 << 18  # entries (about 25 MB) of Model.fingerprint_of's cache, per process
@@ -94,9 +105,11 @@ class Model:
         path: str = "",
         invariants: Sequence[str] | None = None,
         symmetry: bool = True,
+        view: bool = True,
     ):
-        """`symmetry=False` ignores the symmetry the spec declares (`mc check --no-symmetry`)."""
-        self.compiled = compiled = CompiledSpec(spec, path, invariants, symmetry)
+        """`symmetry=False` ignores the symmetry the spec declares (`mc check --no-symmetry`),
+        `view=False` its view (`--no-view`)."""
+        self.compiled = compiled = CompiledSpec(spec, path, invariants, symmetry, view)
         # What the engines read of the compiled spec, as the model's own attributes (one
         # lookup on the hot paths; a test may narrow them, e.g. drop the reachables).
         self.spec, self.path, self.name = compiled.spec, compiled.path, compiled.name
@@ -107,6 +120,12 @@ class Model:
         self.terminals = compiled.terminals
         self.constraints = compiled.constraints
         self.action_constraints = compiled.action_constraints
+        self.exclusions = compiled.exclusions
+        checks = [StepCheck(p.name, p.fn, f"[][{p.name}]") for p in compiled.step_properties]
+        where = path or compiled.name
+        checks += [Refines(n, spec, r, Model, where) for n, r in compiled.refinements]
+        # The checks of every step (None: the spec declares none, and steps cost nothing).
+        self.steps = StepChecks(checks) if checks else None
         self.view = compiled.view
         self.symmetry = compiled.symmetry
         self.reduces = compiled.reduces
@@ -117,6 +136,11 @@ class Model:
         # known once the initial states are.
         self._kinds: kinds.Kind | None = None
         self._initial: list[Record] | None = None
+        # Every `recheck`-th state this process expands is expanded twice, and the two answers
+        # compared (checker.determinism; 0: none), from the first one on. `_until_recheck`
+        # counts down to the next.
+        self.recheck = determinism.RECHECK
+        self._until_recheck = 1
 
     @property
     def kinds(self) -> kinds.Kind:
@@ -140,11 +164,12 @@ class Model:
             spec_name=self.name,
             constants=dict(self.constants),
             invariants=[inv.name for inv in self.invariants],
-            constraints=[c.name for c in self.constraints],
+            constraints=[c.name for c in self.constraints + self.exclusions],
             action_constraints=[c.name for c in self.action_constraints],
             view=self.view is not None,
             symmetry=None if self.symmetry is None else self.symmetry.describe(),
             reachable=[r.name for r in self.reachables],
+            step_properties={} if self.steps is None else self.steps.formulas(),
         )
 
     # -- states ----------------------------------------------------------------------------
@@ -156,7 +181,7 @@ class Model:
             result = self.spec.init()
         except NotImplementedError:
             raise SpecError(f"{self.name} has no initial state: define init(self)") from None
-        except Interrupted:
+        except OUTSIDE:
             raise
         except BaseException as exc:
             raise EvaluationError("init", "init", _raised(exc), cause=exc) from exc
@@ -176,6 +201,8 @@ class Model:
                 differ = _variables_differ(other, states[0])
                 message = f"returned initial states with different variables: one {differ}"
                 raise EvaluationError("init", "init", message)
+        if any(deeper_than(s, MAX_DEPTH) for s in states):
+            raise EvaluationError("init", "init", f"built a state that cannot be encoded: {NESTED}")
         declared = self.compiled.declared_types
         unknown = [n for n in declared if n not in states[0]]
         if unknown:
@@ -258,7 +285,7 @@ class Model:
             raise EvaluationError(
                 "view", "view", f"returned a value that cannot be encoded: {exc}", state=state
             ) from exc
-        except Interrupted:
+        except OUTSIDE:
             raise
         except BaseException as exc:
             raise EvaluationError("view", "view", _raised(exc), state=state, cause=exc) from exc
@@ -268,7 +295,7 @@ class Model:
         assert self.symmetry is not None
         try:
             image = self.symmetry.permute(state, p)
-        except Interrupted:
+        except OUTSIDE:
             raise
         except BaseException as exc:
             raise EvaluationError(
@@ -292,6 +319,11 @@ class Model:
         """Whether `state` satisfies every state constraint (else it is not expanded)."""
         return all(_holds("constraint", c.name, c.fn, state) for c in self.constraints)
 
+    def excluded(self, state: Record) -> bool:
+        """Whether `state` fails a constraint that does not admit it (TLC's CONSTRAINT): it is
+        checked against the invariants, and never becomes a state of the search."""
+        return not all(_holds("constraint", c.name, c.fn, state) for c in self.exclusions)
+
     def _allowed(self, ai: int, binding: Binding, state: Record, succ: Record) -> bool:
         """Whether every action constraint allows the step from `state` to `succ`."""
         params = self.actions[ai].describe(binding)
@@ -308,7 +340,7 @@ class Model:
         act = self.actions[ai]
         try:
             result = act.fn(state, *binding)
-        except Interrupted:
+        except OUTSIDE:
             raise
         except BaseException as exc:
             raise self._raised_in(ai, binding, state, exc) from exc
@@ -329,11 +361,17 @@ class Model:
         """An action's return value as a list of checked successor states."""
         if result is None:
             return []
-        many = [result] if isinstance(result, Record) else _as_list(result)
+        try:  # a generator runs the action's code here: what it raises is the action's error
+            many = [result] if isinstance(result, Record) else _as_list(result)
+        except OUTSIDE:
+            raise
+        except BaseException as exc:
+            raise self._raised_in(ai, binding, state, exc) from exc
         for succ in many if many is not None else (result,):
             if not isinstance(succ, Record):
                 message = (
-                    f"returned {result!r}; an action returns None, a Record or a list of Records"
+                    f"returned {_short(result)}; an action returns None, a Record or a list of"
+                    " Records"
                 )
             elif succ.keys() != state.keys():
                 message = f"returned a state {_variables_differ(succ, state)}"
@@ -404,6 +442,8 @@ class Model:
         tuple, which the engine freezes (as put() would) before it encodes the state."""
         act = self.actions[ai]
         params = act.describe(binding)
+        if deeper_than(succ, MAX_DEPTH):  # (what follows would recurse too deep)
+            raise _unencodable(StateError(NESTED), "action", act.name, state, params)
         try:
             frozen = type(succ)((type(succ), *[freeze(v) for v in succ.values()]))
         except StateError as exc:
@@ -432,8 +472,9 @@ class Model:
 
     def _reraise(self, ai: int, binding: Binding, state: Record, exc: BaseException) -> None:
         """Raise what an action raised as the EvaluationError that says where (for C, which
-        passes every exception here); an interrupt goes on as it was."""
-        if isinstance(exc, Interrupted):
+        passes every exception here); an interrupt or running out of memory goes on as it
+        was."""
+        if isinstance(exc, OUTSIDE):
             raise exc
         raise self._raised_in(ai, binding, state, exc) from exc
 
@@ -460,6 +501,7 @@ class Model:
         *,
         indexes: bool = False,
         keyed: frozenset[int] | None = None,
+        checks: bool = True,
     ) -> Batch:
         """The engines' shared expansion, the hot loop around `successors`: each state's
         successors, in order; those equal to a state in `seen` (a set) or found before in the
@@ -475,6 +517,10 @@ class Model:
         out = Batch(indexes, keyed is not None, bool(keyed))
         constraints = self.constraints
         terminals = self.terminals
+        # The checks of the steps and of TLC's constraints (`checks` False: none, to rebuild
+        # a step already checked).
+        step_checks = self.steps if checks else None
+        exclusions = self.exclusions if checks else ()
         # With a view or symmetry, or recorded (for the fingerprints of the states met).
         identify = self.reduces or keyed is not None
         fingerprint_of = self.fingerprint_of
@@ -495,15 +541,31 @@ class Model:
                     counts.append(0)
                     stuck.append(0)
                     continue
-                enabled = successors_of(state, successors, actions, bindings)
+                self._until_recheck -= 1
+                if self._until_recheck <= 0 and self.recheck > 0:
+                    self._until_recheck = self.recheck
+                    enabled = self._expand_twice(state, successors, actions, bindings)
+                else:
+                    enabled = successors_of(state, successors, actions, bindings)
                 if not enabled and terminals and self.final(state):
                     enabled = True  # an intended final state: no deadlock
+                stepped = None  # the first step that breaks a step check, if any
+                if step_checks is not None:
+                    try:
+                        step_checks.first_broken(state, successors)
+                    except StepViolation as violation:
+                        stepped = violation
                 first = len(candidates)
                 if seen is None:
                     candidates += successors
                     positions.extend(range(total, total + len(successors)))
                 else:
                     unmet(self, state, successors, actions, total, seen, candidates, positions)
+                if exclusions:  # up to that step: a violation there or before comes first
+                    upto = None if stepped is None else stepped.index
+                    self._exclude(state, candidates, positions, first, total, seen, upto)
+                if stepped is not None:
+                    raise stepped
                 for k in range(first, len(candidates)):
                     succ = candidates[k]
                     position = positions[k]
@@ -556,6 +618,94 @@ class Model:
         del candidates[len(fps) :]  # those of a state whose expansion raised were not encoded
         del positions[len(fps) :]
         return out
+
+    def _expand_twice(
+        self,
+        state: Record,
+        successors: list[Record],
+        actions: list[int],
+        bindings: list[Binding] | None,
+    ) -> bool:
+        """`successors` on `state`, then again: the two answers must be the same
+        (checker.determinism), else NondeterminismError."""
+        start = len(actions)
+        mine: list[Binding] = [] if bindings is None else bindings
+        enabled = self.successors(state, successors, actions, mine)
+        first = list(zip(actions[start:], mine, successors))
+        again: list[Record] = []
+        again_actions: list[int] = []
+        again_bindings: list[Binding] = []
+        try:
+            enabled_again = self.successors(state, again, again_actions, again_bindings)
+        except EvaluationError as exc:
+            raise determinism.not_deterministic(
+                f"in state {show(state)}, {exc.kind} {exc.name} raised or failed only when the"
+                f" state was expanded again ({exc.message})"
+            ) from exc
+        second = list(zip(again_actions, again_bindings, again))
+        determinism.compare(state, first, second, self.describe_step)
+        if enabled != enabled_again:
+            raise determinism.not_deterministic(
+                f"state {show(state)} had an action enabled only one of the two times it was"
+                " expanded"
+            )
+        return enabled
+
+    def describe_step(self, ai: int, binding: Binding | None) -> str:
+        """An action with its parameters, as messages name it: `add(step=1)`."""
+        act = self.actions[ai]
+        if binding is None:
+            return f"action {act.name}"
+        params = ", ".join(f"{k}={show(v)}" for k, v in act.describe(binding).items())
+        return f"action {act.name}({params})"
+
+    def _exclude(
+        self,
+        state: Record,
+        candidates: list[Record],
+        positions: list[int],
+        first: int,
+        offset: int,
+        seen: object,
+        upto: int | None,
+    ) -> None:
+        """The candidates from `first` on that a constraint excludes (TLC's CONSTRAINT):
+        checked against the invariants (a violation is the step into it: ExcludedViolation,
+        checked before a step check that the same step breaks, as TLC does), then dropped,
+        unless `seen` is None (`expand`, whose list has every successor). `upto`: only those
+        of the state's successors up to that index (a later step breaks a step check)."""
+        kept = first
+        for k in range(first, len(candidates)):
+            succ = candidates[k]
+            if upto is not None and positions[k] - offset > upto:
+                break
+            if self.excluded(succ):
+                broken = self.violated(succ)
+                if broken is not None:
+                    message = (
+                        f"invariant {broken.name} is violated in a state outside the constraints"
+                    )
+                    raise ExcludedViolation(broken.name, positions[k] - offset, message, state)
+                if seen is not None:
+                    continue
+            candidates[kept], positions[kept] = succ, positions[k]
+            kept += 1
+        del candidates[kept:], positions[kept:]
+
+    def step_of(self, data: bytes, index: int) -> Step:
+        """Successor `index` of the encoded state (in `expand`'s order) as a trace's step."""
+        state = decode(data)
+        batch = self.expand_batch([state], None, indexes=True, checks=False)
+        if batch.raised is not None:
+            raise batch.raised
+        ai, binding_index = batch.actions[index], batch.indexes[index]  # type: ignore[index]
+        act = self.actions[ai]
+        binding = act.bindings(state)[binding_index]
+        try:
+            event = act.event(state, binding)
+        except EvaluationError:
+            event = None
+        return Step(act.name, act.describe(binding), batch.candidates[index], event)
 
     def binding_index(
         self, state: Record, ai: int, binding: Binding, domains: dict[int, Sequence[Binding]]
@@ -772,7 +922,7 @@ def _holds(
     return True or False."""
     try:
         ok = fn(*states)
-    except Interrupted:
+    except OUTSIDE:
         raise
     except BaseException as exc:
         raise EvaluationError(
@@ -820,6 +970,16 @@ def _variables_differ(state: Record, expected: Record) -> str:
     if missing:
         parts.append(f"without the variable{'s' * (len(missing) > 1)} {', '.join(missing)}")
     return " and ".join(parts) or "with other variables"
+
+
+_REPR = reprlib.Repr()  # (its settings as attributes: Python 3.10 takes no arguments)
+_REPR.maxlevel = _REPR.maxtuple = _REPR.maxlist = _REPR.maxdict = 12
+_REPR.maxstring = 80
+
+
+def _short(value: Any) -> str:
+    """A value returned by spec code, as an error shows it: cut short, however deep."""
+    return _REPR.repr(value)
 
 
 def _as_list(result: Any) -> list[Any] | None:

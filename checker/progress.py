@@ -5,9 +5,11 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from tqdm import tqdm
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
 
 
 @dataclass
@@ -71,6 +73,8 @@ class Progress:
     def report_walks(self, snap: WalkSnapshot) -> None:
         if self.bar_enabled:
             if self._bar is None:
+                from tqdm import tqdm  # only for a bar on a terminal: mc starts without it
+
                 self._bar = tqdm(
                     file=self.stream,
                     unit=" traces",
@@ -99,6 +103,8 @@ class Progress:
 
     def _draw_bar(self, snap: Snapshot) -> None:
         if self._bar is None:
+            from tqdm import tqdm
+
             self._bar = tqdm(file=self.stream, unit=" states", leave=False, dynamic_ncols=True)
         if snap.depth != self._bar_depth:
             self._bar.reset(total=snap.level_size)

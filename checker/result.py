@@ -114,6 +114,16 @@ class CheckResult:
     properties: dict[str, str] = field(default_factory=dict)
     fairness: list[str] = field(default_factory=list)
     property: str | None = None  # the violated temporal property (exit 13)
+    # Step properties and refinements (checker.steps) as name -> formula ("[][grows]",
+    # "refines Abstract"); the one a step violates, and why, in a sentence (the trace ends
+    # with that step; an initial state, for a refinement whose mapping of it is no abstract
+    # initial state).
+    step_properties: dict[str, str] = field(default_factory=dict)
+    # The violated invariant fails in a state outside a @constraint(admit=False): the last
+    # state of the trace, which the search checked and did not add (TLC's CONSTRAINT).
+    outside_constraints: bool = False
+    step_property: str | None = None
+    step_violation: str | None = None
     # Reachability properties (@reachable): those checked, the depth at which each was first
     # reached, those a complete search never reached (a violation, exit 12), and the one
     # whose shortest example is the trace (`mc check --witness NAME`, the verdict ok).
@@ -123,6 +133,10 @@ class CheckResult:
     witness: str | None = None
     error: ErrorInfo | None = None
     bound: str | None = None  # why an incomplete run stopped
+    # The engine could not go on (checker.errors.EngineFailure: out of memory, a worker or the
+    # Spark executors lost): the run is incomplete, exit 153; `advice` says what to do.
+    engine_failed: bool = False
+    advice: str | None = None
     distinct_states: int = 0
     states_generated: int = 0
     depth: int = 0
@@ -162,6 +176,8 @@ class CheckResult:
             return ExitCode.LIVENESS
         if self.verdict == "ok" and self.strict and self.warnings:
             return ExitCode.STRICT
+        if self.verdict == "incomplete" and self.engine_failed:
+            return ExitCode.ENGINE_ERROR
         return VERDICT_EXIT[self.verdict]
 
     @builtins.property

@@ -16,12 +16,11 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import networkx as nx
-
-from checker import checkpoint, constants, liveness, spark, vacuity
+from checker import checkpoint, constants, determinism, liveness, vacuity
 from checker.behaviour import Behaviour, Recording
-from checker.deadline import Deadline
+from checker.deadline import Deadline, Loading
 from checker.errors import ConfigError, EvaluationError
 from checker.loader import build_spec, load_spec_class
 from checker.local import bfs
@@ -35,6 +34,11 @@ from checker.search.observers import Recorder
 from checker.search.options import Options
 from checker.symmetry import Symmetry
 
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from checker import spark
+
 
 @dataclass(frozen=True)
 class Config:
@@ -46,6 +50,8 @@ class Config:
     no_invariants: bool = False  # check no invariant (--no-invariants)
     properties: Sequence[str] | None = ()  # those to check (empty: all declared; None: none)
     symmetry: bool | None = None  # None: the spec's, unless temporal properties are checked
+    view: bool | None = None  # likewise for the spec's view
+    recheck: int = determinism.RECHECK  # every Nth state expanded twice (checker.determinism)
     strict: bool = False  # the vacuity check's warnings fail the run (exit 15)
     witness: str | None = None  # the reachability property whose example to report
     progress: float = 0.0  # seconds between progress lines on stderr (0: none)
@@ -87,9 +93,22 @@ def load(
     """The spec at `path` (FILE, or FILE::Class) with the constants `given` (`-D` text, or
     Python values when not `command_line`): its model, with `invariants` (None: all declared),
     and the temporal properties to check on it (`properties`: names, or None for those
-    `config` asks for). Symmetry reduction merges states that a lasso must tell apart, so a
-    spec whose properties are checked is compiled without it (said on stderr unless `quiet`),
-    and asking for both is refused (TLC only warns)."""
+    `config` asks for). Symmetry reduction and a view merge states that a lasso must tell
+    apart, so a spec whose properties are checked is compiled without them (said on stderr
+    unless `quiet`), and asking for both is refused (TLC only warns)."""
+    with Loading(config.timeout, path):
+        return _load(path, given, config, invariants, properties, command_line, quiet)
+
+
+def _load(
+    path: str | os.PathLike[str],
+    given: Mapping[str, object] | None,
+    config: Config,
+    invariants: Sequence[str] | None,
+    properties: Sequence[str] | None,
+    command_line: bool,
+    quiet: bool,
+) -> Loaded:
     cls, file = load_spec_class(path)
     values = constants.typed(cls, given or {}, command_line=command_line)
     spec = build_spec(cls, file, values)
@@ -97,16 +116,22 @@ def load(
         invariants = []
     names = properties if properties is not None else (config.properties or None)
     selected = [] if config.properties is None else liveness.select_of(spec, file, names)
-    symmetry = config.symmetry is not False
+    symmetry, view = config.symmetry is not False, config.view is not False
+    off = []
     if selected and config.symmetry is None and Symmetry.of(spec) is not None:
-        if not quiet:
-            note(
-                f"{path}: symmetry is off, as its temporal properties are checked"
-                " (--no-liveness checks only the invariants, with symmetry)"
-            )
         symmetry = False
-    model = Model(spec, path=str(file), invariants=invariants, symmetry=symmetry)
-    return Loaded(model, refuse_symmetry(model, selected))
+        off.append("symmetry")
+    if selected and config.view is None and spec.view is not None:
+        view = False
+        off.append("the view")
+    if off and not quiet:
+        note(
+            f"{path}: {' and '.join(off)} {'are' if len(off) > 1 else 'is'} off, as its"
+            " temporal properties are checked (--no-liveness checks only the invariants, with"
+            f" {' and '.join(off)})"
+        )
+    model = Model(spec, path=str(file), invariants=invariants, symmetry=symmetry, view=view)
+    return Loaded(model, refuse_reductions(model, selected))
 
 
 def properties_for(model: Model, config: Config) -> list[liveness.Property]:
@@ -114,15 +139,22 @@ def properties_for(model: Model, config: Config) -> list[liveness.Property]:
     checkpoint's)."""
     if config.properties is None:
         return []
-    return refuse_symmetry(model, liveness.select(model, config.properties or None))
+    return refuse_reductions(model, liveness.select(model, config.properties or None))
 
 
-def refuse_symmetry(model: Model, properties: list[liveness.Property]) -> list[liveness.Property]:
+def refuse_reductions(model: Model, properties: list[liveness.Property]) -> list[liveness.Property]:
+    """`properties`, unless the model merges states (symmetry, a view): refused then."""
     if properties and model.symmetry is not None:
         raise ConfigError(
             f"{model.path}: temporal properties cannot be checked under symmetry reduction (it"
             " merges states that a fair cycle must tell apart): use --no-symmetry, or"
             " --no-liveness to check only the invariants with symmetry"
+        )
+    if properties and model.view is not None:
+        raise ConfigError(
+            f"{model.path}: temporal properties cannot be checked under the spec's view (it"
+            " merges states, so a cycle among them need not be a behaviour): use --no-view, or"
+            " --no-liveness to check only the invariants with the view"
         )
     return properties
 
@@ -148,6 +180,7 @@ def check(
     engine recorded as it searched (else it searches again); the vacuity review; --strict and
     --timeout."""
     model, properties = loaded.model, loaded.properties
+    model.recheck = config.recheck
     declared = [r.name for r in model.reachables]
     witness = config.witness if config.witness in declared else None
     options = dataclasses.replace(config.options, witness=witness)
@@ -165,7 +198,7 @@ def check(
         result = check_properties(model, result, properties, behaviour, again)
     vacuity.review(model, result)
     result.strict = config.strict
-    if deadline.fired and result.verdict == "incomplete":
+    if deadline.fired and result.verdict == "incomplete" and not result.engine_failed:
         result.bound = deadline.bound
         sys.stderr.write(f"mc: {deadline.note}\n")
     return result
@@ -194,6 +227,13 @@ def record(
 ) -> tuple[CheckResult, Behaviour | None]:
     """The local engine's search, recording the state graph as it goes (checker.behaviour):
     the result, and the behaviour if the search explored every reachable state."""
+    if model.exclusions:
+        names = ", ".join(c.name for c in model.exclusions)
+        raise ConfigError(
+            f"{model.path or model.name}: the state graph (temporal properties, mc graph) is not"
+            f" recorded with @constraint(admit=False) ({names}): its steps into the states"
+            " outside would lead nowhere; use @constraint, or --no-liveness"
+        )
     recorder = Recorder(recording)
     result = bfs.check(model, options or Options(), progress, observer=recorder)
     complete = result.verdict == "ok"  # (exploring past violations, they leave it ok)
@@ -216,8 +256,11 @@ def check_properties(
         searched, graph = record(model, wanted, Options(deadlock=False), progress)
         if searched.verdict == "incomplete" and searched.bound == "interrupted":
             raise KeyboardInterrupt
-        if graph is None:
-            raise RuntimeError(f"the recorded search ended with {searched.verdict}")
+        if graph is None:  # the first search found every invariant to hold
+            raise determinism.not_deterministic(
+                f"searching again to record the state graph, the search ended with"
+                f" {searched.verdict} ({text.headline(searched)[0]}), and the first one did not"
+            )
         return graph
 
     return liveness.check(model, result, properties, behaviour if behaviour is not None else again)
@@ -284,6 +327,8 @@ def explorer(config: Config) -> spark.Explorer | None:
             if value:
                 raise ConfigError(f"{name} is for --engine spark")
         return None
+    from checker import spark  # pyspark's side, only for --engine spark
+
     if config.master and config.remote:
         raise ConfigError("--master and --remote exclude each other")
     if config.master and config.master.startswith("spark://"):

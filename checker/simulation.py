@@ -24,10 +24,12 @@ from dataclasses import dataclass
 
 from checker import guard
 from checker.compiled import Binding
+from checker.determinism import not_deterministic
 from checker.errors import EvaluationError, StateError
 from checker.model import ROOT, Model, Successor, Successors
 from checker.progress import Progress, WalkSnapshot
 from checker.result import ActionCoverage, CheckResult, ErrorInfo, Simulation
+from checker.steps import ExcludedViolation, StepViolation
 from checker.trace import replay
 from checker.values.encoding import encode
 
@@ -108,6 +110,9 @@ def simulate(model: Model, options: Options, progress: Progress | None = None) -
             chain += [(m.action, m.binding_index, m.fp) for m in moves]
             result.trace = replay(model, chain)
             info.found_trace, info.found_depth = found.walk, len(found.moves) + 1
+            if isinstance(verdict.error, StepViolation):  # the walk ends with that step
+                _end_with_the_step(model, result, verdict.error)
+                info.found_depth += 1
     except EvaluationError as exc:  # only init can raise here: walks catch the rest
         result.verdict = "error"
         result.error = ErrorInfo.of(exc)
@@ -145,6 +150,20 @@ def _examine(
     except EvaluationError as exc:
         return _Verdict("error", exc.name, exc), Successors()
     return None, successors
+
+
+def _end_with_the_step(model: Model, result: CheckResult, violation: StepViolation) -> None:
+    """A walk whose last state has a step that breaks a step property or a refinement, or
+    leads outside TLC's constraints into a state that violates an invariant: a violation,
+    whose trace ends with that step (as the search reports it)."""
+    step = model.step_of(encode(result.trace[-1].state), violation.index)
+    result.trace = [*result.trace, step]
+    result.verdict, result.error = "violation", None
+    if isinstance(violation, ExcludedViolation):
+        result.invariant, result.outside_constraints = violation.name, True
+    else:
+        result.step_property = violation.name
+        result.step_violation = violation.sentence(step)
 
 
 class _Walker:
@@ -245,7 +264,11 @@ class _Shortener:
         except KeyboardInterrupt:
             pass  # Ctrl-C while shortening: report the trace as short as it got
         ended = self._replay(self.moves)
-        assert ended is not None, "the shortened trace no longer replays"
+        if ended is None:  # it reached the verdict a moment ago
+            raise not_deterministic(
+                f"the walk to the {self.verdict.verdict} no longer reaches it when its steps are"
+                " taken again"
+            )
         return ended
 
     def _cut_loops(self) -> None:

@@ -64,14 +64,18 @@ __all__ = [
     "leads_to",
     "on",
     "reachable",
+    "refines",
     "rule",
+    "step_property",
     "terminal",
 ]
 
 _ACTION = "__mc_action__"
 _FAIR = "__mc_fair__"
 _INVARIANT = "__mc_invariant__"
-_CONSTRAINT = "__mc_constraint__"
+_CONSTRAINT = "__mc_constraint__"  # its value: whether a state outside it is admitted
+_STEP = "__mc_step__"
+_REFINES = "__mc_refines__"
 _ACTION_CONSTRAINT = "__mc_action_constraint__"
 _PROPERTY = "__mc_property__"  # its value is the property's kind
 _ON = "__mc_on__"
@@ -190,8 +194,7 @@ class Rule(Constant):
     def __init__(self, doc: str) -> None:
         if not isinstance(doc, str) or not doc.strip() or "\n" in doc.strip():
             raise TypeError(
-                "rule(...) takes the rule's description, one line from the KIP, not"
-                f" {doc!r}"
+                f"rule(...) takes the rule's description, one line from the KIP, not {doc!r}"
             )
         super().__init__(True, doc.strip())
 
@@ -446,11 +449,106 @@ def _name(fn: Callable[..., Any], default: str) -> str:
     return default if not name or name == "<lambda>" else name
 
 
-def constraint(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark a predicate `(self, s)` as a state constraint (TLC's CONSTRAINT): a state where it
-    is False is still a distinct state, checked against the invariants, but never expanded.
-    A shared predicate `(s)` is wrapped as `invariant` wraps one."""
-    return _predicate(fn, _CONSTRAINT, 1, "@constraint")
+def constraint(fn: Callable[..., Any] | None = None, /, *, admit: bool = True) -> Any:
+    """Mark a predicate `(self, s)` as a state constraint: a state where it is False is
+    checked against the invariants and never expanded. `admit=True` (the default) counts it
+    as a distinct state; `admit=False` is TLC's CONSTRAINT: it is not added to the states
+    found (a successor that fails it is generated, checked, and dropped, each time it is
+    generated). A shared predicate `(s)` is wrapped as `invariant` wraps one."""
+    if not isinstance(admit, bool):
+        raise TypeError(f"@constraint(admit=...) is True or False, not {admit!r}")
+
+    def mark(f: Callable[..., Any]) -> Callable[..., Any]:
+        method = _as_method(f, 1, "@constraint")
+
+        # A wrapper of its own: one predicate may be a constraint of each kind in two specs.
+        @functools.wraps(method)
+        def marked(*args: Any) -> Any:
+            return method(*args)
+
+        setattr(marked, _CONSTRAINT, admit)
+        return marked
+
+    return mark(fn) if fn is not None else mark
+
+
+def step_property(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a predicate `(self, s, t)` over a step from `s` to its successor `t` as a step
+    property (TLA+'s `[][A]_vars`, an action property): every step the search takes, into a
+    new state or one found before, must satisfy it; a step that does not is a violation
+    (exit 12) whose trace ends with that step. A shared predicate `(s, t)` is wrapped as
+    `invariant` wraps one."""
+    return _predicate(fn, _STEP, 2, "@step_property")
+
+
+class Refinement:
+    """That this spec refines `abstract` under `mapping` (TLA+'s `INSTANCE Abstract WITH ...`
+    and `PROPERTY A!Spec` without its fairness), declared as `name = refines(...)`: each
+    initial state maps to an initial state of `abstract`, and each step maps to a step of
+    `abstract` (some action with some binding takes the mapped state to the mapped
+    successor) or to a stutter (both map to the same abstract state)."""
+
+    __mc_refines__ = True
+
+    def __init__(
+        self,
+        abstract: type,
+        mapping: Callable[..., Any] | str,
+        constants: dict[str, Any] | Callable[..., dict[str, Any]] | None,
+        doc: str,
+    ) -> None:
+        if not (isinstance(abstract, type) and issubclass(abstract, Spec)):
+            raise TypeError(f"refines(...) takes the abstract Spec class first, not {abstract!r}")
+        if not (isinstance(mapping, str) or callable(mapping)):
+            raise TypeError(
+                f"refines(..., mapping) is a method (self, s), its name, or a function (s), not"
+                f" {mapping!r}"
+            )
+        if constants is not None and not (isinstance(constants, dict) or callable(constants)):
+            raise TypeError(
+                f"refines(..., constants=) is a dict or a method (self) -> dict, not {constants!r}"
+            )
+        self.abstract = abstract
+        self.mapping = mapping
+        self.constants = constants
+        self.__doc__ = doc
+
+    def mapping_of(self, spec: Spec) -> Callable[[Record], Any]:
+        """The mapping as a function of a state, for the spec instance `spec`."""
+        mapping = self.mapping
+        if isinstance(mapping, str):
+            found = getattr(spec, mapping, None)
+            if not callable(found):
+                raise SpecError(
+                    f"refines({self.abstract.__name__}, {mapping!r}): {type(spec).__name__} has"
+                    f" no method {mapping!r}"
+                )
+            return found  # type: ignore[no-any-return]
+        return functools.partial(_as_method(mapping, 1, "refines"), spec)
+
+    def constants_of(self, spec: Spec) -> dict[str, Any]:
+        """The abstract spec's constants, for the spec instance `spec`."""
+        constants = self.constants
+        if constants is None:
+            return {}
+        if callable(constants):
+            constants = constants(spec)
+        return dict(constants)  # type: ignore[arg-type]
+
+
+def refines(
+    abstract: type,
+    mapping: Callable[..., Any] | str,
+    doc: str = "",
+    *,
+    constants: dict[str, Any] | Callable[..., dict[str, Any]] | None = None,
+) -> Refinement:
+    """Declare in a class body that this spec refines `abstract` (a Spec class) under
+    `mapping`: a method `(self, s)` or its name, or a function `(s)`, returning the abstract
+    state (a Record of the abstract spec's variables) for a state `s` of this spec.
+    `constants`: the abstract spec's constants, a dict or a method `(self) -> dict` (its
+    defaults otherwise). Only safety: the abstract spec's fairness is not checked."""
+    return Refinement(abstract, mapping, constants, doc)
 
 
 def action_constraint(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -519,6 +617,10 @@ def _role(value: Any) -> str | None:
         return "an @assume"
     if getattr(value, _CONSTRAINT, None) is not None:
         return "a @constraint"
+    if getattr(value, _STEP, None) is not None:
+        return "a @step_property"
+    if getattr(value, _REFINES, None) is not None:
+        return "a refinement"
     if getattr(value, _ACTION_CONSTRAINT, None) is not None:
         return "an @action_constraint"
     if getattr(value, _PROPERTY, None) is not None:
@@ -680,6 +782,21 @@ def invariants_of(cls: type) -> dict[str, Callable[..., Any]]:
 def constraints_of(cls: type) -> dict[str, Callable[..., Any]]:
     """State constraints by name, in definition order (bases first)."""
     return _marked(cls, _CONSTRAINT, "@constraint")
+
+
+def admits(fn: Callable[..., Any]) -> bool:
+    """Whether a state constraint admits the states outside it as distinct states."""
+    return getattr(fn, _CONSTRAINT) is not False
+
+
+def step_properties_of(cls: type) -> dict[str, Callable[..., Any]]:
+    """Step properties by name, in definition order (bases first)."""
+    return _marked(cls, _STEP, "@step_property")
+
+
+def refinements_of(cls: type) -> dict[str, Refinement]:
+    """Refinements (`name = refines(...)`) by name, in definition order (bases first)."""
+    return _marked(cls, _REFINES, "refines(...)", "a refinement")
 
 
 def action_constraints_of(cls: type) -> dict[str, Callable[..., Any]]:

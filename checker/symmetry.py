@@ -34,9 +34,13 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from checker.errors import ConfigError, Interrupted, SpecError, StateError
+from checker.errors import OUTSIDE, ConfigError, SpecError, StateError
 from checker.values.encoding import encode
-from checker.values.record import Record, freeze
+from checker.values.record import Map, Record, freeze
+
+_item = tuple.__getitem__
+_ALL_BUT_SHAPE = slice(1, None)
+_NO_ORDER: Any = object()  # a record shape whose order is not known yet
 
 # Each state generated is renamed by each permutation: beyond this the search would crawl.
 MAX_PERMUTATIONS = 5040  # 7!
@@ -51,7 +55,8 @@ class Permutation:
 
     def __init__(self, image: Mapping[Any, Any]) -> None:
         self._image = dict(image)
-        self._orders: dict[int, tuple[int, ...]] = {}  # tuple size -> where position i comes from
+        # tuple size, or record shape -> where position i comes from (None: not a reordering)
+        self._orders: dict[Any, tuple[int, ...] | None] = {}
 
     def __call__(self, value: Any) -> Any:
         """The image of `value`; a value outside the symmetric sets (None, an epoch...) is
@@ -87,9 +92,33 @@ class Permutation:
         return tuple(source)
 
     def keys(self, record: Record, each: Callable[[Any], Any] | None = None) -> Record:
-        """A Record keyed by the symmetric values (`isr[b]`), its keys renamed; `each` maps
-        every value too."""
-        return Record({self(k): (v if each is None else each(v)) for k, v in record.items()})
+        """A Record keyed by the symmetric values (`isr[b]`, `acked["a1"]`), its keys renamed;
+        `each` maps every value too. A record whose keys the renaming maps onto themselves
+        (names: TLA+'s model values) keeps its shape: its values are reordered, as
+        `indexed` reorders a tuple."""
+        cls = record.__class__
+        order = self._orders.get(cls, _NO_ORDER) if cls is not Map else None
+        if order is _NO_ORDER:
+            order = self._orders[cls] = self._key_order(record)  # type: ignore[index]
+        if order is None:
+            return Record({self(k): (v if each is None else each(v)) for k, v in record.items()})
+        values = _item(record, _ALL_BUT_SHAPE)
+        if each is None:
+            return cls((cls, *[values[i] for i in order]))  # type: ignore[call-arg]
+        return cls((cls, *[each(values[i]) for i in order]))  # type: ignore[call-arg]
+
+    def _key_order(self, record: Record) -> tuple[int, ...] | None:
+        """Where each value of the renamed record comes from, if the renaming maps the
+        record's keys onto themselves (else None)."""
+        keys = tuple(record.keys())
+        position = {k: i for i, k in enumerate(keys)}
+        source = [0] * len(keys)
+        for i, k in enumerate(keys):
+            target = position.get(self(k))
+            if target is None:
+                return None
+            source[target] = i
+        return tuple(source)
 
     def __repr__(self) -> str:
         moved = {k: v for k, v in self._image.items() if k != v}
@@ -97,18 +126,29 @@ class Permutation:
 
 
 class _Recording(Permutation):
-    """The identity, noting which tuples `permute` reorders with nothing else to rename."""
+    """The identity, noting which tuples `permute` reorders, and which records it re-keys,
+    with nothing else to rename."""
 
-    __slots__ = ("plain",)
+    __slots__ = ("plain", "sets")
 
     def __init__(self, values: Iterable[Any]) -> None:
         super().__init__({v: v for v in values})
-        self.plain: list[tuple[Any, ...]] = []
+        self.plain: list[Any] = []
+        self.sets: list[Any] = []
+
+    def set(self, values: Iterable[Any]) -> frozenset[Any]:
+        self.sets.append(values)
+        return super().set(values)
 
     def indexed(self, values: tuple[Any, ...], each: Callable[[Any], Any] | None = None) -> tuple:
         if each is None:
             self.plain.append(values)
         return super().indexed(values, each)
+
+    def keys(self, record: Record, each: Callable[[Any], Any] | None = None) -> Record:
+        if each is None:
+            self.plain.append(record)
+        return super().keys(record, each)
 
 
 class Symmetry:
@@ -116,13 +156,14 @@ class Symmetry:
 
     A state's representative is its smallest image (its encoding, or its view's) over the
     renamings. Trying all n! of them per state is what made symmetry slow, so, when there is
-    one symmetric set of positions 0..n-1, the search tries only the renamings that sort the
-    values by a signature: each value v's own entries in the variables `permute` reorders
-    with `p.indexed(t)` alone (its epoch, role, log...: they move with v, so the signatures
-    of a state's renamings are the same multiset). Values with equal signatures are tried in
-    every order. Every state of an orbit then has the same candidates' images, so the same
-    representative; and a representative is always the image of a state of the orbit, so
-    two orbits never share one.
+    one symmetric set, the search tries only the renamings that sort the values by a
+    signature: each value v's own entries in the variables `permute` reorders with
+    `p.indexed(t)` alone (its epoch, role, log...: positions 0..n-1) or re-keys with
+    `p.keys(r)` alone (any values: TLA+'s model values, `r["a1"]`). They move with v, so the
+    signatures of a state's renamings are the same multiset. Values with equal signatures are
+    tried in every order. Every state of an orbit then has the same candidates' images, so the
+    same representative; and a representative is always the image of a state of the orbit,
+    so two orbits never share one.
     """
 
     def __init__(self, sets: dict[str, tuple[Any, ...]], permute: Callable[..., Record]) -> None:
@@ -135,18 +176,24 @@ class Symmetry:
         # The variables whose entries make a value's signature (None: not learnt yet; ():
         # no signature, every renaming is tried).
         self._fields: tuple[str, ...] | None = None
+        self._members: tuple[str, ...] = ()  # and the sets of values whose members count
         self._by_order: dict[tuple[Any, ...], Permutation] = {}
 
     def candidates(self, state: Record) -> Sequence[Permutation]:
         """The renamings whose images may be the representative of `state`'s orbit."""
         if self._fields is None:
-            self._fields = self._learn(state)
-        if not self._fields:
+            self._fields, self._members = self._learn(state)
+        fields, members = self._fields, self._members
+        if not fields:
             return self.permutations
         (values,) = self.sets.values()
-        signature = [
-            encode(tuple([state[f][v] for f in self._fields])) for v in range(len(values))
-        ]
+        try:
+            signature = [
+                encode(tuple([state[f][v] for f in fields] + [v in state[m] for m in members]))
+                for v in values
+            ]
+        except (KeyError, IndexError, TypeError):  # a map without some values: in its whole
+            return self.permutations  # orbit, so every renaming is tried for each of them
         order = sorted(range(len(values)), key=signature.__getitem__)
         # Runs of equal signatures: every arrangement of each run is a candidate.
         runs: list[list[int]] = []
@@ -161,37 +208,42 @@ class Symmetry:
         return [self._sorting(tuple(itertools.chain(*a))) for a in arrangements]
 
     def _sorting(self, order: tuple[int, ...]) -> Permutation:
-        """The renaming that sends order[i] to position i."""
+        """The renaming that sends the value at index order[i] to the value at index i."""
         p = self._by_order.get(order)
         if p is None:
-            p = self._by_order[order] = Permutation({v: i for i, v in enumerate(order)})
+            (values,) = self.sets.values()
+            image = {values[v]: values[i] for i, v in enumerate(order)}
+            p = self._by_order[order] = Permutation(image)
         return p
 
-    def _learn(self, state: Record) -> tuple[str, ...]:
+    def _learn(self, state: Record) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The variables `permute` reorders with `p.indexed(t)` and nothing else (a tuple
-        holding one entry per value), when there is one symmetric set, 0..n-1."""
+        holding one entry per value, when the values are 0..n-1), or re-keys with `p.keys(r)`
+        and nothing else (a record or map whose keys are the values), when there is one
+        symmetric set; and those it renames with `p.set(x)` (whether a value is in x is part
+        of its signature)."""
         if len(self.sets) != 1:
-            return ()
+            return (), ()
         (values,) = self.sets.values()
-        if tuple(values) != tuple(range(len(values))):
-            return ()
+        positions = tuple(values) == tuple(range(len(values)))
         recording = _Recording(values)
         try:
             self.permute(state, recording)
-        except Interrupted:
+        except OUTSIDE:
             raise
         except BaseException:  # the search renames the state again and reports what it raises
-            return ()
+            return (), ()
         plain = {id(t) for t in recording.plain}
+        sets = {id(t) for t in recording.sets}
         owners: dict[int, list[str]] = {}
         for name, value in state.items():
             owners.setdefault(id(value), []).append(name)
-        return tuple(
-            names[0]
-            for key, names in owners.items()
-            if key in plain and len(names) == 1
-            and type(state[names[0]]) is tuple and len(state[names[0]]) == len(values)
+        alone = [names[0] for names in owners.values() if len(names) == 1]
+        fields = tuple(
+            n for n in alone if id(state[n]) in plain and _entries(state[n], values, positions)
         )
+        members = tuple(n for n in alone if id(state[n]) in sets and type(state[n]) is frozenset)
+        return fields, members
 
     @property
     def others(self) -> tuple[Permutation, ...]:
@@ -238,6 +290,14 @@ class Symmetry:
                 " smaller constants, or --no-symmetry"
             )
         return cls(sets, spec.permute)
+
+
+def _entries(value: Any, values: tuple[Any, ...], positions: bool) -> bool:
+    """Whether `value` holds one entry per symmetric value: a tuple indexed by them (if they
+    are positions 0..n-1), or a record or map keyed by them."""
+    if type(value) is tuple:
+        return positions and len(value) == len(values)
+    return isinstance(value, Record) and set(value.keys()) == set(values)
 
 
 def _values(spec: Any, owner: str, name: str) -> tuple[Any, ...]:

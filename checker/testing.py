@@ -41,11 +41,13 @@ def load(
     spec: str | os.PathLike[str],
     invariants: Sequence[str] | None = None,
     symmetry: bool = True,
+    view: bool = True,
     **constants: Any,
 ) -> Model:
     """Compile the spec at `spec` with the given constants (Python values or -D strings);
-    `symmetry=False` ignores the symmetry it declares (as `mc check --no-symmetry`)."""
-    config = run.Config(properties=None, symmetry=symmetry)
+    `symmetry=False` ignores the symmetry it declares (as `mc check --no-symmetry`), `view=False`
+    its view (`--no-view`)."""
+    config = run.Config(properties=None, symmetry=symmetry, view=view)
     return run.load(spec, constants, config, invariants=invariants, command_line=False).model
 
 
@@ -59,16 +61,18 @@ def check(
     max_depth: int | None = None,
     max_states: int | None = None,
     symmetry: bool | None = None,
+    view: bool | None = None,
     strict: bool = False,
     **constants: Any,
 ) -> CheckResult:
     """Check the spec as `mc check` does (checker.run) and return the result (never raises for
-    a verdict). `symmetry` None: the spec's, except when temporal properties are checked;
-    `strict`: the vacuity check's warnings fail (as `mc check --strict`)."""
+    a verdict). `symmetry`, `view` None: the spec's, except when temporal properties are
+    checked; `strict`: the vacuity check's warnings fail (as `mc check --strict`)."""
     config = run.Config(
         Options(deadlock=deadlock, max_depth=max_depth, max_states=max_states),
         properties=None if no_liveness else tuple(properties or ()),
         symmetry=symmetry,
+        view=view,
         strict=strict,
     )
     loaded = run.load(

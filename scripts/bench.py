@@ -15,6 +15,9 @@
    `--baseline REV`, the same check at that revision (which searched the graph again, as
    networkx objects) and the speed-up.
 5. The local engine against the Spark engine (local[2]) on TwoPhase of growing size.
+6. Symmetry over model values: TwoPhase with its resource managers as strings against the
+   same model with ids (the target: within 1.2x).
+7. Start-up: the wall time of `mc check` on a trivial spec (the target: 0.5 s).
 
 Tables are written to build/bench.md. Figures are from this run on this machine: compare
 ratios, not absolutes, and run nothing else meanwhile. `--quick` skips TwoPhase RM=8 (~1.7M
@@ -80,12 +83,13 @@ from checker.search.options import Options
 spec, constants, workers = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3])
 invariants = json.loads(sys.argv[4]) if len(sys.argv) > 4 else None
 model = load_model(spec, constants, invariants) if invariants else load_model(spec, constants)
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 result = check(model, Options(workers=workers))
 seconds = time.perf_counter() - start
 print(json.dumps({
     "verdict": result.verdict, "distinct": result.distinct_states,
     "generated": result.states_generated, "depth": result.depth, "seconds": seconds,
+    "cpu_seconds": time.process_time() - cpu,
     "rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
     "children_rss_kib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
     "visited_bytes": result.visited_bytes, "link_bytes": result.link_bytes,
@@ -113,7 +117,7 @@ from checker.loader import load_model
 from checker.run import record
 from checker.search.options import Options
 spec, constants, names = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
-model = load_model(spec, constants, symmetry=False)  # as mc check: no symmetry with liveness
+model = load_model(spec, constants, symmetry=False, view=False)  # as mc check, with liveness
 props = liveness.select(model, names)
 start = time.perf_counter()
 result, behaviour = record(model, liveness.recording(model, props), Options(deadlock=False))
@@ -329,6 +333,71 @@ def peer_table(two_phase: dict, tlc: Path | None, tlc_model: Path | None) -> lis
     return lines
 
 
+SYMMETRIC = "specs/examples/two_phase_symmetric.py"
+SYMMETRIC_RM = "7"  # 5,040 renamings, the most mc allows
+
+
+def symmetry_table() -> list[str]:
+    """Table 6: TwoPhase under symmetry with its resource managers as model values (strings,
+    re-keyed with `p.keys`) against the same model with ids 0..n-1 (`p.indexed`). The issue's
+    target: model values within 1.2x of ids."""
+    lines = [
+        "| spec | constants | RMs | distinct | generated | s | CPU s | model values / ids (CPU) |",
+        "|" + "---|" * 8,
+    ]
+    runs = {}
+    for names in ("false", "true"):
+        constants = {"rm": SYMMETRIC_RM, "names": names}
+        runs[names] = r = measure(SYMMETRIC, constants, CHILD, "1")
+        kind = "model values r1..rn" if names == "true" else "ids 0..n-1"
+        ids = runs["false"]["cpu_seconds"]
+        ratio = f"{r['cpu_seconds'] / ids:.2f}" if names == "true" else "-"
+        line = (
+            f"| {SYMMETRIC} | {consts_text(constants)} | {kind} | {r['distinct']:,} "
+            f"| {r['generated']:,} | {r['seconds']:.2f} | {r['cpu_seconds']:.2f} | {ratio} |"
+        )
+        lines.append(line)
+        print(line, flush=True)
+    if runs["true"]["distinct"] != runs["false"]["distinct"]:
+        raise SystemExit(f"{SYMMETRIC}: model values and ids found different state counts")
+    return lines
+
+
+STARTUP_RUNS = 7
+TRIVIAL = ("specs/examples/two_phase.py", "-D", "rm=2")
+
+
+def startup_table() -> list[str]:
+    """Table 7: the wall time of `mc check` on a trivial spec (TwoPhase, 2 RMs), the median
+    of STARTUP_RUNS runs: what a CI job checking many specs pays per spec. The target: 0.5 s."""
+    mc = str(Path(sys.executable).parent / "mc")
+    # As on a user's machine: Python caches the modules' bytecode (a run with
+    # PYTHONDONTWRITEBYTECODE compiles every module again), and the first run writes it.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    seconds = []
+    for run in range(STARTUP_RUNS + 1):
+        r = json.loads(
+            subprocess.run(
+                [sys.executable, "-c", CHILD_TIMED, str(ROOT), mc, "check", *TRIVIAL],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=env,
+            ).stdout
+        )
+        if run == 0:
+            continue  # the warm-up: it writes the bytecode
+        if r["code"] != 0:
+            raise SystemExit(f"mc check {' '.join(TRIVIAL)} exited {r['code']}:\n{r['out']}")
+        seconds.append(r["seconds"])
+    line = (
+        f"| mc check {' '.join(TRIVIAL)} | {STARTUP_RUNS} | {statistics.median(seconds):.2f} "
+        f"| {min(seconds):.2f} | {max(seconds):.2f} |"
+    )
+    print(line, flush=True)
+    return ["| command | runs | median wall s | min | max |", "|" + "---|" * 5, line]
+
+
 def deep_table() -> list[str]:
     """Table 3: kip996_read with 5 voters, to its shortest stale read, with 2 workers."""
     spec, constants, invariants = DEEP
@@ -460,6 +529,8 @@ def main() -> None:
         engine, two_phase = engine_table(runs, args.baseline)
         print(flush=True)
         lines += [*engine, "", *peer_table(two_phase, args.tlc, tlc_model)]
+        print(flush=True)
+        lines += ["", *symmetry_table(), "", *startup_table()]
         if args.deep:
             print(flush=True)
             lines += ["", *deep_table()]

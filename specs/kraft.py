@@ -92,7 +92,7 @@ class KRaftReplication(Spec):
     fence_broker_limit = constant(1, "FenceBrokerLimit: running brokers fenced", min=0)
     leader_shrink_isr_limit = constant(0, "LeaderShrinkIsrLimit: ISR shrinks", min=0)
     reassignment_limit = constant(0, "ReassignmentLimit: partition reassignments", min=0)
-    tla_view = constant(True, "identify states by the TLA+ model's VIEW (false: for liveness)")
+    tla_view = constant(True, "identify states by the TLA+ model's VIEW (false: all variables)")
     view_keeps_counters = constant(
         False, "the view keeps aux_ctrs, the fault counters (see docs/tlc-comparison.md)"
     )
@@ -134,7 +134,8 @@ class KRaftReplication(Spec):
     def view(self, s: State) -> Record:
         """TLA+'s `view`: all but the auxiliary variables and the discarded messages. With
         `tla_view=false`, all variables (as TLC checks temporal properties, without VIEW: the
-        view drops the fault counters, so merged states would close cycles of faults). With
+        view drops the fault counters, so merged states would close cycles of faults; `mc
+        check` drops any view itself while it checks temporal properties). With
         `view_keeps_counters`, the view keeps the counters: two states that differ in which
         faults remain are then two states (with two kinds of fault, the model's VIEW merges
         them and keeps whichever the search reached first)."""

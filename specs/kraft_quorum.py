@@ -42,9 +42,11 @@ from checker import (
     on,
     put,
     reachable,
+    refines,
     terminal,
 )
 from invariants import kraft_quorum as props
+from specs.client_writes import ClientWrites
 from specs.network import Network, subsets
 
 # Server states (TLA+ model values)
@@ -1154,6 +1156,17 @@ class KRaftQuorum(Spec):
     # ==================================================================================
     # Safety properties (the model's invariants; predicates in invariants/kraft_quorum.py)
     # ==================================================================================
+
+    def client_view(self, s: State) -> State:
+        """What a client sees of the quorum: the values written, committed and failed."""
+        return Record(sent=s.inv_sent, acked=s.inv_pos_acked, failed=s.inv_neg_acked)
+
+    client_writes = refines(
+        ClientWrites,
+        "client_view",
+        "Each write is answered once, committed or failed (specs/client_writes.py)",
+        constants=lambda self: {"values": self.values},
+    )
 
     no_illegal_state = invariant(props.no_illegal_state)
     log_matching = invariant(props.log_matching)

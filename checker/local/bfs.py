@@ -103,7 +103,9 @@ class _Search(LevelSearch):
         super().close()
 
     def trace_to(self, where: int) -> list[Step]:
-        return replay(self.model, chain_from_positions(self.model, self.links.chain(where)))
+        positions = self.links.chain(where)
+        chain = chain_from_positions(self.model, positions, self.visited.__contains__)
+        return replay(self.model, chain)
 
     def finish(self, result: CheckResult) -> None:
         result.visited_bytes = self.visited.nbytes
@@ -394,7 +396,11 @@ class _Search(LevelSearch):
             raise saved.corrupt("a parent link does not point to an earlier state")
         if len(sizes) > states or int(sizes.sum()) != len(data):
             raise saved.corrupt("the level's states do not match their sizes")
-        self.reached = self.restore_counts(saved, states)
+        self.reached = self.restore_counts(saved, level, states, by_number=True)
+        roots = parents == ROOT
+        initial = len(self.model.initial_states())
+        if np.any(positions[roots] >= initial) or np.any(positions[~roots] >= self.generated):
+            raise saved.corrupt("a link's position is past its parent's successors")
         self.distinct = states
         self.queue = len(sizes)
         self.visited = Visited.of(fps)

@@ -3,21 +3,31 @@ an Expander (checker.search.expansion) behind the same send/receive interface.
 
 Requests and replies are sent between processes as msgpack (never pickle); a worker process is
 forked, so it inherits the model instead of receiving it.
+
+A worker that dies (killed, out of memory) ends the search with an EngineFailure naming it
+(exit 153, the counts so far); a worker whose engine process dies ends too: on Linux the kernel
+kills it (PR_SET_PDEATHSIG), elsewhere it reads the end of its pipe, which it sees only because
+each worker closes the engine's ends of the other workers' pipes that it inherited.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import gc
 import multiprocessing
+import os
 import queue
 import signal
+import sys
 import threading
 import traceback
 from collections.abc import Sequence
 from multiprocessing.connection import Connection
 
-from checker import guard
+from checker import errors, guard
 from checker.behaviour import Recording
+from checker.errors import EngineFailure, McError
 from checker.model import Model
 from checker.search.expansion import (
     Crashed,
@@ -28,6 +38,7 @@ from checker.search.expansion import (
     pack,
     unpack,
 )
+from checker.search.outcome import MEMORY_ADVICE
 
 
 class _InProcess:
@@ -53,14 +64,28 @@ class _InProcess:
         pass
 
 
+WORKER_ADVICE = (
+    "If memory ran out (the kernel's out-of-memory killer sends SIGKILL), use fewer --workers"
+    " or a lower --memory; --checkpoint DIR lets a long run go on later from its last level."
+)
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
 class _Process:
-    def __init__(self, model: Model, number: int, recording: Recording | None) -> None:
+    def __init__(
+        self,
+        model: Model,
+        number: int,
+        recording: Recording | None,
+        siblings: Sequence[Connection] = (),
+    ) -> None:
         context = multiprocessing.get_context("fork")  # the child inherits the loaded model
         self.conn, child = context.Pipe()
         self.number = number
+        inherited = [*siblings, self.conn]  # the engine's ends, which the child must close
         self.process = context.Process(
             target=_serve,
-            args=(child, model, recording),
+            args=(child, model, recording, inherited, os.getpid()),
             name=f"mc-worker-{number}",
             daemon=True,
         )
@@ -68,7 +93,10 @@ class _Process:
         child.close()
 
     def send(self, request: Request) -> None:
-        self.conn.send_bytes(pack(request))
+        try:
+            self.conn.send_bytes(pack(request))
+        except OSError:  # a broken pipe: the worker is gone
+            raise self._died() from None
 
     def fileno(self) -> int:
         return self.conn.fileno()
@@ -77,14 +105,30 @@ class _Process:
         try:
             reply = unpack(self.conn.recv_bytes())
         except (EOFError, OSError):
-            self.process.join(1)
-            raise RuntimeError(
-                f"worker process {self.number} died (exit code {self.process.exitcode})"
-            ) from None
+            raise self._died() from None
         if isinstance(reply, Crashed):
-            raise RuntimeError(f"worker process {self.number} failed:\n{reply.traceback}")
+            raise self._crashed(reply)
         assert isinstance(reply, Expanded)
         return reply
+
+    def _died(self) -> EngineFailure:
+        self.process.join(1)
+        code = self.process.exitcode
+        if code is None:
+            how = "it closed its pipe"
+        elif code < 0:
+            how = f"killed by {signal.Signals(-code).name}"
+        else:
+            how = f"exit code {code}"
+        return EngineFailure(f"worker process {self.number} died ({how})", WORKER_ADVICE)
+
+    def _crashed(self, reply: Crashed) -> Exception:
+        if reply.error == "MemoryError":
+            return EngineFailure(f"out of memory in worker process {self.number}", MEMORY_ADVICE)
+        known = getattr(errors, reply.error, None) if reply.error else None
+        if isinstance(known, type) and issubclass(known, McError):
+            return known(reply.message)
+        return RuntimeError(f"worker process {self.number} failed:\n{reply.traceback}")
 
     def close(self) -> None:
         self.conn.close()
@@ -93,13 +137,32 @@ class _Process:
         self.process.join(5)
 
 
-def _serve(conn: Connection, model: Model, recording: Recording | None) -> None:
+def _serve(
+    conn: Connection,
+    model: Model,
+    recording: Recording | None,
+    inherited: Sequence[Connection],
+    parent: int,
+) -> None:
     """A worker process's loop: the engine process decides about Ctrl-C and SIGTERM."""
+    _die_with(parent)
+    for other in inherited:  # else this process would keep the others' pipes open
+        other.close()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     gc.disable()  # as in the engine process (checker.local.bfs.check)
     with guard.in_worker():
         _answer(conn, Expander(model, recording))
+
+
+def _die_with(parent: int) -> None:
+    """Have the kernel kill this process when the engine process dies (Linux), and end now if
+    it died already."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):  # the pipe's end still ends it
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(0)
 
 
 def _answer(conn: Connection, expander: Expander) -> None:
@@ -116,6 +179,11 @@ def _answer(conn: Connection, expander: Expander) -> None:
         reply: Reply | None
         try:
             reply = expander.handle(request)  # type: ignore[arg-type]
+        except MemoryError:
+            expander.release()  # room to answer
+            reply = Crashed("", "MemoryError")
+        except McError as exc:  # the spec is not deterministic, ...
+            reply = Crashed(traceback.format_exc(), type(exc).__name__, str(exc))
         except BaseException:  # report, don't die silently: the engine raises it
             reply = Crashed(traceback.format_exc())
         if reply is not None:
@@ -139,4 +207,7 @@ def start(model: Model, count: int, recording: Recording | None = None) -> Seque
     """`count` expanders: this process for 1, else that many worker processes."""
     if count <= 1:
         return [_InProcess(model, recording)]
-    return [_Process(model, n, recording) for n in range(count)]
+    workers: list[_Process] = []
+    for n in range(count):
+        workers.append(_Process(model, n, recording, [w.conn for w in workers]))
+    return workers

@@ -37,12 +37,14 @@ KINDS = {
     "deadlock": "deadlock",
     "invariant": "invariant",
     "reachable": "reachability",
+    "step": "step property",
     "property": "temporal property",
 }
 GROUPS = {
     "deadlock": "deadlock",
     "invariant": "invariants",
     "reachable": "reachability",
+    "step": "step properties",
     "property": "temporal properties",
 }
 SHOWN = {UNREACHED: "unreached", OFF: "off", ERROR: "error", UNKNOWN: "?"}

@@ -6,7 +6,11 @@ short, and the checker keeps no dependency just to print text.
 
 from __future__ import annotations
 
-import networkx as nx
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # networkx only where a graph is built: mc check starts without it
+    import networkx as nx
+
 
 _VIOLATED = 'color="#c62828", penwidth=2.5, fillcolor="#ffebee"'
 _INITIAL = 'penwidth=2, fillcolor="#e8f5e9"'

@@ -16,9 +16,7 @@ HTML report) draws either one:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from checker.behaviour import Behaviour
 from checker.errors import ExitCode, McError
@@ -27,6 +25,9 @@ from checker.result import CheckResult, Step
 from checker.values import show
 from checker.values.encoding import decode
 from checker.values.record import Record
+
+if TYPE_CHECKING:  # networkx only where a graph is built: mc check starts without it
+    import networkx as nx
 
 DEFAULT_MAX_STATES = 1000  # `mc graph` refuses bigger state spaces (TLC's -dump dot has none)
 
@@ -104,6 +105,8 @@ def trace_graph(
     names the invariant the last state breaks, to mark it. For a lasso (`loop_start`, the
     index of the state the cycle goes back to, and `loop_back`, the step that closes it, or
     None for stuttering) the cycle's states are marked and a back edge closes it."""
+    import networkx as nx  # only where a graph is drawn: mc check starts without it
+
     g = nx.DiGraph(kind="trace")
     previous: Record | None = None
     for number, step in enumerate(trace, start=1):
@@ -156,6 +159,8 @@ def behaviour_graph(model: Model, behaviour: Behaviour) -> nx.DiGraph:
     node (full states as labels) and every transition as an edge, in the search's order:
     `mc graph`'s drawing (checker.run.state_space_graph records it)."""
     assert behaviour.encodings is not None
+    import networkx as nx
+
     g = nx.DiGraph(kind="state space")
     states = [decode(data) for data in behaviour.encodings]
     initial = {number for number, _ in behaviour.initial}

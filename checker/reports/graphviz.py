@@ -19,10 +19,12 @@ def require_dot(option: str) -> str:
 
 
 def render(dot_text: str, fmt: str, path: str) -> None:
-    """Run `dot -T<fmt> -o <path>` on `dot_text` (fmt: "svg" or "png")."""
+    """Run `dot -T<fmt>` on `dot_text` (fmt: "svg" or "png") and write what it prints to
+    `path`: mc writes the file, so that a full disk is said as such (dot says "gvwrite_no_z
+    problem 13")."""
     dot = require_dot(f"--{fmt}")
     proc = subprocess.run(
-        [dot, f"-T{fmt}", "-o", path],
+        [dot, f"-T{fmt}"],
         input=dot_text.encode("utf-8"),
         capture_output=True,
         timeout=120,
@@ -31,3 +33,5 @@ def render(dot_text: str, fmt: str, path: str) -> None:
     if proc.returncode != 0:
         message = proc.stderr.decode("utf-8", "replace").strip()
         raise ConfigError(f"--{fmt} {path}: Graphviz's dot failed: {message}")
+    with open(path, "wb") as out:
+        out.write(proc.stdout)

@@ -179,7 +179,7 @@ def render(result: CheckResult) -> str:
             "</section></main>",
         ]
         return "\n".join(head + body) + "\n</body></html>\n"
-    violated = result.invariant if result.verdict == "violation" else None
+    violated = (result.invariant or result.step_property) if result.verdict == "violation" else None
     text = headline(result) + [behavior_intro(result)] + format_behavior(result)
     body = _trace_body(
         trace,

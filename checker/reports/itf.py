@@ -53,6 +53,8 @@ def to_itf(result: CheckResult) -> dict[str, Any]:
     description = f"mc: {result.spec_name}, verdict {result.verdict}"
     if result.invariant:
         description += f": invariant {result.invariant} is violated in the last state"
+    if result.step_property:
+        description += f": {result.step_violation}"
     if result.property:
         description += f": temporal property {result.property} is violated by this lasso"
     if result.witness:

@@ -21,6 +21,7 @@ from checker.reports.text import behavior_intro, format_behavior, headline, rend
 from checker.result import CheckResult, NotChecked
 
 EXPLORATION = "(exploration)"
+_STEP_KINDS = ("step property", "refinement")  # the errors of a step check (checker.steps)
 VACUITY = "(vacuity)"  # a test case per warning of the vacuity check: "(vacuity) fetch"
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -71,6 +72,8 @@ def _suite(root: ET.Element, result: CheckResult | NotChecked) -> ET.Element:
     violated = (
         f"invariant {result.invariant}"
         if result.invariant
+        else f"step property {result.step_property}"
+        if result.step_property
         else f"temporal property {result.property}"
     )
     stopped = {
@@ -100,6 +103,15 @@ def _suite(root: ET.Element, result: CheckResult | NotChecked) -> ET.Element:
             _outcome(case, "error", headline(result)[0], "EvaluationError", _trace_text(result))
         elif result.verdict != "ok":
             ET.SubElement(case, "skipped", message=_clean(f"not decided: {stopped}"))
+    for name in result.step_properties:
+        case = _case(suite, result, name)
+        if result.verdict == "violation" and name == result.step_property:
+            message = result.step_violation or f"step property {name} is violated"
+            _outcome(case, "failure", message, "step", _trace_text(result))
+        elif result.verdict == "error" and err and err.kind in _STEP_KINDS and err.name == name:
+            _outcome(case, "error", headline(result)[0], "EvaluationError", _trace_text(result))
+        elif result.verdict != "ok" and not result.complete:
+            ET.SubElement(case, "skipped", message=_clean(f"not decided: {stopped}"))
     for name in result.reachable:  # a failure if never reached; the witness in its output
         case = _case(suite, result, name)
         if name in result.unreached:
@@ -117,7 +129,11 @@ def _suite(root: ET.Element, result: CheckResult | NotChecked) -> ET.Element:
             "deadlock",
             _trace_text(result),
         )
-    elif result.verdict == "error" and err and err.kind not in ("invariant", "property"):
+    elif (
+        result.verdict == "error"
+        and err
+        and not (err.kind in ("invariant", "property") or err.kind in _STEP_KINDS)
+    ):
         _outcome(
             _case(suite, result, EXPLORATION),
             "error",
@@ -125,7 +141,9 @@ def _suite(root: ET.Element, result: CheckResult | NotChecked) -> ET.Element:
             "EvaluationError",
             _trace_text(result),
         )
-    elif not (result.invariants or result.properties or result.reachable) and result.verdict in (
+    elif not (
+        result.invariants or result.properties or result.reachable or result.step_properties
+    ) and result.verdict in (
         "ok",
         "incomplete",
     ):

@@ -75,8 +75,14 @@ def describe(model: Model) -> str:
     if declared:
         lines += ["", "Declared types:"]
         lines += [f"  {name}: {kinds.python_type(kind)}" for name, kind in declared.items()]
+    if model.steps is not None:
+        lines += ["", "Step properties (@step_property, refines):"]
+        for check in model.steps.checks:
+            doc = _first_line(getattr(type(model.spec), check.name))
+            lines.append(f"  {check.name}: {check.formula}" + (f"  {doc}" if doc else ""))
     for title, constraints in (
         ("State constraints", model.constraints),
+        ("State constraints, TLC's (admit=False)", model.exclusions),
         ("Action constraints", model.action_constraints),
     ):
         if constraints:

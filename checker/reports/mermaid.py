@@ -7,9 +7,12 @@ PATH writes the sequence chart as a `sequenceDiagram`. A `.md` PATH gets a fence
 
 from __future__ import annotations
 
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from checker.reports.chart import Chart
+
+if TYPE_CHECKING:  # networkx only where a graph is built: mc check starts without it
+    import networkx as nx
 
 # Mermaid has no escape that works everywhere: Mermaid 11 leaves entity codes (`#quot;`)
 # undecoded in sequence diagrams and flowchart labels, `;` ends a sequence statement, `%%`

@@ -11,7 +11,10 @@ Two kinds:
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import stat
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -94,18 +97,18 @@ class Outputs:
     def write(self, runs: Sequence[Checked], *, multi: bool) -> None:
         results = [c.result for c in runs]
         if self.json_path:
-            with writing("--json", self.json_path):
+            with writing("--json", self.json_path) as target:
                 if multi:
-                    json_report.write_many(results, self.json_path)
+                    json_report.write_many(results, target)
                 else:
                     assert isinstance(results[0], CheckResult)
-                    json_report.write(results[0], self.json_path)
+                    json_report.write(results[0], target)
         if self.junit_path:
-            with writing("--junit", self.junit_path):
-                junit.write(results, self.junit_path)
+            with writing("--junit", self.junit_path) as target:
+                junit.write(results, target)
         if self.sarif_path:
-            with writing("--sarif", self.sarif_path):
-                sarif.write(runs, self.sarif_path)
+            with writing("--sarif", self.sarif_path) as target:
+                sarif.write(runs, target)
         taken: set[str] = set()
         for result in results:
             if not isinstance(result, CheckResult):
@@ -120,20 +123,65 @@ class Outputs:
                         f"mc: --{name}: {result.spec}: no trace ({result.verdict}), not written\n"
                     )
                     continue
-                with writing(f"--{name}", target):
-                    write_trace_output(name, result, target)
+                with writing(f"--{name}", target) as written:
+                    write_trace_output(name, result, written)
 
 
 @contextmanager
-def writing(option: str, path: str) -> Iterator[None]:
-    """validate() cannot foresee every failure (a full disk, a folder removed during the run,
-    a module the spec imported only while it ran): such a write is a clean error too, not a
-    traceback, and a module is never overwritten."""
+def writing(option: str, path: str) -> Iterator[str]:
+    """`with writing("--json", PATH) as target`: write the report to `target`. A regular file
+    is written under a temporary name in its folder and renamed over PATH once whole, so a
+    full disk or an interrupt leaves the old file (or none), never a truncated one. A device
+    (/dev/null, /dev/stdout) or a pipe (`--json >(jq .)`) is written in place; a named pipe
+    that no program reads is refused rather than waited on. validate() cannot foresee every
+    failure (a full disk, a folder removed during the run, a module the spec imported only
+    while it ran): such a write is a clean error too (151), and a module is never overwritten."""
     refuse_module(path, option)
+    pipe: int | None = None
+    temp: str | None = None
     try:
-        yield
+        if _in_place(path):
+            pipe = _open_pipe(path, option)
+            yield path if pipe is None else f"/dev/fd/{pipe}"
+            return
+        folder, name = os.path.split(os.path.abspath(path))
+        temp = os.path.join(folder, f".mc-{os.getpid()}-{name}")  # (its extension is PATH's)
+        yield temp
+        os.replace(temp, path)
+        temp = None
     except OSError as exc:
         raise ConfigError(f"{option} {path}: cannot write: {exc.strerror or exc}") from exc
+    finally:
+        if pipe is not None:
+            os.close(pipe)
+        if temp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+
+
+def _in_place(path: str) -> bool:
+    """Whether PATH is written as it is: it exists and is no regular file (a device, a pipe)."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _open_pipe(path: str, option: str) -> int | None:
+    """A named pipe (or a pipe, as /dev/fd/N) opened for writing, if a program reads it
+    (opening one that none reads would wait forever); None if PATH is no pipe."""
+    if not stat.S_ISFIFO(os.stat(path).st_mode):
+        return None
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise ConfigError(
+                f"{option} {path}: a named pipe that no program reads: start its reader first"
+            ) from None
+        raise
+    os.set_blocking(fd, True)
+    return fd
 
 
 def check_writable(path: str, option: str) -> None:

@@ -116,11 +116,19 @@ def _result(checked: Checked, rules: dict[str, dict[str, Any]]) -> dict[str, Any
     if result.verdict in ("ok", "incomplete") or result.unreached:
         return None  # a reachability property never reached: see _reachability
     where = spec_location(model) if model else Location(display_path(result.spec), 1)
-    if result.verdict == "violation" and (result.invariant or result.property):
-        name = result.invariant or result.property
+    if result.verdict == "violation" and (
+        result.invariant or result.property or result.step_property
+    ):
+        name = result.invariant or result.property or result.step_property
         assert name is not None
         rule_id = f"{result.spec_name}.{name}"
-        what = "invariant" if result.invariant else "temporal property"
+        what = (
+            "invariant"
+            if result.invariant
+            else "temporal property"
+            if result.property
+            else result.step_properties.get(name, "step property")
+        )
         rule_text = _member_doc(model, name, what)
         if model is not None:
             where = member_location(model, name)

@@ -111,10 +111,25 @@ def headline(result: CheckResult) -> list[str]:
         if result.invariants:
             lines.append(f"All invariants hold over {_distinct(result)}.")
         return lines
+    if result.verdict == "violation" and result.step_property is not None:
+        said = result.step_violation or f"step property {result.step_property} is violated"
+        return [f"Error: {said}."]
+    if result.verdict == "violation" and result.outside_constraints:
+        return [
+            f"Error: invariant {result.invariant} is violated in the last state, which is"
+            " outside the constraints (@constraint(admit=False): checked, not added)."
+        ]
     if result.verdict == "violation":
         return [f"Error: invariant {result.invariant} is violated."]
     if result.verdict == "deadlock":
         return ["Error: deadlock reached (a state with no enabled action)."]
+    if result.verdict == "incomplete" and result.engine_failed:
+        return [
+            f"Error: the search could not go on: {result.bound}. No violation in the"
+            f" {count(result.distinct_states, 'state')} explored (their counts below are exact),"
+            " but this is not a proof.",
+            *([result.advice] if result.advice else []),
+        ]
     if result.verdict == "incomplete":
         return [
             f"Search incomplete: {result.bound}. No violation in the"
@@ -147,6 +162,9 @@ def render(result: CheckResult) -> str:
     if result.constants:
         lines.append("  constants: " + ", ".join(f"{k}={v}" for k, v in result.constants.items()))
     lines.append("  invariants: " + (", ".join(result.invariants) or "none"))
+    if result.step_properties:
+        steps = [f"{n} ({f})" for n, f in result.step_properties.items()]
+        lines.append("  step properties: " + ", ".join(steps))
     if result.constraints:
         lines.append("  state constraints: " + ", ".join(result.constraints))
     if result.action_constraints:

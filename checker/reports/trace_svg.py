@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import itertools
 from html import escape
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from checker.reports.msc import CHAR
+
+if TYPE_CHECKING:  # networkx only where a graph is built: mc check starts without it
+    import networkx as nx
 
 LINE = 16
 PAD = 8

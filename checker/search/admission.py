@@ -28,6 +28,7 @@ import numpy as np
 from checker.errors import EvaluationError, NondeterminismError
 from checker.search.expansion import Expansion
 from checker.search.outcome import Failed, Stop
+from checker.steps import ExcludedViolation, StepViolation
 from checker.values import show
 from checker.values.encoding import decode
 
@@ -184,13 +185,33 @@ class Admission:
             f" failed on {show(state)} when the search checked it, and not when checked again"
         )
 
+    def stop_at_step(self, ref: Any, data: bytes, violation: StepViolation) -> NoReturn:
+        """Stop at the step out of the state `ref` (encoded `data`) that `violation` is
+        about: a step property or refinement it breaks, or an invariant that the state it
+        leads to, outside TLC's constraints, violates. The trace ends with that step."""
+        try:
+            step = self.model.step_of(data, violation.index)
+        except EvaluationError as exc:
+            raise Failed(exc, ref) from exc
+        if isinstance(violation, ExcludedViolation):
+            raise Stop("violation", ref, step, invariant=violation.name, outside_constraints=True)
+        raise Stop(
+            "violation",
+            ref,
+            step,
+            step_property=violation.name,
+            step_violation=violation.sentence(step),
+        )
+
     def settle_parent(self, ref: Any, data: bytes) -> NoReturn:
-        """Stop at the state `ref` (encoded `data`), whose expansion raised or which is
-        deadlocked: expanded again, to report the error (with the state and parameters) or the
-        deadlock."""
+        """Stop at the state `ref` (encoded `data`), whose expansion raised (spec code, or a
+        step check: checker.steps) or which is deadlocked: expanded again, to report the error
+        (with the state and parameters), the step that violates, or the deadlock."""
         self.current = ref
         try:
             successors = self.model.expand(data)
+        except StepViolation as violation:
+            self.stop_at_step(ref, data, violation)
         except EvaluationError as exc:
             raise Failed(exc, ref) from exc
         if successors.deadlocked and self.options.deadlock:

@@ -131,9 +131,13 @@ class Expanded:
 
 @dataclass(frozen=True)
 class Crashed:
-    """An expander in another process raised (mc's fault, not the spec's): its traceback."""
+    """An expander in another process raised: its traceback; `error`, the name of the
+    exception's class when the engine has its own words for it (MemoryError, an mc error such
+    as NondeterminismError, raised again by the engine with `message`); else it is mc's fault."""
 
     traceback: str
+    error: str = ""
+    message: str = ""
 
 
 Request = Expand | Admit | StartLevel | Forget
@@ -190,6 +194,13 @@ class Expander:
         else:
             raise TypeError(f"unknown request {request!r}")
         return None
+
+    def release(self) -> None:
+        """Drop every state held here (after running out of memory: room to say so)."""
+        self.levels.clear()
+        self.fps.clear()
+        self.pending.clear()
+        self.seen = {} if self.recording else set()
 
     def start_level(self, request: StartLevel) -> None:
         """Earlier levels and undecided candidates (of a depth-bound probe) are dropped; the

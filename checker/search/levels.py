@@ -75,6 +75,7 @@ class LevelSearch(Admission):
         self.level_wanted: list[int] = []  # those not reached when the level started
         self.current: Any = None  # the state being evaluated, as the engine refers to it
         self.start: LevelStart | None = None
+        self.level = 0  # the level being expanded
 
     # -- how the engine computes the levels ----------------------------------------------------
 
@@ -186,8 +187,20 @@ class LevelSearch(Admission):
         """Level 1: the initial states, in the order `init` lists them."""
         model, observer = self.model, self.observer
         frontier = self.new_frontier()
+        steps = model.steps
         for init in model.initial():
             self.generated += 1
+            if model.exclusions and model.excluded(init.state):  # TLC's CONSTRAINT
+                broken = model.violated(init.state)
+                if broken is not None:
+                    raise Stop(
+                        "violation",
+                        None,
+                        Step(None, {}, init.state),
+                        invariant=broken.name,
+                        outside_constraints=True,
+                    )
+                continue
             if self.initial_known(init.fp):
                 continue
             if not self.room(1):
@@ -197,6 +210,10 @@ class LevelSearch(Admission):
             self.depth = 1
             self.current = ref
             broken = model.violated(init.state)
+            refused = None if steps is None else steps.initial_broken(init.state)
+            if refused is not None and broken is None:
+                name, why = refused
+                raise Stop("violation", ref, step_property=name, step_violation=why)
             if observer is not None:
                 observer.initial(ref, init, broken)
                 if observer.go_on:
@@ -220,6 +237,7 @@ class LevelSearch(Admission):
         """A level starts: keep the search as it stands (and write it, when a checkpoint is
         due); the previous level's states are no longer needed."""
         previous = self.start
+        self.level = level
         self.start = LevelStart(
             level,
             frontier,
@@ -260,12 +278,29 @@ class LevelSearch(Admission):
         }
         checkpoints.write(counts, arrays)
 
-    def restore_counts(self, saved: Saved, states: int | None) -> dict[str, tuple[int, int]]:
-        """The counts a checkpoint holds (`states`: the number of states, for a reference by
-        number); the reachability properties reached, as saved, for the engine to map."""
+    def restore_counts(
+        self, saved: Saved, level: int, states: int, by_number: bool
+    ) -> dict[str, tuple[int, int]]:
+        """The counts a checkpoint holds at the start of `level`, with `states` distinct
+        states, each checked against the others (a checksum only says that the file is as mc
+        wrote it); the reachability properties reached, as saved (a state by number if
+        `by_number`, else by fingerprint), for the engine to map."""
         actions = len(self.model.actions)
         self.generated = saved.number("generated")
         self.depth = saved.number("depth")
         self.fired[:] = saved.numbers("fired", actions)
         self.new[:] = saved.numbers("new", actions)
-        return saved.reached([r.name for r in self.model.reachables], states)
+        max_depth = self.options.max_depth
+        if max_depth is not None and level > max_depth:
+            raise saved.corrupt(f"level {level} is past the depth bound {max_depth}")
+        if self.depth != level:  # the level's states are the deepest found
+            raise saved.corrupt(f"depth {self.depth} at the start of level {level}")
+        if states > self.generated or int(self.fired.sum()) > self.generated:
+            raise saved.corrupt(f"{states:,} states from {self.generated:,} generated")
+        if int(self.new.sum()) >= states or np.any(self.new > self.fired):
+            raise saved.corrupt("the new states per action do not add up")
+        names = [r.name for r in self.model.reachables]
+        reached = saved.reached(names, states if by_number else None)
+        if any(not 1 <= depth <= level for _, depth in reached.values()):
+            raise saved.corrupt("a reachability property reached at a depth past the level")
+        return reached

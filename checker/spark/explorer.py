@@ -39,6 +39,7 @@ class Explorer:
         self.settings = settings or given
         self.spark: SparkSession | None = None
         self.owned = False
+        self.interrupted = False  # Ctrl-C, SIGTERM or --timeout while the session started
 
     def check(
         self,
@@ -47,9 +48,15 @@ class Explorer:
         progress: Progress | None = None,
         checkpoints: Checkpoints | None = None,
     ) -> CheckResult:
+        if self.interrupted:
+            return not_started(model, "an earlier spec's Spark session did not start")
         if self.spark is None:
             self.owned = self.remote is not None or active_session() is None
-            self.spark = session(self.master, self.remote, self.conf)
+            try:
+                self.spark = session(self.master, self.remote, self.conf)
+            except KeyboardInterrupt:  # the processes it started are gone (session())
+                self.interrupted = True
+                return not_started(model, "interrupted while the Spark session started")
         return check(
             model,
             options,
@@ -64,3 +71,11 @@ class Explorer:
             with contextlib.suppress(Exception):
                 self.spark.stop()
         self.spark = None
+
+
+def not_started(model: Model, why: str) -> CheckResult:
+    """The result of a check that never started: nothing explored (exit 152)."""
+    result = model.new_result()
+    result.verdict = "incomplete"
+    result.bound = f"{why}: nothing was explored"
+    return result

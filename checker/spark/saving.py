@@ -148,7 +148,7 @@ class Checkpointing:
         self.distinct = saved.number("states", 1)
         if self.distinct != sum(sizes):
             raise saved.corrupt("the number of states does not match the levels' sizes")
-        reached = self.restore_counts(saved, None)
+        reached = self.restore_counts(saved, level, self.distinct, by_number=False)
         self.reached = {name: (unsigned(fp), depth) for name, (fp, depth) in reached.items()}
         everything = np.concatenate([links[0], states[0]]).astype(np.int64)
         fits = len(everything) <= self.settings.driver_fingerprints

@@ -64,6 +64,7 @@ from checker.spark.settings import LevelStats, SparkSettings
 from checker.spark.ship import explain, ship_code
 from checker.spark.signals import Interrupts, from_spark
 from checker.spark.stopping import StopsInLevel
+from checker.spark.watch import ExecutorWatch
 from checker.trace import Link, chain_to, replay
 
 if TYPE_CHECKING:
@@ -152,6 +153,7 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
         self.saved_conf: dict[str, str | None] = {}
         self.shipped: Shipped | None = None
         self.started = time.perf_counter()
+        self.lost_executors = False  # the cluster lost every executor (checker.spark.watch)
 
     # -- set-up and tear-down --------------------------------------------------------------
 
@@ -222,13 +224,17 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
 
     def interrupted(self) -> None:
         self.cancel()
+        if self.lost_executors:
+            return  # a checkpoint needs the executors (the level's states are theirs)
         self.save(after_interrupt=True)
 
     def run(self) -> None:
         """The search, with Ctrl-C and SIGTERM cancelling the jobs in flight, and a failure of
         Spark itself (not of the spec) an EngineError that names its cause."""
+        watched = None if local_mode(self.spark) or is_connect(self.spark) else self.spark
+        watch = ExecutorWatch(watched, self.settings.executor_wait, self.cancel)
         try:
-            with Interrupts(self.cancel) as interrupts:
+            with Interrupts(self.cancel) as interrupts, watch:
                 try:
                     super().run()
                 except Exception as exc:
@@ -240,6 +246,10 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
         except Exception as exc:
             if not from_spark(exc):
                 raise
+            lost = watch.failure()  # a job cancelled as no executor was left
+            if lost is not None:
+                self.lost_executors = True
+                raise lost from None
             raise EngineError(f"Spark failed: {explain(exc)}") from exc
 
     def explore(self) -> None:

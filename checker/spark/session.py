@@ -3,8 +3,10 @@ session (classic, or Spark Connect) and the Python its executors run."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -135,8 +137,12 @@ def session(
         conf.setdefault("spark.sql.shuffle.partitions", str(2 * (os.cpu_count() or 1)))
     for key, value in conf.items():
         builder = builder.config(key, value)
+    before = children()
     try:
         spark = builder.getOrCreate()
+    except KeyboardInterrupt:  # Ctrl-C, SIGTERM or --timeout: leave no JVM behind
+        abandon(children() - before)
+        raise
     except Exception as exc:
         raise EngineError(f"Spark did not start: {first_line(exc)}") from exc
     if remote is None:
@@ -147,6 +153,44 @@ def session(
             # (on a cluster: the cores of the executors registered by now, at least 2).
             spark.conf.set("spark.sql.shuffle.partitions", str(2 * context.defaultParallelism))
     return spark
+
+
+def children() -> set[int]:
+    """The processes this one started and that still run (Linux: from /proc; elsewhere none
+    are known)."""
+    me = os.getpid()
+    found = set()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as file:
+                fields = file.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if len(fields) > 1 and int(fields[1]) == me:
+            found.add(int(entry))
+    return found
+
+
+def abandon(started: set[int]) -> None:
+    """A session start interrupted: end the processes it started (spark-submit's JVM, which
+    ignores SIGINT and would otherwise run on), and forget pyspark's half-made gateway."""
+    for pid in started:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    for pid in started:
+        with contextlib.suppress(OSError):
+            os.waitpid(pid, 0)
+    from pyspark import SparkContext
+
+    for name in ("_gateway", "_jvm", "_active_spark_context"):
+        with contextlib.suppress(Exception):
+            setattr(SparkContext, name, None)
 
 
 def choose_python(conf: Mapping[str, str], here: bool) -> None:

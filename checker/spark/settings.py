@@ -29,6 +29,10 @@ class SparkSettings:
     # plan: it cost more than it saved in the measurements (docs/scaling.md), where the work is
     # in Python. Worth trying on a cluster with very large levels.
     whole_stage_codegen: bool = False
+    # Seconds the search waits for an executor when the cluster has none left (its workers
+    # died), before it ends with exit 153 (checker.spark.watch); 0: as long as it takes.
+    # `--spark-conf mc.executorWait=SECONDS`.
+    executor_wait: int = 30
 
 
 @dataclass(frozen=True)
@@ -44,12 +48,15 @@ class LevelStats:
     where: str = "spark"  # "driver" for a small level expanded there
 
 
-MC_SETTINGS = {"mc.driverLevelStates": "driver_states"}  # --spark-conf key -> SparkSettings
+MC_SETTINGS = {  # --spark-conf key -> SparkSettings
+    "mc.driverLevelStates": "driver_states",
+    "mc.executorWait": "executor_wait",
+}
 
 
 def mc_settings(conf: dict[str, str]) -> SparkSettings:
-    """The engine's own settings among `--spark-conf` pairs (`mc.driverLevelStates=N`),
-    removed from `conf`."""
+    """The engine's own settings among `--spark-conf` pairs (`mc.driverLevelStates=N`,
+    `mc.executorWait=SECONDS`), removed from `conf`."""
     fields: dict[str, int] = {}
     for key in [k for k in conf if k.startswith("mc.")]:
         value = conf.pop(key)
@@ -61,6 +68,6 @@ def mc_settings(conf: dict[str, str]) -> SparkSettings:
         except ValueError:
             number = -1
         if number < 0:
-            raise ConfigError(f"--spark-conf {key}={value}: expected a number of states, 0 or more")
+            raise ConfigError(f"--spark-conf {key}={value}: expected a number, 0 or more")
         fields[MC_SETTINGS[key]] = number
     return SparkSettings(**fields)  # type: ignore[arg-type]

@@ -19,6 +19,7 @@ order of set elements and map keys, is the order of their encodings.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -29,8 +30,11 @@ from checker.errors import StateError
 from checker.values import fast
 
 __all__ = [
+    "MAX_DEPTH",
+    "NESTED",
     "canonical_order",
     "decode",
+    "deeper_than",
     "element_encoding",
     "encode",
     "encode_state",
@@ -38,6 +42,8 @@ __all__ = [
 ]
 
 SET_EXT = 1  # msgpack extension code of a frozenset: the sorted encodings of its elements
+MAX_DEPTH = 500  # levels of nested values in a state (checker/_hot.c's put_value too)
+NESTED = f"a state value nested deeper than {MAX_DEPTH} levels"
 
 _item = tuple.__getitem__
 _VALUES = slice(1, None)
@@ -204,8 +210,12 @@ def encode_python(value: Any) -> bytes:
     _depth += 1
     try:
         return packer.pack(value)
+    except UnicodeEncodeError as exc:
+        raise _unencodable_text(exc) from None
     except (OverflowError, ValueError) as exc:
-        raise StateError(f"cannot encode {value!r}: {exc}") from None
+        if deeper_than(value, MAX_DEPTH):  # msgpack's own limit is a little deeper
+            raise StateError(NESTED) from None
+        raise StateError(f"cannot encode {reprlib.repr(value)}: {exc}") from None
     finally:
         _depth -= 1
 
@@ -268,6 +278,32 @@ def _plain(value: Any) -> bytes:
         return _plain_packer.pack(value)
     except OverflowError:
         raise StateError(f"cannot encode {value!r}: integers must fit in 64 bits") from None
+    except UnicodeEncodeError as exc:
+        raise _unencodable_text(exc) from None
+
+
+def _unencodable_text(exc: UnicodeEncodeError) -> StateError:
+    """A str that UTF-8 cannot encode (a lone surrogate, as `"\udc80"` or a file name read
+    with surrogateescape), in the C encoder's words."""
+    return StateError(
+        "a str that is not valid Unicode text (a lone surrogate) cannot be part of a state"
+        f" (got {exc.object!r})"
+    )
+
+
+def deeper_than(value: Any, depth: int) -> bool:
+    """Whether `value` nests tuples, frozensets or Records more than `depth` levels deep
+    (without recursion: the value may be too deep for Python's)."""
+    stack = [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if level > depth:
+            return True
+        if isinstance(item, tuple):  # a Record too: its class, then its values
+            stack.extend((inner, level + 1) for inner in tuple.__iter__(item))
+        elif isinstance(item, frozenset):
+            stack.extend((inner, level + 1) for inner in item)
+    return False
 
 
 _plain_packer = msgpack.Packer(use_bin_type=True)

@@ -14,7 +14,8 @@ A kind is a tuple (tag, a, b), read by the C hot path (checker.values.fast) as w
     SET(x)                     a frozenset of x
     RECORD(shape, fields)      a Record of that shape (its field names); fields[i] is the kind
                                of the record's tuple item i (item 0 is the shape itself)
-    MAP(k, v)                  a Map from k to v, or the empty record
+    MAP(k, v)                  a Map from k to v, or a Record (its keys are names: strs) whose
+                               values are v, if k takes strs (the empty record: any map)
     ANYRECORD                  any Record or Map (an empty Record() in the initial states)
 
 `conforms(value, old, kind)` checks a value built from `old` (the value it replaces in the
@@ -173,8 +174,8 @@ def state_kind(
                 value = _item(s, index)
                 if not conforms(value, MISSING, kind):
                     return None, (
-                        f"an initial state has {name} = {show(value)}, not {describe(kind)} as"
-                        " declared"
+                        f"an initial state has {name} = {show(value)} ({found_kind(value)}),"
+                        f" not {describe(kind)} as declared"
                     )
             fields.append(kind)
             continue
@@ -384,8 +385,18 @@ def conforms_python(value: Any, old: Any, kind: Kind) -> bool:
     if tag == MAP:
         if cls is _EMPTY:
             return True
-        if cls is not Map:
-            return False
+        if cls is not Map:  # a record: a map whose keys are names, if keys may be strs
+            if not isinstance(value, Record) or kind[1][0] not in (ANY, STR):
+                return False
+            inner = kind[2]
+            aligned = old.__class__ is cls
+            return all(
+                item is before or conforms_python(item, before, inner)
+                for item, before in zip(
+                    _item(value, _FIELDS),
+                    _item(old, _FIELDS) if aligned else [MISSING] * len(value),
+                )
+            )
         keys, values = _item(value, 1), _item(value, 2)
         aligned = old.__class__ is Map and _item(old, 1) is keys
         if not aligned:
@@ -469,7 +480,7 @@ def mismatch(value: Any, kind: Kind, path: str) -> tuple[str, Kind, Any, Kind] |
             found = inside(item, kind.b[i], f"{path}.{name}", field)
             if found is not None:
                 return found
-    elif tag == MAP and value.__class__ is Map:
+    elif tag == MAP and isinstance(value, Record):
         for key, item in value.items():
             found = inside(key, kind.a, f"a key of {path}", lambda k: Kind(MAP, k, kind.b))
             if found is not None:

@@ -34,6 +34,7 @@ __all__ = [
     "Map",
     "Record",
     "State",
+    "choose",
     "freeze",
     "put",
     "update",
@@ -505,3 +506,44 @@ fast.configure_records(
     from_pairs,
 )
 encoding.configure(FROZEN, Record, Map, from_pairs)
+
+
+# -- CHOOSE ---------------------------------------------------------------------------------
+
+
+def choose(values: Iterable[Any], predicate: Any = None) -> Any:
+    """TLA+'s `CHOOSE v \\in S : P(v)`: the first value of `values` for which `predicate`
+    holds (any value, without one), in TLC's order when `values` is a set: ints ascending,
+    tuples by length then element by element, sets by size then their elements, records by
+    their fields, so that the choice is TLC's. TLC orders strings (and model values) as it
+    first met them in the modules, which mc cannot know: give such values as a tuple in that
+    order (a tuple or list is walked in its own order). No such value is an error, as in
+    TLC: ValueError."""
+    ordered = sorted(values, key=_tlc_order) if isinstance(values, (set, frozenset)) else values
+    for value in ordered:
+        if predicate is None or predicate(value):
+            return value
+    raise ValueError("CHOOSE: no value satisfies the predicate")
+
+
+def _tlc_order(value: Any) -> tuple[Any, ...]:
+    """A sort key that orders values as TLC compares them (strings: lexicographically)."""
+    cls = value.__class__
+    if cls is bool:
+        return (0, value)
+    if cls is int:
+        return (1, value)
+    if cls is str:
+        return (2, value)
+    if value is None:
+        return (3,)
+    if cls is bytes:
+        return (4, value)
+    if cls is tuple:
+        return (5, len(value), tuple(map(_tlc_order, value)))
+    if cls is frozenset:
+        return (6, len(value), tuple(sorted(map(_tlc_order, value))))
+    if isinstance(value, Record):
+        pairs = sorted((_tlc_order(k), _tlc_order(v)) for k, v in value.items())
+        return (7, len(pairs), tuple(pairs))
+    raise StateError(f"CHOOSE: {value!r} cannot be part of a state")

@@ -307,3 +307,40 @@ def test_settings_reach_every_check(toy):
     assert all(cell.status == "holds" for cell in ablation.rows[1].cells.values())
     stopped = ablate(toy, {}, rules=["cap"], settings=Settings(max_states=3))
     assert {reports.cell_text(c) for c in stopped.rows[0].cells.values()} == {"?"}
+
+
+STEPPED = """\
+from checker import Record, Spec, action, invariant, rule, step_property
+
+class Counter(Spec):
+    by_one = rule("x goes up by one at a time")
+
+    def init(self):
+        return Record(x=0)
+
+    @action(d=(1, 2))
+    def inc(self, s, d):
+        if d == 2 and self.by_one:
+            return None
+        return s.replace(x=s.x + d) if s.x + d <= 3 else None
+
+    @action
+    def reset(self, s):
+        return s.replace(x=0) if s.x == 3 else None
+
+    @step_property
+    def small_steps(self, s, t):
+        return t.x in (s.x + 1, 0)
+
+    @invariant
+    def small(self, s):
+        return s.x <= 3
+"""
+
+
+def test_a_step_property_is_a_column_of_its_own(mc, write_spec):
+    run = mc("ablate", write_spec(STEPPED))
+    assert run.code == 0
+    assert "by_one               2       4       2" in run.out
+    assert "A: small_steps (step property)" in run.out
+    assert "Hold in every row: deadlock, small." in run.out

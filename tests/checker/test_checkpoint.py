@@ -405,4 +405,4 @@ def test_decoding_never_runs_code(mc, saved, tmp_path):
         checkpoint._FRAME.pack(checkpoint.MAGIC, len(header), hashlib.sha256(header).digest())
         + header
     )
-    assert "corrupt (format 1, this mc reads format 2)" in refused(mc, "--resume", saved)
+    assert "corrupt (format 1, this mc reads format 3)" in refused(mc, "--resume", saved)

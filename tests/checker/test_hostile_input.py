@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import signal
@@ -11,8 +12,10 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
+import msgpack
 import pytest
 
+from checker import checkpoint
 from checker.errors import EvaluationError
 from tests.conftest import ROOT
 
@@ -90,6 +93,58 @@ class Spin(Spec):
 """
 
 
+# An action that keeps state on self: asked again, it answers otherwise (init resets it, so
+# that every run of the same spec says the same).
+DRIFTS = """\
+from checker import Record, Spec, action, invariant
+
+class Drift(Spec):
+    def init(self):
+        self.calls = [0]
+        return Record(x=0)
+
+    @action(step=(1, 2))
+    def add(self, s, step):
+        self.calls[0] += 1
+        if s.x >= 3:
+            return None
+        return s.replace(x=s.x + step + self.calls[0])
+
+    @invariant
+    def small(self, s):
+        return s.x < {top}
+"""
+
+GENERATOR = """\
+from checker import Record, Spec, action, invariant
+
+class Gen(Spec):
+    def init(self):
+        return Record(x=0)
+
+    @action
+    def add(self, s):
+        if s.x < 3:
+            yield s.replace(x=s.x + 1)
+        if s.x == 2:
+            raise ValueError("midway")
+
+    @invariant
+    def small(self, s):
+        return s.x < 10
+"""
+
+# A spec with a view and a temporal property (checked without the view by default)
+VIEWED = counter(
+    init="Record(x=0, seen=0)",
+    effect="s.replace(x=s.x + step, seen=min(s.seen + 1, 2))",
+    extra=(
+        "\n    def view(self, s):\n        return s.x\n"
+        "\n    @eventually\n    def started(self, s):\n        return s.x >= 0\n"
+    ),
+).replace("invariant, terminal", "invariant, terminal, eventually")
+
+
 @dataclass(frozen=True)
 class Case:
     id: str  # the row's name in docs/errors.md
@@ -108,6 +163,9 @@ class Case:
     helper: str | None = None  # helper.py beside the spec, which it may import
     # {tmp}/result.json first gets `mc check --json` of this spec (with these arguments)
     json_of: tuple[str, ...] | None = None
+    # the checkpoint of `checkpoint_of` with these settings or counts changed (checksum redone)
+    tampered: dict[str, dict[str, object]] | None = None
+    fifo: str | None = None  # a named pipe {tmp}/<fifo> that no program reads
 
 
 CASES = [
@@ -455,6 +513,58 @@ CASES = [
         report=True,
     ),
     Case(
+        "value-nested-too-deep",
+        75,
+        (
+            "Error: action add(step=1) built a state that cannot be encoded: a state value"
+            " nested deeper than 500 levels\n  in state {x: 0}",
+        ),
+        counter(
+            effect="s.replace(x=__import__('functools').reduce(lambda t, _: (t,), range(600), ()))"
+        ),
+        report=True,
+    ),
+    Case(
+        "lone-surrogate",
+        75,
+        (
+            "Error: action add(step=1) built a state that cannot be encoded: a str that is not"
+            " valid Unicode text (a lone surrogate) cannot be part of a state (got '\\udc80')",
+        ),
+        counter(init='Record(x=0, name="a")', effect='s.replace(x=s.x + step, name="\\udc80")'),
+        report=True,
+    ),
+    Case(
+        "generator-raises-midway",
+        75,
+        (
+            "Error: action add() raised ValueError: midway\n  in state {x: 2}",
+            'File "{spec}", line 12, in add',
+        ),
+        GENERATOR,
+        report=True,
+    ),
+    Case(
+        "action-not-deterministic",
+        75,
+        (
+            "mc: error: the spec is not deterministic: in state {x: 0}, action add(step=1) gave"
+            " {x: 2} when the state was expanded, and {x: 4} when it was expanded again; an"
+            " action must depend only on the state and its parameters",
+        ),
+        DRIFTS.format(top=10),
+    ),
+    Case(
+        "trace-not-reproduced",
+        75,
+        (
+            "mc: error: the spec is not deterministic: rebuilding the trace, in state {x: 0},"
+            " action add(step=2) gave {x: 6}, a state the search never reached",
+        ),
+        DRIFTS.format(top=4),
+        args=("--recheck", "0"),
+    ),
+    Case(
         "init-raises",
         75,
         ("Error: init raised KeyError: 'x'", 'File "{spec}", line 7, in init'),
@@ -489,6 +599,47 @@ CASES = [
         75,
         ("Error: invariant small returned None; an invariant returns True or False",),
         counter(holds="None"),
+        report=True,
+    ),
+    Case(
+        "step-property-not-bool",
+        75,
+        ("Error: step property p returned None; a step property returns True or False",),
+        counter(
+            extra="\n    @step_property\n    def p(self, s, t):\n        return None\n"
+        ).replace("invariant, terminal", "invariant, step_property, terminal"),
+        report=True,
+    ),
+    Case(
+        "refinement-mapping-not-a-state",
+        75,
+        (
+            "Error: refinement r mapped a state to {y: 0}, which is not a state of Counter (a"
+            " Record of x)",
+        ),
+        counter(
+            extra="\nclass Fine(Counter):\n    r = refines(Counter, lambda s: Record(y=s.x))\n"
+            "\nspec = Fine\n"
+        ).replace("invariant, terminal", "invariant, refines, terminal"),
+        report=True,
+    ),
+    Case(
+        "refinement-constants-unknown",
+        150,
+        ("{spec}: Fine.r: the constants of Counter do not fit: no constant 'tops'",),
+        counter(
+            extra="\nclass Fine(Counter):\n    r = refines(Counter, lambda s: s,"
+            " constants={'tops': 1})\n\nspec = Fine\n"
+        ).replace("invariant, terminal", "invariant, refines, terminal"),
+    ),
+    Case(
+        "map-declared-record-given",
+        75,
+        (
+            "Error: init returned states that mc cannot type: an initial state has x = {a: 0}"
+            " (record {a: int}), not map int -> int as declared",
+        ),
+        counter(init='Record(x={"a": 0})', extra="\n    x: dict[int, int]\n"),
         report=True,
     ),
     # -- spec code that tries to end mc's process: its error, never a pass (issue 23)
@@ -576,6 +727,83 @@ CASES = [
         151,
         ("--json '': an empty path; give the file to write",),
         args=("--json", ""),
+    ),
+    Case(
+        "define-not-utf8",
+        151,
+        ("-D top=\\xff: not UTF-8 text",),
+        args=("-D", "top=\udcff"),
+    ),
+    Case(
+        "timeout-not-a-number",
+        151,
+        ("Invalid value for '--timeout': not a number of seconds",),
+        args=("--timeout", "nan"),
+    ),
+    Case(
+        "timeout-infinite",
+        151,
+        ("Invalid value for '--timeout': inf is not in the range 0<x<=315360000.0.",),
+        args=("--timeout", "inf"),
+    ),
+    Case(
+        "endless-domain",
+        150,
+        (
+            "{spec}:9: action add: the domain of 'step' has no end, more than the 1,000,000 that"
+            " mc takes (an endless iterator such as itertools.count()?): give a finite domain",
+        ),
+        counter().replace("@action(step=(1, 2))", "@action(step=__import__('itertools').count(1))"),
+    ),
+    Case(
+        "load-never-ends",
+        152,
+        (
+            "{spec}: stopped by --timeout 0.5 s while loading the spec (importing it, checking"
+            " its constants or compiling it never ended); nothing was explored",
+        ),
+        "while True:\n    pass\n" + counter(),
+        args=("--timeout", "0.5"),
+    ),
+    Case(
+        "report-named-pipe-unread",
+        151,
+        ("--json {tmp}/pipe: a named pipe that no program reads: start its reader first",),
+        args=("--json", "{tmp}/pipe"),
+        fifo="pipe",
+        report=True,
+    ),
+    Case(
+        "checkpoint-out-of-range",
+        151,
+        (
+            "checkpoint {tmp}/checkpoint.mc: corrupt (setting 'max_depth' is 0, not a number"
+            " from 1)",
+        ),
+        args=("--resume", "{tmp}"),
+        checkpoint_of=SPIN,
+        tampered={"settings": {"max_depth": 0}},
+    ),
+    Case(
+        "liveness-under-view",
+        151,
+        (
+            "{spec}: temporal properties cannot be checked under the spec's view (it merges"
+            " states, so a cycle among them need not be a behaviour): use --no-view, or"
+            " --no-liveness to check only the invariants with the view",
+        ),
+        VIEWED,
+        args=("--view",),
+    ),
+    Case(
+        "workers-beyond-the-cpus",
+        0,
+        (
+            "mc: note: --workers 100000: this machine lets mc use ",
+            " worker processes (the result is the same for any number)",
+        ),
+        args=("--workers", "100000", "--no-deadlock"),
+        report=True,
     ),
     # -- what never happened: warnings after the verdict, 15 with --strict
     Case(
@@ -670,6 +898,10 @@ def _run(mc, tmp_path, case: Case, *flags: str):
         if case.truncated:
             saved = work / "checkpoint.mc"
             saved.write_bytes(saved.read_bytes()[: saved.stat().st_size // 2])
+        if case.tampered is not None:
+            tamper(work / "checkpoint.mc", case.tampered)
+    if case.fifo is not None:
+        os.mkfifo(work / case.fifo)
     if case.json_of is not None:
         report = work / "result.json"
         assert mc("check", path, *case.json_of, "--json", report, "--progress", "0").code == 0
@@ -686,6 +918,23 @@ def _run(mc, tmp_path, case: Case, *flags: str):
     if case.helper is not None:
         assert (tmp_path / "helper.py").read_text() == case.helper
     return result, path, work
+
+
+def tamper(path, changes: dict[str, dict[str, object]]) -> None:
+    """Change fields of a checkpoint's header (`changes`: part -> field -> value) and write it
+    back with its checksum redone: a file as mc would have written it, with values out of
+    range (what a checksum cannot catch)."""
+    data = path.read_bytes()
+    body = data[checkpoint._FRAME.size :]
+    unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=len(body) + 1)
+    unpacker.feed(body)
+    header = unpacker.unpack()
+    rest = body[unpacker.tell() :]
+    for part, fields in changes.items():
+        header[part].update(fields)
+    body = msgpack.packb(header, use_bin_type=True) + rest
+    frame = checkpoint._FRAME.pack(checkpoint.MAGIC, len(body), hashlib.sha256(body).digest())
+    path.write_bytes(frame + body)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])

@@ -255,8 +255,8 @@ def test_declared_types_must_fit_the_initial_states_and_name_variables():
     result = check(Model(Wrong()))
     assert result.verdict == "error" and result.error.kind == "init"
     assert result.error.message == (
-        "returned states that mc cannot type: an initial state has leader = 0, not str as"
-        " declared"
+        "returned states that mc cannot type: an initial state has leader = 0 (int), not str"
+        " as declared"
     )
 
     class Misspelt(Leaderless):
@@ -300,3 +300,42 @@ class Appending(Spec):
 def test_a_list_inside_a_tuple_is_frozen_before_its_kind_is_judged():
     result = check(Model(Appending()), Options(deadlock=False))
     assert result.verdict == "ok" and result.distinct_states == 2
+
+
+class Acceptors(Spec):
+    """TLA+'s `[a \\in Acceptor |-> 0]` over model values: a map keyed by names."""
+
+    x: dict[str, int]
+
+    def init(self):
+        return Record(x={"a1": 0, "a2": 0})
+
+    @action(a=("a1", "a2"))
+    def bump(self, s, a):
+        return s.replace(x=put(s.x, a, s.x[a] + 1)) if s.x[a] < 2 else None
+
+    @action
+    def add_a3(self, s):
+        return s.replace(x=put(s.x, "a-3", 0)) if "a-3" not in s.x else None
+
+
+def test_a_map_keyed_by_names_is_a_map_as_declared():
+    result = check(Model(Acceptors()), Options(deadlock=False))
+    assert (result.verdict, result.distinct_states) == ("ok", 18)
+    names = Record(a1=0, a2=1)
+    str_to_int = K.Kind(K.MAP, K.K_STR, K.K_INT)
+    for conforms in (K.conforms, K.conforms_python):
+        assert conforms(names, K.MISSING, str_to_int)
+        assert not conforms(Record(a1=0, a2="b"), K.MISSING, str_to_int)
+        assert not conforms(names, K.MISSING, K.Kind(K.MAP, K.K_INT, K.K_INT))
+
+
+def test_a_record_where_a_map_of_int_keys_is_declared_is_shown_as_a_record():
+    class IntKeys(Acceptors):
+        x: dict[int, int]
+
+    result = check(Model(IntKeys()))
+    assert result.error.message == (
+        "returned states that mc cannot type: an initial state has x = {a1: 0, a2: 0} (record"
+        " {a1: int, a2: int}), not map int -> int as declared"
+    )

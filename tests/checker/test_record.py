@@ -219,3 +219,19 @@ def test_empty_values_print_as_python_would_write_them():
         "2 states",
         "1,234 specs",
     )
+
+
+def test_choose_picks_what_tlc_picks():
+    """docs/tla/Choose.tla: TLC's CHOOSE over each set (its -dump of the initial state)."""
+    from checker import choose
+
+    assert choose({3, 1, 2}) == 1
+    assert choose({"b", "a"}, lambda v: v != "a") == "b"
+    assert choose({"M3", "M1", "M2"}) == "M1"  # model values, declared in this order
+    assert choose({(2, 1), (1, 2), (1, 1)}) == (1, 1)
+    assert choose({frozenset({2}), frozenset({1, 2}), frozenset({1})}) == frozenset({1})
+    assert choose({Record(a=2), Record(a=1)}) == Record(a=1)
+    # TLC orders strings as it first met them in the modules: given as a tuple in that order.
+    assert choose(("zeta", "alpha", "mid")) == "zeta"
+    with pytest.raises(ValueError, match="CHOOSE: no value satisfies the predicate"):
+        choose({1, 2}, lambda v: v > 2)

@@ -259,3 +259,18 @@ def test_trace_reports_and_progress(mc, tmp_path):
 
 def _untimed(text: str) -> str:
     return re.sub(r"Finished in .*", "", text)
+
+
+def test_a_walk_ends_with_the_step_that_breaks_a_step_property_or_leaves_tlcs_constraint():
+    from checker.loader import load_model
+    from checker.simulation import Options as WalkOptions
+    from checker.simulation import simulate as walk
+    from tests.conftest import ROOT
+
+    path = ROOT / "specs" / "examples" / "constrained.py"
+    slow = walk(load_model(path, {"slow": "true"}), WalkOptions(seed=1, traces=3, max_depth=5))
+    assert (slow.verdict, slow.step_property) == ("violation", "slow_steps")
+    assert [(s.action, s.state.x) for s in slow.trace] == [(None, 0), ("next", 2)]
+    six = walk(load_model(path, {"six": "true"}), WalkOptions(seed=1, traces=30, max_depth=8))
+    assert (six.verdict, six.invariant, six.outside_constraints) == ("violation", "not_six", True)
+    assert six.trace[-1].state.x == 6

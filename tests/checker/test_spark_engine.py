@@ -73,6 +73,7 @@ def outcome(result: CheckResult) -> dict[str, object]:
         "reached": result.reached,
         "unreached": result.unreached,
         "witness": result.witness,
+        "step": (result.step_property, result.step_violation, result.outside_constraints),
     }
 
 
@@ -305,6 +306,21 @@ def test_constraints_view_and_symmetry_agree_with_the_local_engine(spark):
     assert [s.state.bits for s in found.trace] == [(0, 0, 0), (1, 0, 0), (1, 1, 0), (1, 1, 1)]
     _, first = both(spark, Model(FlipAny(n=4)))
     assert first.trace[-2].state.bits == (1, 1, 1, 0)
+
+
+def test_step_properties_refinements_and_tlcs_constraint_agree_with_the_local_engine(spark):
+    from tests.checker.test_steps import HourMinuteClock, LikeTlc, NeverDown
+
+    _, down = both(spark, Model(NeverDown(top=5)))
+    assert down.step_property == "never_down" and down.trace[-1].action == "reset"
+    _, clock = both(spark, Model(HourMinuteClock(skip=3)))
+    assert clock.step_property == "hour_clock" and len(clock.trace) == 4
+    _, holds = both(spark, Model(HourMinuteClock()))
+    assert (holds.verdict, holds.distinct_states) == ("ok", 36)
+    _, tlc = both(spark, Model(LikeTlc()), deadlock=False)
+    assert (tlc.states_generated, tlc.distinct_states) == (11, 5)
+    _, six = both(spark, Model(LikeTlc(six=True)), deadlock=False)
+    assert six.outside_constraints and [s.state.x for s in six.trace] == [0, 2, 4, 6]
 
 
 def test_kinds_final_states_and_reachability_agree_with_the_local_engine(spark):

@@ -13,6 +13,7 @@ from checker.loader import load_model
 from checker.local.bfs import check
 from checker.model import Model
 from checker.search.options import Options
+from checker.symmetry import Permutation
 from checker.testing import assert_symmetric
 from checker.values.encoding import encode
 from tests.bundled import BUNDLED
@@ -403,3 +404,32 @@ def test_signatures_reduce_a_bundled_spec_as_every_renaming_does():
     everything.symmetry._fields = ()
     assert counts(check(model)) == counts(check(everything))
     assert model.symmetry._fields == ("epoch", "heard", "isolated_epoch", "log", "role")
+
+
+def test_model_values_take_the_fast_path_of_ids():
+    """TLA+'s model values (strings) as symmetric values: the same states as with ids, and the
+    renamings tried per state are the signature's few, not all n!."""
+    path = ROOT / "specs" / "examples" / "two_phase_symmetric.py"
+    counts = {}
+    for names in ("false", "true"):
+        model = load_model(path, {"rm": "5", "names": names})
+        result = check(model, Options())
+        counts[names] = (result.verdict, result.distinct_states, result.states_generated)
+        assert model.symmetry._fields == ("rmState",) and model.symmetry._members == (
+            "tmPrepared",
+        )
+        state = model.initial_states()[0]
+        prepared = model.fire(3, ("r1",) if names == "true" else (0,), state)[0]
+        assert len(model.symmetry.candidates(prepared)) == 24  # 4! of the working ones, not 5!
+    # As many as with every renaming tried per state (checked: 314 and 2,048 then too).
+    assert counts["true"] == counts["false"] == ("ok", 314, 2_048)
+
+
+def test_renaming_the_keys_of_a_record_keeps_its_shape():
+    p = Permutation({"a1": "a2", "a2": "a3", "a3": "a1"})
+    record = Record(a1=1, a2=2, a3=3)
+    renamed = p.keys(record)
+    assert renamed == Record(a2=1, a3=2, a1=3) and type(renamed) is type(record)
+    assert p.keys(record, lambda v: v * 10) == Record(a2=10, a3=20, a1=30)
+    # A record whose keys the renaming moves elsewhere: built anew.
+    assert Permutation({"a1": "b1"}).keys(Record(a1=1, a2=2)) == Record(b1=1, a2=2)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from checker.loader import load_model
 from checker.local.bfs import check
+from checker.search.options import Options
 from tests.conftest import SPECS
 
 KIP996 = SPECS / "kip996.py"
@@ -54,3 +55,43 @@ def test_with_pre_vote_the_same_timeout_leaves_the_leader_alone():
         if m.type == "RequestVoteResponse"
     )
     assert all(t.state[1] == "Leader" and t.current_epoch[3] == 1 for t in refused)
+
+
+# The quorum refines specs/client_writes.py: each write is answered once, committed or failed.
+ONE_CRASH = {"values": "1", "max_disruptive_election_triggers": "0", "max_perm_crashes": "1"}
+
+
+def test_the_quorum_answers_each_write_once():
+    """A leader that crashes with the write pending fails it (a negative answer); every other
+    step maps to a stutter of ClientWrites or to one of its steps. Also checked: 372,332
+    states with values=1, max_epoch=2 and one disruptive election trigger (docs/specs.md)."""
+    model = load_model(KIP996, {**ONE_CRASH, "max_epoch": "2"})
+    result = check(model, Options(deadlock=False))
+    assert (result.verdict, result.distinct_states) == ("ok", 142)
+    assert result.step_properties == {"client_writes": "refines ClientWrites"}
+
+
+def test_a_leader_that_acknowledges_on_receipt_breaks_the_refinement(write_spec):
+    spec = write_spec(
+        """\
+        from checker import action, on
+        from specs.kip996 import Kip996
+
+        class EagerAck(Kip996):
+            @action(srv="all_servers", v="value_set", switch="values")
+            @on("server {srv}")
+            def handle_client_request(self, s, srv, v):
+                t = super().handle_client_request(s, srv, v)
+                return None if t is None else t.replace(inv_pos_acked=t.inv_pos_acked | {v})
+        """
+    )
+    result = check(load_model(spec, {"values": "1"}))
+    assert (result.verdict, result.step_property) == ("violation", "client_writes")
+    assert [(s.action, s.params) for s in result.trace] == [
+        (None, {}),
+        ("handle_client_request", {"srv": 1, "v": "v1"}),
+    ]
+    assert result.step_violation.endswith(
+        "it maps to no step of ClientWrites, from {acked: set(), failed: set(), sent: set()} to"
+        " {acked: {'v1'}, failed: set(), sent: {'v1'}}"
+    )

@@ -67,7 +67,8 @@ def liveness(constants: dict[str, str], properties: list[str] | None = None):
     unreached."""
     cls, _ = load_spec_class(str(KIP966))
     names = [n for n in invariants_of(cls) if n != "no_committed_record_lost_globally"]
-    model = load_model(KIP966, {**constants, "tla_view": "false"}, names, symmetry=False)
+    given = {**constants, "tla_view": "false"}
+    model = load_model(KIP966, given, names, symmetry=False, view=False)
     model.reachables = ()
     props = select(model, properties)
     result, graph = record(model, recording(model, props), Options(deadlock=False))

@@ -1,13 +1,20 @@
 """Per-level costs of the Spark engine on a given master, for docs/scaling.md:
 
     .venv/bin/python scripts/spark_levels.py SPEC.py [-D NAME=VALUE]... --master URL \
-        [--spark-conf KEY=VALUE]... [--local]
+        [--spark-conf KEY=VALUE]... [--local] [--jobs] [--timeout SECONDS] [--no-deadlock]
 
 Prints the session start, each level (where it ran: driver or Spark; states expanded, new
-states, seconds), the total, and from Spark's REST API (the driver's UI, on 127.0.0.1) the
-shuffle written per stage and the executors' storage memory at the end. `--local` also times
-the local engine on the same model. `--jobs` also lists, per Spark level, the Spark jobs that
-ran during it: their stages and tasks, and where the level's time went.
+states, candidates, seconds, and the CPU seconds of every process of this checkout's Python
+and JVMs: driver, executors and their Python workers), the total, the Spark levels'
+candidates per CPU second and per core-second of wall time, and from Spark's REST API (the
+driver's UI, on 127.0.0.1) the shuffle written and the executors' storage memory at the end.
+`--local` also times the local engine on the same model. `--jobs` also lists, per Spark
+level, the Spark jobs that ran during it: their stages and tasks, and where the level's time
+went. `--timeout` stops the search after that many seconds, as `mc check --timeout` does.
+
+CPU seconds are read from /proc (Linux): utime + stime, and those of reaped children, of the
+processes whose command line names this checkout, so that other checkouts' jobs on a shared
+machine are not counted. The machine's cores are shared: wall time is noisy, CPU time less.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 import urllib.request
@@ -24,8 +32,31 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from checker import spark as se  # noqa: E402
+from checker.deadline import Deadline  # noqa: E402
 from checker.loader import load_model  # noqa: E402
 from checker.local import bfs  # noqa: E402
+from checker.search.options import Options  # noqa: E402
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(marker: str = str(ROOT)) -> float:
+    """The CPU seconds so far of the processes whose command line contains `marker`, with
+    those of their children that ended (a Python worker forked by pyspark.daemon)."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as file:
+                if marker.encode() not in file.read():
+                    continue
+            with open(f"/proc/{entry}/stat", "rb") as file:
+                fields = file.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+    return total / TICKS
 
 
 def rest(base: str, path: str) -> object:
@@ -41,6 +72,8 @@ def main() -> None:
     parser.add_argument("--spark-conf", action="append", default=[])
     parser.add_argument("--local", action="store_true")
     parser.add_argument("--jobs", action="store_true")
+    parser.add_argument("--timeout", type=float, default=None)
+    parser.add_argument("--no-deadlock", action="store_true")
     args = parser.parse_args()
     constants = dict(d.split("=", 1) for d in args.defines)
     conf = dict(c.split("=", 1) for c in args.spark_conf)
@@ -61,14 +94,20 @@ def main() -> None:
     start = time.perf_counter() - started
     print(f"session start: {start:.1f} s (master {args.master})")
     levels: list[se.LevelStats] = []
+    cpu: list[float] = []  # per level: the CPU seconds since the previous level ended
     memory: dict[str, tuple[int, int]] = {}  # executor -> (peak storage memory, at distinct)
     base = spark.sparkContext.uiWebUrl
     app = spark.sparkContext.applicationId
 
     windows: list[tuple[float, float]] = []  # per level: its start and end (epoch seconds)
 
+    last_cpu = [cpu_seconds()]
+
     def on_level(stats: se.LevelStats) -> None:
         levels.append(stats)
+        now = cpu_seconds()
+        cpu.append(now - last_cpu[0])
+        last_cpu[0] = now
         windows.append((time.time() - stats.seconds, time.time()))
         if stats.where != "spark" or not base:
             return
@@ -79,22 +118,41 @@ def main() -> None:
         except Exception:
             pass
 
+    options = Options(deadlock=not args.no_deadlock)
     started = time.perf_counter()
-    result = se.check(model, spark=spark, settings=settings, on_level=on_level)
+    last_cpu[0] = cpu_seconds()
+    with Deadline(model, args.timeout):
+        result = se.check(model, options, spark=spark, settings=settings, on_level=on_level)
     total = time.perf_counter() - started
     print(
         f"verdict {result.verdict}: {result.distinct_states:,} distinct states,"
         f" {result.states_generated:,} generated, depth {result.depth}, {total:.2f} s"
     )
-    print("| depth | where | expanded | new | seconds |")
-    print("|---|---|---|---|---|")
-    for s in levels:
-        print(f"| {s.depth} | {s.where} | {s.expanded:,} | {s.new:,} | {s.seconds:.2f} |")
+    print("| depth | where | expanded | new | candidates | seconds | CPU s |")
+    print("|---|---|---|---|---|---|---|")
+    before = [0, *[s.generated for s in levels[:-1]]]
+    generated = [s.generated - b for s, b in zip(levels, before)]  # per level (the first: + init)
+    for s, made, used in zip(levels, generated, cpu):
+        print(
+            f"| {s.depth} | {s.where} | {s.expanded:,} | {s.new:,} | {made:,} | {s.seconds:.2f}"
+            f" | {used:.2f} |"
+        )
+    cores = int(spark.sparkContext.defaultParallelism)
     for where in ("driver", "spark"):
-        mine = [s for s in levels if s.where == where]
+        mine = [i for i, s in enumerate(levels) if s.where == where]
         if mine:
-            seconds = sum(s.seconds for s in mine)
-            print(f"{where}: {len(mine)} levels, {seconds:.2f} s, {sum(s.new for s in mine):,} new")
+            seconds = sum(levels[i].seconds for i in mine)
+            used = sum(cpu[i] for i in mine)
+            made = sum(generated[i] for i in mine)
+            print(
+                f"{where}: {len(mine)} levels, {seconds:.2f} s, {used:.2f} CPU s,"
+                f" {sum(levels[i].new for i in mine):,} new, {made:,} candidates"
+            )
+            if where == "spark" and seconds:
+                print(
+                    f"spark levels: {made / max(used, 1e-9):,.0f} candidates per CPU second,"
+                    f" {made / seconds / cores:,.0f} per core-second of wall time ({cores} cores)"
+                )
     for executor, (used, distinct) in sorted(memory.items()):
         print(
             f"executor {executor}: peak storage memory {used:,} bytes with {distinct:,}"
@@ -132,6 +190,7 @@ def print_jobs(
     stages = {(s["stageId"], s["attemptId"]): s for s in rest(base, f"/applications/{app}/stages")}
     print("| depth | new | seconds | jobs | stages | tasks | in jobs s | jobs (s: name) |")
     print("|---|---|---|---|---|---|---|---|")
+    small: list[tuple[float, int, float]] = []  # levels under 500 states: seconds, jobs, in jobs
     for stats, (begin, end) in zip(levels, windows):
         if stats.where != "spark":
             continue
@@ -153,6 +212,17 @@ def print_jobs(
         print(
             f"| {stats.depth} | {stats.new:,} | {stats.seconds:.2f} | {len(mine)} | {len(ran)}"
             f" | {tasks} | {sum(spans):.2f} | {names} |"
+        )
+        if stats.expanded < 500:
+            small.append((stats.seconds, len(mine), sum(spans)))
+    if small:
+        seconds = sorted(s for s, _, _ in small)
+        jobs = sorted({j for _, j, _ in small})
+        outside = statistics.median(s - inside for s, _, inside in small)
+        print(
+            f"levels under 500 states on Spark: {len(small)}, {seconds[0]:.2f} to"
+            f" {seconds[-1]:.2f} s, median {statistics.median(seconds):.2f} s; jobs per level"
+            f" {', '.join(map(str, jobs))}; median outside jobs {outside:.2f} s"
         )
 
 

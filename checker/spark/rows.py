@@ -69,6 +69,24 @@ class InCluster:
         return self.df.filter(F.col("kind") == STATE)
 
 
+@dataclass(frozen=True)
+class LevelJob:
+    """What a level's job reported: the next level, and its tasks' summaries."""
+
+    table: InCluster
+    expanded: list[dict[str, Any]]  # per expansion task
+    admitted: list[dict[str, Any]]  # per fingerprint partition
+
+    @property
+    def count(self) -> int:
+        return sum(sum(part["new"]) for part in self.admitted)
+
+    def first(self, what: str) -> tuple[int, int] | None:
+        """The smallest (code, fp) of an `event` or a `bad` candidate, if any."""
+        found = [tuple(part[what]) for part in self.expanded if part[what] is not None]
+        return min(found) if found else None  # type: ignore[return-value]
+
+
 def signed(fp: int) -> int:
     """An unsigned 64-bit fingerprint as a Spark long (int64)."""
     return fp - _TOP if fp >= _SIGN else fp

@@ -21,7 +21,6 @@ import contextlib
 import functools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -51,6 +50,7 @@ from checker.spark.rows import (
     STATE,
     SUMMARY,
     InCluster,
+    LevelJob,
     Links,
     Row,
     component,
@@ -90,24 +90,6 @@ def check(
     settings = settings or SparkSettings()
     search = _Search(spark, model, options, settings, progress, on_level, checkpoints)
     return outcome.run(search)
-
-
-@dataclass(frozen=True)
-class LevelJob:
-    """What a level's job reported: the next level, and its tasks' summaries."""
-
-    table: InCluster
-    expanded: list[dict[str, Any]]  # per expansion task
-    admitted: list[dict[str, Any]]  # per fingerprint partition
-
-    @property
-    def count(self) -> int:
-        return sum(sum(part["new"]) for part in self.admitted)
-
-    def first(self, what: str) -> tuple[int, int] | None:
-        """The smallest (code, fp) of an `event` or a `bad` candidate, if any."""
-        found = [tuple(part[what]) for part in self.expanded if part[what] is not None]
-        return min(found) if found else None  # type: ignore[return-value]
 
 
 class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):

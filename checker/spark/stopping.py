@@ -18,6 +18,7 @@ from checker.spark.rows import (
     COUNTED_SCHEMA,
     SUMMARY,
     InCluster,
+    LevelJob,
     parent_code,
     parent_rank,
     successor_index,
@@ -26,8 +27,6 @@ from checker.spark.rows import (
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-
-    from checker.spark.search import LevelJob
 
 
 class StopsInLevel:

@@ -1,20 +1,23 @@
 """Per-level costs of the Spark engine on a given master, for docs/scaling.md:
 
     .venv/bin/python scripts/spark_levels.py SPEC.py [-D NAME=VALUE]... --master URL \
-        [--spark-conf KEY=VALUE]... [--local] [--jobs] [--timeout SECONDS] [--no-deadlock]
+        [--spark-conf KEY=VALUE]... [--local] [--jobs] [--timeout SECONDS] [--no-deadlock] \
+        [--cpu-root PID]...
 
 Prints the session start, each level (where it ran: driver or Spark; states expanded, new
-states, candidates, seconds, and the CPU seconds of every process of this checkout's Python
-and JVMs: driver, executors and their Python workers), the total, the Spark levels'
+states, candidates, seconds, and the CPU seconds of the driver, the executors and their
+Python workers: see below), the total, the Spark levels'
 candidates per CPU second and per core-second of wall time, and from Spark's REST API (the
 driver's UI, on 127.0.0.1) the shuffle written and the executors' storage memory at the end.
 `--local` also times the local engine on the same model. `--jobs` also lists, per Spark
 level, the Spark jobs that ran during it: their stages and tasks, and where the level's time
 went. `--timeout` stops the search after that many seconds, as `mc check --timeout` does.
 
-CPU seconds are read from /proc (Linux): utime + stime, and those of reaped children, of the
-processes whose command line names this checkout, so that other checkouts' jobs on a shared
-machine are not counted. The machine's cores are shared: wall time is noisy, CPU time less.
+CPU seconds are read from /proc (Linux): utime + stime, and those of reaped children, of this
+process and its descendants (the driver's JVM; in local mode the executors too) and of those
+of each `--cpu-root PID` (a standalone cluster's launcher: its master, workers, executors and
+their Python workers), so that other jobs on a shared machine are not counted: on shared
+cores wall time is noisy, CPU time less.
 """
 
 from __future__ import annotations
@@ -40,22 +43,29 @@ from checker.search.options import Options  # noqa: E402
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(marker: str = str(ROOT)) -> float:
-    """The CPU seconds so far of the processes whose command line contains `marker`, with
-    those of their children that ended (a Python worker forked by pyspark.daemon)."""
-    total = 0
+def cpu_seconds(roots: list[int]) -> float:
+    """The CPU seconds so far of the processes descending from `roots` (a process counts
+    itself), with those of their children that ended (a Python worker forked by
+    pyspark.daemon)."""
+    stats: dict[int, list[bytes]] = {}
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as file:
+                    stats[int(entry)] = file.read().rsplit(b")", 1)[1].split()
+            except OSError:
+                continue
+    children: dict[int, list[int]] = {}
+    for pid, fields in stats.items():
+        children.setdefault(int(fields[1]), []).append(pid)
+    total, todo, done = 0, list(roots), set()
+    while todo:
+        pid = todo.pop()
+        if pid in done or pid not in stats:
             continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as file:
-                if marker.encode() not in file.read():
-                    continue
-            with open(f"/proc/{entry}/stat", "rb") as file:
-                fields = file.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        total += sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+        done.add(pid)
+        total += sum(int(f) for f in stats[pid][11:15])  # utime, stime, cutime, cstime
+        todo += children.get(pid, [])
     return total / TICKS
 
 
@@ -74,6 +84,7 @@ def main() -> None:
     parser.add_argument("--jobs", action="store_true")
     parser.add_argument("--timeout", type=float, default=None)
     parser.add_argument("--no-deadlock", action="store_true")
+    parser.add_argument("--cpu-root", type=int, action="append", default=[])
     args = parser.parse_args()
     constants = dict(d.split("=", 1) for d in args.defines)
     conf = dict(c.split("=", 1) for c in args.spark_conf)
@@ -101,11 +112,12 @@ def main() -> None:
 
     windows: list[tuple[float, float]] = []  # per level: its start and end (epoch seconds)
 
-    last_cpu = [cpu_seconds()]
+    roots = [os.getpid(), *args.cpu_root]
+    last_cpu = [cpu_seconds(roots)]
 
     def on_level(stats: se.LevelStats) -> None:
         levels.append(stats)
-        now = cpu_seconds()
+        now = cpu_seconds(roots)
         cpu.append(now - last_cpu[0])
         last_cpu[0] = now
         windows.append((time.time() - stats.seconds, time.time()))
@@ -120,7 +132,7 @@ def main() -> None:
 
     options = Options(deadlock=not args.no_deadlock)
     started = time.perf_counter()
-    last_cpu[0] = cpu_seconds()
+    last_cpu[0] = cpu_seconds(roots)
     with Deadline(model, args.timeout):
         result = se.check(model, options, spark=spark, settings=settings, on_level=on_level)
     total = time.perf_counter() - started
@@ -191,6 +203,7 @@ def print_jobs(
     print("| depth | new | seconds | jobs | stages | tasks | in jobs s | jobs (s: name) |")
     print("|---|---|---|---|---|---|---|---|")
     small: list[tuple[float, int, float]] = []  # levels under 500 states: seconds, jobs, in jobs
+    small_stages: list[list[tuple[float, float, int]]] = []  # their stages: span, run, tasks
     for stats, (begin, end) in zip(levels, windows):
         if stats.where != "spark":
             continue
@@ -215,6 +228,17 @@ def print_jobs(
         )
         if stats.expanded < 500:
             small.append((stats.seconds, len(mine), sum(spans)))
+            small_stages.append(
+                [
+                    (
+                        _epoch(st["completionTime"]) - _epoch(st["submissionTime"]),
+                        st["executorRunTime"] / 1000,
+                        st["numTasks"],
+                    )
+                    for st in sorted(ran, key=lambda st: st["stageId"])
+                    if "submissionTime" in st and "completionTime" in st
+                ]
+            )
     if small:
         seconds = sorted(s for s, _, _ in small)
         jobs = sorted({j for _, j, _ in small})
@@ -224,6 +248,21 @@ def print_jobs(
             f" {seconds[-1]:.2f} s, median {statistics.median(seconds):.2f} s; jobs per level"
             f" {', '.join(map(str, jobs))}; median outside jobs {outside:.2f} s"
         )
+        shapes = {len(stages) for stages in small_stages}
+        if len(shapes) == 1:  # the same stages in each: their medians, in order
+            n = shapes.pop()
+            medians = [
+                (
+                    statistics.median(stages[i][0] for stages in small_stages),
+                    statistics.median(stages[i][1] for stages in small_stages),
+                    small_stages[0][i][2],
+                )
+                for i in range(n)
+            ]
+            print(
+                "their stages (median s from submission to completion, tasks' run time s,"
+                " tasks): " + "; ".join(f"{a:.2f}, {b:.2f}, {t}" for a, b, t in medians)
+            )
 
 
 if __name__ == "__main__":

@@ -43,10 +43,18 @@ from checker.search.options import Options  # noqa: E402
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(roots: list[int]) -> float:
+ROLES = (  # a process's role, by what its command line holds (first match)
+    ("executor JVM", b"CoarseGrainedExecutorBackend"),
+    ("Python workers", b"pyspark.daemon"),
+    ("driver JVM", b"SparkSubmit"),
+    ("master and workers (JVM)", b"org.apache.spark.deploy"),
+)
+
+
+def cpu_by_role(roots: list[int]) -> dict[str, float]:
     """The CPU seconds so far of the processes descending from `roots` (a process counts
     itself), with those of their children that ended (a Python worker forked by
-    pyspark.daemon)."""
+    pyspark.daemon), per role (ROLES; the rest: "driver Python")."""
     stats: dict[int, list[bytes]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -58,15 +66,27 @@ def cpu_seconds(roots: list[int]) -> float:
     children: dict[int, list[int]] = {}
     for pid, fields in stats.items():
         children.setdefault(int(fields[1]), []).append(pid)
-    total, todo, done = 0, list(roots), set()
+    totals: dict[str, float] = {}
+    todo, done = list(roots), set()
     while todo:
         pid = todo.pop()
         if pid in done or pid not in stats:
             continue
         done.add(pid)
-        total += sum(int(f) for f in stats[pid][11:15])  # utime, stime, cutime, cstime
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as file:
+                command = file.read()
+        except OSError:
+            command = b""
+        role = next((name for name, mark in ROLES if mark in command), "driver Python")
+        ticks = sum(int(f) for f in stats[pid][11:15])  # utime, stime, cutime, cstime
+        totals[role] = totals.get(role, 0.0) + ticks / TICKS
         todo += children.get(pid, [])
-    return total / TICKS
+    return totals
+
+
+def cpu_seconds(roots: list[int]) -> float:
+    return sum(cpu_by_role(roots).values())
 
 
 def rest(base: str, path: str) -> object:
@@ -133,9 +153,11 @@ def main() -> None:
     options = Options(deadlock=not args.no_deadlock)
     started = time.perf_counter()
     last_cpu[0] = cpu_seconds(roots)
+    roles_before = cpu_by_role(roots)
     with Deadline(model, args.timeout):
         result = se.check(model, options, spark=spark, settings=settings, on_level=on_level)
     total = time.perf_counter() - started
+    roles_after = cpu_by_role(roots)
     print(
         f"verdict {result.verdict}: {result.distinct_states:,} distinct states,"
         f" {result.states_generated:,} generated, depth {result.depth}, {total:.2f} s"
@@ -165,6 +187,13 @@ def main() -> None:
                     f"spark levels: {made / max(used, 1e-9):,.0f} candidates per CPU second,"
                     f" {made / seconds / cores:,.0f} per core-second of wall time ({cores} cores)"
                 )
+    print(
+        "CPU s of the search by process: "
+        + ", ".join(
+            f"{role} {roles_after[role] - roles_before.get(role, 0.0):.1f}"
+            for role in sorted(roles_after)
+        )
+    )
     for executor, (used, distinct) in sorted(memory.items()):
         print(
             f"executor {executor}: peak storage memory {used:,} bytes with {distinct:,}"

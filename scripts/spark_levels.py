@@ -30,6 +30,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -171,7 +172,12 @@ def main() -> None:
             f"| {s.depth} | {s.where} | {s.expanded:,} | {s.new:,} | {made:,} | {s.seconds:.2f}"
             f" | {used:.2f} |"
         )
-    cores = int(spark.sparkContext.defaultParallelism)
+    cores = int(spark.sparkContext.defaultParallelism)  # at least 2: the executors' if known
+    try:
+        executors: Any = rest(base, f"/applications/{app}/executors")
+        cores = sum(e["totalCores"] for e in executors if e["id"] != "driver") or cores
+    except Exception:
+        pass
     for where in ("driver", "spark"):
         mine = [i for i, s in enumerate(levels) if s.where == where]
         if mine:

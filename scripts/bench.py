@@ -463,7 +463,7 @@ if not master.startswith("local"):
 spark = spark_engine.session(master=master, conf=conf)
 spark.range(1).collect()  # the executors are up
 startup = time.perf_counter() - started
-cores = int(spark.sparkContext.defaultParallelism)
+cores = int(spark.sparkContext.defaultParallelism)  # local[N]: N; a cluster: at least 2
 model = load_model(spec, constants)
 levels = []
 start = time.perf_counter()
@@ -505,15 +505,18 @@ def spark_table(runs: list[tuple[str, dict[str, str]]], master: str) -> list[str
                 on_spark_seconds += seconds
                 on_spark_candidates += generated - before
             before = generated
-        per_core = on_spark_candidates / max(on_spark_seconds * spark["cores"], 1e-9)
         per_cpu = one["generated"] / max(one["cpu_seconds"], 1e-9)
+        per_core, ratio = "-", "-"  # (every level in the driver)
+        if on_spark_seconds:
+            rate = on_spark_candidates / (on_spark_seconds * spark["cores"])
+            per_core, ratio = f"{rate:,.0f}", f"{rate / per_cpu:.2f}"
         small = [s for expanded, _, s, _, where in levels if expanded < 500 and where == "spark"]
         fixed = f"{statistics.median(small):.2f}" if small else "-"
         lines.append(
             f"| {spec} | {consts_text(constants)} | {local['distinct']:,} | {local['generated']:,} "
             f"| {local['depth']} | {local['seconds']:.2f} | {spark['seconds']:.2f} "
             f"| {spark['seconds'] / local['seconds']:.1f} | {per_cpu:,.0f} "
-            f"| {per_core:,.0f} | {per_core / per_cpu:.2f} | {fixed} | {spark['startup']:.1f} |"
+            f"| {per_core} | {ratio} | {fixed} | {spark['startup']:.1f} |"
         )
         print(lines[-1], flush=True)
     return lines

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <structmember.h>
 
 /* -- what checker.values.record and checker.values.encoding hand over ----------------------- */
 
@@ -35,6 +36,118 @@ static PyObject *STR_VALUES;   /* "values" */
 static PyObject *RECORD;      /* checker.values.record.Record: calling it builds a record */
 static PyObject *FACTORY;     /* checker.values.record._factory: Record(...) in Python */
 static PyObject *MAKERS;      /* keyword order as written -> (shape, where each field is) */
+
+/* -- reads: which variables spec code reads ------------------------------------------------
+ *
+ * While a guard or an invariant runs on a state, the engine notes which of the state's
+ * variables it reads (docs/architecture.md): each variable is a bit of READS (bit i - 1
+ * for the record's item i; the variables from the 63rd on share bit 62), and bit 63 says
+ * "disabled" or "held" in the masks the engine keeps. Only records of the state's shape,
+ * TRACKED, are noted: a field read through `s.name`, `s["name"]` or `s.get("name")` sets its
+ * bit; anything that reads every field (values(), items(), ==, <, hash, encode) sets them
+ * all. Reading a variable of another state of the same shape counts too: more bits only make
+ * the engine re-evaluate more often. */
+
+static PyTypeObject *TRACKED; /* the states' shape while spec code is watched, else NULL */
+static uint64_t READS;        /* the variables read since the engine last cleared it */
+#define READ_ALL (~(uint64_t)0 >> 1)
+#define MARK ((uint64_t)1 << 63) /* in a kept mask: disabled (an action), held (an invariant) */
+
+static inline uint64_t
+bit_of(Py_ssize_t index) /* index: the item's position, from 1 */
+{
+    return (uint64_t)1 << (index - 1 < 62 ? index - 1 : 62);
+}
+
+static inline void
+read_all(PyObject *record)
+{
+    if (Py_TYPE(record) == TRACKED)
+        READS = READ_ALL;
+}
+
+/* A record shape's field: what collections' _tuplegetter is to a namedtuple, and it notes
+ * the read of a watched state's variable. */
+typedef struct {
+    PyObject_HEAD
+    Py_ssize_t index;
+    uint64_t bit;
+    PyObject *doc;
+} Field;
+
+static PyObject *
+field_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    Field *field = (Field *)self;
+    if (obj == NULL || obj == Py_None) {
+        Py_INCREF(self);
+        return self;
+    }
+    if (!PyTuple_Check(obj) || field->index >= PyTuple_GET_SIZE(obj)) {
+        PyErr_Format(PyExc_TypeError, "a field of another kind of record (a %s)",
+                     Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    if (Py_TYPE(obj) == TRACKED)
+        READS |= field->bit;
+    PyObject *value = PyTuple_GET_ITEM(obj, field->index);
+    Py_INCREF(value);
+    return value;
+}
+
+static int
+field_set(PyObject *self, PyObject *obj, PyObject *value)
+{
+    PyErr_SetString(PyExc_AttributeError,
+                     "a Record is immutable: build a new one with .replace(...) or put(...)");
+    return -1;
+}
+
+static void
+field_dealloc(PyObject *self)
+{
+    Py_XDECREF(((Field *)self)->doc);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyMemberDef field_members[] = {
+    {"__doc__", T_OBJECT, offsetof(Field, doc), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject FieldType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "checker._hot.Field",
+    .tp_basicsize = sizeof(Field),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A record shape's field (the item at `index`), noting reads of watched states.",
+    .tp_dealloc = field_dealloc,
+    .tp_descr_get = field_get,
+    .tp_descr_set = field_set,
+    .tp_members = field_members,
+};
+
+/* field(index, doc): the descriptor of a shape's field, the record's item at `index`. */
+static PyObject *
+hot_field(PyObject *module, PyObject *args)
+{
+    Py_ssize_t index;
+    PyObject *doc = Py_None;
+    if (!PyArg_ParseTuple(args, "n|O", &index, &doc))
+        return NULL;
+    if (index < 1) {
+        PyErr_SetString(PyExc_ValueError, "field(index): a field's item is 1 or more");
+        return NULL;
+    }
+    Field *field = PyObject_New(Field, &FieldType);
+    if (field == NULL)
+        return NULL;
+    field->index = index;
+    field->bit = bit_of(index);
+    Py_INCREF(doc);
+    field->doc = doc;
+    return (PyObject *)field;
+}
 
 /* -- RecordBase ----------------------------------------------------------------------------- */
 
@@ -180,7 +293,10 @@ record_lookup(PyObject *self, PyObject *key)
     PyObject *position = PyDict_GetItemWithError(index, key);
     if (position == NULL)
         return NULL;
-    PyObject *value = PyTuple_GET_ITEM(self, PyLong_AsSsize_t(position));
+    Py_ssize_t at = PyLong_AsSsize_t(position);
+    if (Py_TYPE(self) == TRACKED)
+        READS |= bit_of(at);
+    PyObject *value = PyTuple_GET_ITEM(self, at);
     Py_INCREF(value);
     return value;
 }
@@ -231,6 +347,7 @@ record_keys(PyObject *self, PyObject *unused)
 static PyObject *
 record_values(PyObject *self, PyObject *unused)
 {
+    read_all(self);
     if (is_map(self)) {
         PyObject *values = PyTuple_GET_ITEM(self, 2);
         Py_INCREF(values);
@@ -242,6 +359,7 @@ record_values(PyObject *self, PyObject *unused)
 static PyObject *
 record_items(PyObject *self, PyObject *unused)
 {
+    read_all(self);
     PyObject *keys = record_keys_of(self);
     if (keys == NULL)
         return NULL;
@@ -342,6 +460,7 @@ item_hash(PyObject *item)
 static Py_hash_t
 record_hash(PyObject *self)
 {
+    read_all(self);
     Py_ssize_t n = PyTuple_GET_SIZE(self);
     int wide = n > WIDE;
     Py_uhash_t acc = XXPRIME_5;
@@ -360,10 +479,22 @@ record_hash(PyObject *self)
     return (Py_hash_t)acc;
 }
 
+/* ==, <, ...: the tuple's comparison, which reads every field. */
+static PyObject *
+record_richcompare(PyObject *a, PyObject *b, int op)
+{
+    if (TRACKED != NULL) {
+        read_all(a);
+        read_all(b);
+    }
+    return PyTuple_Type.tp_richcompare(a, b, op);
+}
+
 static PyTypeObject RecordBase = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "checker._hot.RecordBase",
     .tp_hash = record_hash,
+    .tp_richcompare = record_richcompare,
     .tp_itemsize = sizeof(PyObject *),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
     .tp_doc = "A tuple whose first item is its shape (checker.values.record.Record).",
@@ -976,13 +1107,37 @@ take_result(PyObject *result, PyObject *ai, PyObject *binding, PyObject *state,
  * static bindings or None, Action); bindings a list or None; general is Model._add, reraise
  * Model._reraise; constrained whether there are action constraints; kinds the states' kind
  * (checker.values.kinds) or None, kind_error Model._kind_error. */
-static PyObject *
-hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+/* Incremental evaluation (docs/architecture.md): `memo` has, per slot (an action's
+ * binding from a fixed domain, in the plan's order), the parent's mask: MARK and the variables
+ * the binding's guard read if it was disabled there, else 0; `changed` the variables that
+ * differ between the parent and this state. A binding disabled in the parent whose guard read
+ * none of the changed variables computes the same here: it is disabled, and not called. `out`
+ * gets this state's masks. */
+static inline int
+still_disabled(const char *memo, uint64_t changed, char *out, Py_ssize_t slot)
 {
-    if (nargs != 10) {
-        PyErr_SetString(PyExc_TypeError, "successors() takes 10 arguments");
-        return NULL;
-    }
+    uint64_t was = 0;
+    if (memo != NULL)
+        memcpy(&was, memo + 8 * slot, 8);
+    if (!(was & MARK) || (was & changed))
+        return 0;
+    memcpy(out + 8 * slot, &was, 8);
+    return 1;
+}
+
+static inline void
+note_reads(char *out, Py_ssize_t slot, PyObject *result)
+{
+    int disabled = result == Py_None || (result != NULL && PyList_CheckExact(result) &&
+                                         PyList_GET_SIZE(result) == 0);
+    uint64_t mask = disabled ? (READS | MARK) : 0;
+    memcpy(out + 8 * slot, &mask, 8);
+}
+
+static PyObject *
+successors_loop(PyObject *const *args, const char *memo, uint64_t changed, char *out,
+                Py_ssize_t slots)
+{
     PyObject *plan = args[0], *state = args[1], *states = args[2], *actions = args[3];
     PyObject *bindings_out = args[4], *general = args[5], *reraise = args[6];
     int constrained = PyObject_IsTrue(args[7]);
@@ -998,6 +1153,7 @@ hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     PyTypeObject *shape = Py_TYPE(state);
     int enabled = 0;
+    Py_ssize_t slot = 0;
     Py_ssize_t entries = PyTuple_GET_SIZE(plan);
     for (Py_ssize_t e = 0; e < entries; e++) {
         PyObject *entry = PyTuple_GET_ITEM(plan, e);
@@ -1028,11 +1184,16 @@ hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         if (arity == 0) {
             Py_DECREF(bindings);
+            if (out != NULL && still_disabled(memo, changed, out, slot++))
+                continue;
             PyObject *argv[3] = {NULL, self, state};
             PyObject **start = self ? argv + 1 : argv + 2;
             size_t count = self ? 2 : 1;
+            READS = 0;
             PyObject *result = PyObject_Vectorcall(
                 func, start, count | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+            if (out != NULL)
+                note_reads(out, slot - 1, result);
             PyObject *none = PyTuple_New(0);
             if (none == NULL) {
                 Py_XDECREF(result);
@@ -1053,7 +1214,10 @@ hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             continue;
         }
         Py_ssize_t count = PyTuple_GET_SIZE(bindings);
+        int slotted = out != NULL && fixed != Py_None; /* the bindings are the same in every state */
         for (Py_ssize_t b = 0; b < count; b++) {
+            if (slotted && still_disabled(memo, changed, out, slot++))
+                continue;
             PyObject *binding = PyTuple_GET_ITEM(bindings, b);
             PyObject *argv[16];
             Py_ssize_t argc;
@@ -1081,8 +1245,11 @@ hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             }
             PyObject **start = self ? argv + 1 : argv + 2;
             size_t given = self ? (size_t)argc : (size_t)argc - 1;
+            READS = 0;
             PyObject *result = PyObject_Vectorcall(
                 func, start, given | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+            if (slotted)
+                note_reads(out, slot - 1, result);
             PyObject *made = NULL;
             int fits = -1; /* of the successor's kinds: -1 not known (not the common case) */
             if (result != NULL && result != Py_None && Py_TYPE(result) == shape && !constrained)
@@ -1115,7 +1282,117 @@ hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         Py_DECREF(bindings);
     }
+    if (out != NULL && slot != slots) {
+        PyErr_SetString(PyExc_RuntimeError, "successors(): the plan's slots changed");
+        return NULL;
+    }
     return PyBool_FromLong(enabled);
+}
+
+
+/* successors(plan, state, states, actions, bindings, general, reraise, constrained, kinds,
+ *            kind_error[, memo, changed, out]) -> enabled
+ *
+ * As Model.successors: plan is Model._plan, a tuple of (action index, bound function, arity,
+ * static bindings or None, Action); bindings a list or None; general is Model._add, reraise
+ * Model._reraise; constrained whether there are action constraints; kinds the states' kind
+ * (checker.values.kinds) or None, kind_error Model._kind_error. With `out` (a bytearray of 8
+ * bytes per slot), the guards' reads are noted there and `memo` (bytes, or None), `changed`
+ * (int) skip the bindings that are still disabled (see still_disabled). */
+static PyObject *
+hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 10 && nargs != 13) {
+        PyErr_SetString(PyExc_TypeError, "successors() takes 10 or 13 arguments");
+        return NULL;
+    }
+    if (nargs == 10 || args[12] == Py_None)
+        return successors_loop(args, NULL, 0, NULL, 0);
+    PyObject *memo = args[10], *out = args[12];
+    if (!PyByteArray_Check(out) || (memo != Py_None && (!PyBytes_Check(memo) ||
+                                    PyBytes_GET_SIZE(memo) < PyByteArray_GET_SIZE(out)))) {
+        PyErr_SetString(PyExc_TypeError, "successors(): memo is bytes, out a bytearray");
+        return NULL;
+    }
+    uint64_t changed = PyLong_AsUnsignedLongLongMask(args[11]);
+    if (changed == (uint64_t)-1 && PyErr_Occurred())
+        return NULL;
+    PyTypeObject *watched = TRACKED;
+    TRACKED = Py_TYPE(args[1]);
+    PyObject *r = successors_loop(args, memo == Py_None ? NULL : PyBytes_AS_STRING(memo), changed,
+                                  PyByteArray_AS_STRING(out), PyByteArray_GET_SIZE(out) / 8);
+    TRACKED = watched;
+    return r;
+}
+
+/* holds(predicates, state, memo, changed, out) -> -1 if every predicate holds on `state`, else
+ * the index of the first that does not: returned anything but True, or raised (the error is
+ * dropped: the caller evaluates that one again, which says why). An invariant that held in
+ * the parent (MARK in `memo`) and read none of the `changed` variables holds here too and is
+ * not called. `out` (a bytearray, 8 bytes per predicate) gets MARK and the variables each
+ * read, for those that held. */
+static PyObject *
+hot_holds(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !PyTuple_Check(args[0]) || !PyByteArray_Check(args[4]) ||
+        (args[2] != Py_None && !PyBytes_Check(args[2]))) {
+        PyErr_SetString(PyExc_TypeError, "holds(predicates, state, memo, changed, out)");
+        return NULL;
+    }
+    PyObject *predicates = args[0], *state = args[1], *memo = args[2], *out = args[4];
+    Py_ssize_t n = PyTuple_GET_SIZE(predicates);
+    if (PyByteArray_GET_SIZE(out) < 8 * n || (memo != Py_None && PyBytes_GET_SIZE(memo) < 8 * n)) {
+        PyErr_SetString(PyExc_ValueError, "holds(): 8 bytes per predicate");
+        return NULL;
+    }
+    uint64_t changed = PyLong_AsUnsignedLongLongMask(args[3]);
+    if (changed == (uint64_t)-1 && PyErr_Occurred())
+        return NULL;
+    const char *before = memo == Py_None ? NULL : PyBytes_AS_STRING(memo);
+    char *masks = PyByteArray_AS_STRING(out);
+    memset(masks, 0, 8 * n);
+    PyTypeObject *watched = TRACKED;
+    TRACKED = Py_TYPE(state);
+    Py_ssize_t failed = -1;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (still_disabled(before, changed, masks, k)) /* for a predicate: it still holds */
+            continue;
+        READS = 0;
+        PyObject *ok = PyObject_CallOneArg(PyTuple_GET_ITEM(predicates, k), state);
+        if (ok == NULL && PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+            TRACKED = watched; /* Ctrl-C, or the spec's own: the caller tells them apart */
+            return NULL;
+        }
+        if (ok != Py_True) {
+            PyErr_Clear();
+            Py_XDECREF(ok);
+            failed = k;
+            break;
+        }
+        Py_DECREF(ok);
+        uint64_t mask = READS | MARK;
+        memcpy(masks + 8 * k, &mask, 8);
+    }
+    TRACKED = watched;
+    return PyLong_FromSsize_t(failed);
+}
+
+/* changed(parent, state) -> the variables (bits, as in READS) whose values are not the same
+ * objects in the two states: an unchanged variable is shared with the parent. */
+static PyObject *
+hot_changed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyTuple_Check(args[0]) || !PyTuple_Check(args[1]) ||
+        PyTuple_GET_SIZE(args[0]) != PyTuple_GET_SIZE(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "changed(parent, state): two states of one shape");
+        return NULL;
+    }
+    uint64_t changed = 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(args[0]);
+    for (Py_ssize_t i = 1; i < n; i++)
+        if (PyTuple_GET_ITEM(args[0], i) != PyTuple_GET_ITEM(args[1], i))
+            changed |= bit_of(i);
+    return PyLong_FromUnsignedLongLong(changed);
 }
 
 /* candidates(successors, start, seen, found, positions, offset) -> None or the index of a
@@ -1494,6 +1771,7 @@ put_field(Buffer *b, PyObject *value)
 static PyObject *
 hot_encode_state(PyObject *module, PyObject *state)
 {
+    read_all(state);
     PyTypeObject *type = Py_TYPE(state);
     PyObject *keys = NULL;
     if (PyType_IsSubtype(type, &RecordBase) && type != MAP)
@@ -1523,6 +1801,7 @@ fail:
 static PyObject *
 hot_encode(PyObject *module, PyObject *value)
 {
+    read_all(value);
     Buffer b = {NULL, 0, 0};
     if (put_value(&b, value, 0) < 0) {
         PyMem_Free(b.data);
@@ -1814,9 +2093,14 @@ static PyMethodDef hot_methods[] = {
      "`container` with `key` set to `value`: a tuple by index or a Record by key."},
     {"successors", (PyCFunction)(void (*)(void))hot_successors, METH_FASTCALL,
      "successors(plan, state, states, actions, bindings, general, reraise, constrained, kinds,"
-     " kind_error) -> enabled"},
+     " kind_error[, memo, changed, out]) -> enabled"},
+    {"holds", (PyCFunction)(void (*)(void))hot_holds, METH_FASTCALL,
+     "holds(predicates, state, memo, changed, out) -> -1 or the first that does not hold"},
+    {"changed", (PyCFunction)(void (*)(void))hot_changed, METH_FASTCALL,
+     "changed(parent, state) -> the variables that are not the same objects, as bits"},
     {"conforms", (PyCFunction)(void (*)(void))hot_conforms, METH_FASTCALL,
      "conforms(value, old, kind) -> whether value is of kind (kinds.conforms_python)"},
+    {"field", hot_field, METH_VARARGS, "field(index, doc): a record shape's field"},
     {"candidates", (PyCFunction)(void (*)(void))hot_candidates, METH_FASTCALL,
      "candidates(successors, start, seen, found, positions, offset) -> None or an index"},
     {"encode", hot_encode, METH_O, "The canonical msgpack bytes of a frozen state value."},
@@ -1840,6 +2124,8 @@ PyInit__hot(void)
         return NULL;
     RecordType.tp_base = &PyType_Type;
     if (PyType_Ready(&RecordType) < 0)
+        return NULL;
+    if (PyType_Ready(&FieldType) < 0)
         return NULL;
     STR_INDEX = PyUnicode_InternFromString("_index");
     STR_KEYS = PyUnicode_InternFromString("_keys");

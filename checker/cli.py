@@ -166,6 +166,14 @@ def cli(ctx: click.Context, debug: bool) -> None:
     " least 1 GiB.",
 )
 @click.option(
+    "--incremental/--no-incremental",
+    default=True,
+    show_default=True,
+    help="Local engine: skip the guards and invariants a step cannot have changed (they read"
+    " none of the variables it changed); --no-incremental evaluates them all, to compare."
+    " Same results either way.",
+)
+@click.option(
     "--recheck",
     type=click.IntRange(min=0),
     default=determinism.RECHECK,
@@ -249,7 +257,7 @@ def check(specs: Sequence[str], defines: Sequence[str], **o: Any) -> int:
     if o["no_invariants"] and o["invariants"]:
         raise ConfigError("--invariant and --no-invariants exclude each other")
     wanted = outputs.Outputs(**{k: v for k, v in o.items() if k.endswith("_path")})
-    search = ("max_depth", "max_states", "workers")
+    search = ("max_depth", "max_states", "workers", "incremental")
     options = Options(
         not o["no_deadlock"], **{k: o[k] for k in search}, live_bytes=o["memory"] << 20
     )
@@ -545,6 +553,22 @@ def explore(
     )
 
 
+def _stdout_lost() -> bool:
+    """Whether standard output cannot take the report: closed before mc started (None), closed
+    by spec code, or a pipe whose reader went away. Later writes must not fail again when
+    Python flushes it at exit."""
+    out = sys.stdout
+    if out is not None and not out.closed:
+        try:
+            out.flush()
+            return False
+        except OSError:  # the reader went away (EPIPE), or the descriptor was closed
+            pass
+    # for the writes still to come, and the flush at exit
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (open as long as the process)
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
@@ -578,6 +602,17 @@ def main(argv: Sequence[str] | None = None) -> None:
             traceback.print_exc()
         click.echo(f"mc: error: {exc}", err=True)
         code = exc.exit_code
+    except (AttributeError, ValueError, OSError):
+        if not _stdout_lost():
+            raise
+        if debug:
+            traceback.print_exc()
+        click.echo(
+            "mc: error: standard output is closed (by the shell with >&-, by its reader, or by spec"
+            " code): the report cannot be written; the exit code is not the verdict's",
+            err=True,
+        )
+        code = ExitCode.CONFIG_ERROR
     except MemoryError:  # outside a search (which reports it with its counts): loading, a report
         if debug:
             traceback.print_exc()

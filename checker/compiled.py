@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from checker.errors import OUTSIDE, ConfigError, EvaluationError, SpecError
+from checker.errors import OUTSIDE, ConfigError, EvaluationError, SpecError, raised
 from checker.reports import templates
 from checker.result import Event
 from checker.spec import (
@@ -74,10 +74,6 @@ MAX_DOMAIN = 1_000_000  # values of a parameter's domain, and bindings of an act
 class DomainTooLarge(ValueError):
     """A domain (or the bindings of an action) too large to use: an endless iterator, or a
     mistake (`range(10**9)`)."""
-
-
-def _raised(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
 
 
 def too_large(size: int | None) -> str:
@@ -168,7 +164,7 @@ class Action:
         except OUTSIDE:
             raise
         except BaseException as exc:
-            said = str(exc) if isinstance(exc, DomainTooLarge) else f"raised {_raised(exc)}"
+            said = str(exc) if isinstance(exc, DomainTooLarge) else raised(exc)
             raise EvaluationError(
                 "action",
                 self.name,
@@ -240,7 +236,7 @@ class CompiledSpec:
             )
             for ai, act in enumerate(self.actions)
         )
-        declared = {n: Invariant(n, getattr(spec, n)) for n in predicates}
+        declared = {n: Invariant(n, _predicate(spec, n)) for n in predicates}
         if invariants is not None:
             unknown = [n for n in invariants if n not in declared]
             if unknown:
@@ -267,22 +263,22 @@ class CompiledSpec:
             if switches_of(f) and not any(getattr(spec, c) for c in switches_of(f))
         }
         self.reachables = tuple(
-            Invariant(n, getattr(spec, n)) for n in wanted if n not in self.reachables_off
+            Invariant(n, _predicate(spec, n)) for n in wanted if n not in self.reachables_off
         )
         # The spec's intended final states: no successor there is no deadlock.
-        self.terminals = tuple(Invariant(n, getattr(spec, n)) for n in finals)
+        self.terminals = tuple(Invariant(n, _predicate(spec, n)) for n in finals)
         # State constraints: those that admit the states outside them (counted, not
         # expanded), and those that do not (TLC's CONSTRAINT: checked, then dropped).
         self.constraints = tuple(
-            Constraint(n, getattr(spec, n)) for n, f in bounds.items() if admits(f)
+            Constraint(n, _predicate(spec, n)) for n, f in bounds.items() if admits(f)
         )
         self.exclusions = tuple(
-            Constraint(n, getattr(spec, n)) for n, f in bounds.items() if not admits(f)
+            Constraint(n, _predicate(spec, n)) for n, f in bounds.items() if not admits(f)
         )
         # Checks of every step: step properties, and refinements (checker.steps).
-        self.step_properties = tuple(Invariant(n, getattr(spec, n)) for n in step_props)
+        self.step_properties = tuple(Invariant(n, _predicate(spec, n)) for n in step_props)
         self.refinements = tuple(refined.items())
-        self.action_constraints = tuple(Constraint(n, getattr(spec, n)) for n in steps)
+        self.action_constraints = tuple(Constraint(n, _predicate(spec, n)) for n in steps)
         if spec.view is not None and not callable(spec.view):
             raise SpecError(f"{self.name}.view must be a method view(self, s), not {spec.view!r}")
         # The view in use (None: none declared, or turned off). Liveness checking must refuse
@@ -431,3 +427,10 @@ def describe_switch(spec: Spec, names: Sequence[str]) -> str:
     if len(names) > 1 and len(set(map(repr, values))) == 1:
         return f"{', '.join(names)} = {values[0]}"
     return ", ".join(f"{n}={v}" for n, v in zip(names, values))
+
+
+def _predicate(spec: Spec, name: str) -> Callable[..., Any]:
+    """The spec's predicate `name` as the engine calls it: a shared predicate (a function of
+    the state, made a method by its decorator) is called directly, without the method's frame."""
+    bound = getattr(spec, name)
+    return getattr(bound, "__mc_shared__", bound)

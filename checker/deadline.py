@@ -20,22 +20,45 @@ from checker.values import show
 from checker.values.record import Record
 
 
-class Deadline:
+class _Timer:
+    """SIGALRM after `seconds` (None: never), calling `_expire`; armed on enter, disarmed
+    (the previous handler back) on exit."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self._previous: Any = None
+
+    def _armed(self) -> bool:
+        return self.seconds is not None and hasattr(signal, "setitimer")
+
+    def _arm(self) -> None:
+        if self._armed():
+            self._previous = signal.signal(signal.SIGALRM, self._expire)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)  # type: ignore[arg-type]
+
+    def _disarm(self) -> None:
+        if self._armed():
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            previous = self._previous
+            signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+
+    def _expire(self, signum: int, frame: FrameType | None) -> None:
+        raise NotImplementedError
+
+
+class Deadline(_Timer):
     """Arms the timer on enter and disarms it on exit; `where` says what it interrupted."""
 
     def __init__(self, model: Model, seconds: float | None) -> None:
-        self.seconds = seconds
+        super().__init__(seconds)
         self.fired = False
         self.where: str | None = None  # e.g. "action spin(k=1) at spec.py:9 in state {n: 1}"
-        self._previous: Any = None
         self._roles = _spec_functions(model) if seconds is not None else {}
 
     def __enter__(self) -> Deadline:
-        if self.seconds is not None:
-            if not hasattr(signal, "setitimer"):
-                raise ConfigError("--timeout needs SIGALRM, which this platform lacks")
-            self._previous = signal.signal(signal.SIGALRM, self._expire)
-            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        if self.seconds is not None and not hasattr(signal, "setitimer"):
+            raise ConfigError("--timeout needs SIGALRM, which this platform lacks")
+        self._arm()
         return self
 
     def __exit__(
@@ -44,10 +67,7 @@ class Deadline:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self.seconds is not None:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            previous = self._previous
-            signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+        self._disarm()
 
     @property
     def bound(self) -> str:
@@ -79,20 +99,17 @@ class LoadTimeout(McError):
     exit_code = ExitCode.INCOMPLETE
 
 
-class Loading:
+class Loading(_Timer):
     """`with Loading(seconds, path)`: the same bound on loading the spec at `path` (importing
     it, reading its constants, compiling it), which may not end either (a loop at import, an
     @assume that never returns): LoadTimeout when it expires."""
 
     def __init__(self, seconds: float | None, path: object) -> None:
-        self.seconds = seconds
+        super().__init__(seconds)
         self.path = path
-        self._previous: Any = None
 
     def __enter__(self) -> Loading:
-        if self.seconds is not None and hasattr(signal, "setitimer"):
-            self._previous = signal.signal(signal.SIGALRM, self._expire)
-            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        self._arm()
         return self
 
     def __exit__(
@@ -101,10 +118,7 @@ class Loading:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self.seconds is not None and hasattr(signal, "setitimer"):
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            previous = self._previous
-            signal.signal(signal.SIGALRM, signal.SIG_DFL if previous is None else previous)
+        self._disarm()
         if isinstance(exc, _LoadExpired):
             raise LoadTimeout(
                 f"{self.path}: stopped by --timeout {self.seconds:g} s while loading the spec"

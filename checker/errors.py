@@ -137,3 +137,25 @@ class RunTimeout(Interrupted):
 # the run's EngineFailure, not as the action's error). Every place that calls spec code lets
 # these through (`except OUTSIDE: raise`) before it catches BaseException.
 OUTSIDE = (Interrupted, MemoryError)
+
+
+def described(exc: BaseException) -> str:
+    """`Type: message` of an exception raised by spec code. Its message is the spec's own
+    code too (`__str__`): one that raises is said as Python's traceback module says it, so
+    that saying the spec's error cannot fail."""
+    try:
+        message = str(exc)
+    except OUTSIDE:
+        raise
+    except BaseException:
+        message = "<exception str() failed>"
+    return f"{type(exc).__name__}: {message}"
+
+
+def raised(exc: BaseException) -> str:
+    """How mc says that spec code raised `exc`: `raised Type: message`, and why the run goes
+    on when it was a SystemExit, a GeneratorExit or a KeyboardInterrupt (checker.guard)."""
+    said = f"raised {described(exc)}"
+    if not isinstance(exc, Exception):  # SystemExit, os._exit, the spec's KeyboardInterrupt
+        said += " (spec code cannot end mc's run: it is reported as the spec's error)"
+    return said

@@ -27,6 +27,7 @@ from checker.errors import OUTSIDE, Interrupted
 
 real_exit = os._exit
 _depth = 0  # nested guarded() blocks (the CLI's around the engine's)
+_owner = 0  # the process that installed `interrupt` (a forked child inherits the handler)
 
 
 def spec_fault(exc: BaseException) -> bool:
@@ -37,12 +38,29 @@ def spec_fault(exc: BaseException) -> bool:
 
 
 def interrupt(signum: int, frame: FrameType | None) -> None:
-    """The handler of SIGINT and SIGTERM: stop the run (partial counts, exit 152)."""
+    """The handler of SIGINT and SIGTERM: stop the run (partial counts, exit 152). In a forked
+    child that has not set its own handlers yet (a worker stopped while it starts), the signal
+    does what it does by default: raised there, Interrupted would be printed as a traceback."""
+    if _owner and os.getpid() != _owner:
+        signal.signal(signum, dict(DEFAULTS)[signum])
+        os.kill(os.getpid(), signum)
+        return
     raise Interrupted(signal.Signals(signum).name)
+
+
+def _restore_defaults() -> None:
+    """Put back the default handlers of SIGINT and SIGTERM where `interrupt` is set."""
+    for signum, default in DEFAULTS:
+        if signal.getsignal(signum) is interrupt:
+            signal.signal(signum, default)
 
 
 def _refuse_exit(code: int = 0) -> NoReturn:
     raise SystemExit(f"os._exit({code!r}) called")
+
+
+# The signals `guarded` handles, with the handlers it replaces (Python's defaults)
+DEFAULTS = ((signal.SIGINT, signal.default_int_handler), (signal.SIGTERM, signal.SIG_DFL))
 
 
 @contextmanager
@@ -50,13 +68,11 @@ def guarded(signals: bool = True) -> Iterator[None]:
     """Run spec code under the rules above: SIGINT (where Python's default handler is set) and
     SIGTERM (where no handler is set) raise Interrupted, and `os._exit` raises SystemExit. Off
     the main thread, or without `signals`, only `os._exit` is guarded."""
-    global _depth
+    global _depth, _owner
     previous: dict[int, Any] = {}
     if signals and threading.current_thread() is threading.main_thread():
-        for signum, default in (
-            (signal.SIGINT, signal.default_int_handler),
-            (signal.SIGTERM, signal.SIG_DFL),
-        ):
+        _owner = os.getpid()
+        for signum, default in DEFAULTS:
             if signal.getsignal(signum) is default:
                 previous[signum] = signal.signal(signum, interrupt)
     _depth += 1
@@ -73,10 +89,12 @@ def guarded(signals: bool = True) -> Iterator[None]:
 
 def _unguard_child() -> None:
     """A forked process starts unguarded: multiprocessing ends a child with `os._exit`, which
-    must work whatever the child did (its parent may have been inside guarded())."""
+    must work whatever the child did (its parent may have been inside guarded()), and its
+    signals do what they do by default until it sets its own."""
     global _depth
     _depth = 0
     os._exit = real_exit
+    _restore_defaults()
 
 
 os.register_at_fork(after_in_child=_unguard_child)

@@ -44,7 +44,7 @@ from checker import guard
 from checker.behaviour import RAISED, TRUE, Behaviour, Recording
 from checker.compiled import DomainTooLarge, domain_order
 from checker.determinism import not_deterministic
-from checker.errors import OUTSIDE, ConfigError, EvaluationError, SpecError
+from checker.errors import OUTSIDE, ConfigError, EvaluationError, SpecError, raised
 from checker.model import Model
 from checker.result import CheckResult, ErrorInfo
 from checker.spec import LeadsTo, Spec, fairness_of, properties_of, property_kind
@@ -387,7 +387,7 @@ def _evaluate(
         raise
     except BaseException as exc:
         error = EvaluationError(
-            "property", prop.name, f"raised {type(exc).__name__}: {exc}", state=state, cause=exc
+            "property", prop.name, raised(exc), state=state, cause=exc
         )
         raise _PredicateError(error, positions) from exc
     if value is not True and value is not False:

@@ -12,7 +12,7 @@ from pathlib import Path
 from types import ModuleType
 
 from checker.constants import typed
-from checker.errors import OUTSIDE, ConfigError, McError, SpecError
+from checker.errors import OUTSIDE, ConfigError, McError, SpecError, described
 from checker.model import Model
 from checker.spec import Spec, actions_of, assumptions_of, constants_of
 
@@ -63,7 +63,7 @@ def import_spec_module(path: str | os.PathLike[str]) -> ModuleType:
         raise
     except BaseException as exc:
         raise SpecError(
-            f"{path}{_line_in(file, exc)}: importing the spec raised {type(exc).__name__}: {exc}"
+            f"{path}{_line_in(file, exc)}: importing the spec raised {described(exc)}"
         ) from exc
 
 

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from checker import determinism
 from checker.behaviour import binding_key
 from checker.compiled import Binding, CompiledSpec, Invariant
-from checker.errors import OUTSIDE, EvaluationError, SpecError, StateError
+from checker.errors import OUTSIDE, EvaluationError, Interrupted, SpecError, StateError, raised
 from checker.result import CheckResult, Step
 from checker.spec import Spec
 from checker.steps import ExcludedViolation, Refines, StepCheck, StepChecks, StepViolation
@@ -59,6 +59,20 @@ class Successors(list):  # type: ignore[type-arg]
         self.deadlocked = deadlocked
 
 
+class Memo(NamedTuple):
+    """What incremental evaluation (docs/architecture.md) keeps with a live state: its
+    parent's masks (8 bytes per action binding of a fixed domain: the variables the binding's
+    guard read there, marked, if it was disabled), the variables the state changed from its
+    parent (bits, as checker._hot numbers them), and its invariants' masks (the variables each
+    read, marked, if it held; None: not evaluated so). A candidate's memo, as expand_batch
+    makes it, has its parent's invariant masks instead, which its own evaluation starts from
+    and then replaces."""
+
+    parent: bytes
+    changed: int
+    invariants: bytes | None
+
+
 class Batch:
     """What `Model.expand_batch` found. Per state: its number of successors (`counts`) and
     whether no action was enabled (`stuck`); per successor: its action; the candidates (the
@@ -75,6 +89,7 @@ class Batch:
         "fps",
         "indexes",
         "keys",
+        "memos",
         "positions",
         "raised",
         "stuck",
@@ -94,6 +109,9 @@ class Batch:
         self.keys = array("Q") if keyed else None
         self.error: int | None = None  # the state whose expansion raised (none after it)
         self.raised: EvaluationError | None = None
+        # Incremental evaluation (docs/architecture.md): each candidate's Memo, when the
+        # batch was expanded with memos.
+        self.memos: list[Memo] | None = None
 
 
 class Model:
@@ -131,6 +149,13 @@ class Model:
         self.reduces = compiled.reduces
         self._plan = compiled.plan
         self._constrained = bool(compiled.action_constraints)
+        # Incremental evaluation's masks: one per action binding of a fixed domain (arity 0:
+        # one), in the plan's order, as checker._hot counts them.
+        self._predicates: tuple[tuple[Invariant, ...], tuple[Callable[..., Any], ...]] | None = None
+        self.slots = sum(
+            1 if arity == 0 else len(static) if static is not None else 0
+            for _, _, arity, static, _ in compiled.plan
+        )
         self._reduced_fps: dict[int, int] = {}  # concrete fingerprint -> fingerprint_of
         # The states' kind (checker.values.kinds), from the initial states and the declared types:
         # known once the initial states are.
@@ -184,7 +209,7 @@ class Model:
         except OUTSIDE:
             raise
         except BaseException as exc:
-            raise EvaluationError("init", "init", _raised(exc), cause=exc) from exc
+            raise EvaluationError("init", "init", raised(exc), cause=exc) from exc
         states = [result] if isinstance(result, Record) else _as_list(result)
         if states is None or not all(isinstance(s, Record) for s in states):
             raise EvaluationError(
@@ -288,7 +313,7 @@ class Model:
         except OUTSIDE:
             raise
         except BaseException as exc:
-            raise EvaluationError("view", "view", _raised(exc), state=state, cause=exc) from exc
+            raise EvaluationError("view", "view", raised(exc), state=state, cause=exc) from exc
         return _encoded(view, "view", "view", state=state, params={})
 
     def _permuted(self, state: Record, p: Permutation) -> Record:
@@ -299,7 +324,7 @@ class Model:
             raise
         except BaseException as exc:
             raise EvaluationError(
-                "permute", "permute", f"{_raised(exc)} (renaming {p})", state=state, cause=exc
+                "permute", "permute", f"{raised(exc)} (renaming {p})", state=state, cause=exc
             ) from exc
         if not isinstance(image, Record) or image.keys() != state.keys():
             what = (
@@ -354,7 +379,7 @@ class Model:
     ) -> BaseException:
         act = self.actions[ai]
         return EvaluationError(
-            "action", act.name, _raised(exc), state=state, params=act.describe(binding), cause=exc
+            "action", act.name, raised(exc), state=state, params=act.describe(binding), cause=exc
         )
 
     def _successors(self, ai: int, binding: Binding, state: Record, result: Any) -> list[Record]:
@@ -391,6 +416,9 @@ class Model:
         states: list[Record],
         actions: Any,
         bindings: list[Binding] | None = None,
+        memo: bytes | None = None,
+        changed: int = 0,
+        out: bytearray | None = None,
     ) -> bool:
         """The engines' shared step: append every successor of `state` to `states`, in the
         fixed order (actions as declared, then parameter bindings, then the action's own
@@ -399,9 +427,10 @@ class Model:
         constraints are the caller's to check). This is the hot loop of every engine: one call
         per action and binding, and the common case (an action returning one Record with the
         state's variables) takes the short path. With the C hot path the same loop runs in C
-        (`states` and `actions` must then be lists)."""
+        (`states` and `actions` must then be lists). With `out` (a bytearray of 8 bytes per
+        slot): incremental evaluation, see docs/architecture.md."""
         state_kind = self._kinds if self._kinds is not None else self.kinds
-        return successors(
+        args = (
             self._plan,
             state,
             states,
@@ -413,6 +442,9 @@ class Model:
             state_kind,
             self._kind_error,
         )
+        if out is None:
+            return successors(*args)
+        return successors(*args, memo, changed, out)
 
     def _add(
         self,
@@ -474,9 +506,15 @@ class Model:
         """Raise what an action raised as the EvaluationError that says where (for C, which
         passes every exception here); an interrupt or running out of memory goes on as it
         was."""
-        if isinstance(exc, OUTSIDE):
-            raise exc
-        raise self._raised_in(ai, binding, state, exc) from exc
+        try:
+            if isinstance(exc, OUTSIDE):
+                raise exc
+            raise self._raised_in(ai, binding, state, exc) from exc
+        finally:
+            # The traceback holds this frame: with `exc` in it, the exception, its traceback
+            # and every frame below (the whole search) would be a cycle that only the
+            # collector frees, walking every live state first.
+            del exc
 
     def expand(self, data: bytes) -> Successors:
         """The successors of an encoded state, as `successors` gives them, each encoded and
@@ -501,6 +539,7 @@ class Model:
         *,
         indexes: bool = False,
         keyed: frozenset[int] | None = None,
+        memos: Sequence[Memo | None] | None = None,
         checks: bool = True,
     ) -> Batch:
         """The engines' shared expansion, the hot loop around `successors`: each state's
@@ -513,8 +552,17 @@ class Model:
 
         A state outside the state constraints has no successors and is not stuck. The first
         state whose expansion raises (spec code, or a successor that cannot be encoded) ends
-        the batch: `error` is its index, `raised` the EvaluationError."""
+        the batch: `error` is its index, `raised` the EvaluationError.
+
+        With `memos` (one per state, or None for a state without one), incremental
+        evaluation (docs/architecture.md): the guards still disabled are not called, and
+        the batch has each candidate's Memo."""
         out = Batch(indexes, keyed is not None, bool(keyed))
+        incremental = memos is not None
+        slots = self.slots
+        made: list[Memo] = []
+        if incremental:
+            out.memos = made
         constraints = self.constraints
         terminals = self.terminals
         # The checks of the steps and of TLC's constraints (`checks` False: none, to rebuild
@@ -541,10 +589,18 @@ class Model:
                     counts.append(0)
                     stuck.append(0)
                     continue
+                if incremental:
+                    memo = memos[i]  # type: ignore[index]
+                    masks = bytearray(8 * slots)  # (all zero: no guard known to be disabled)
                 self._until_recheck -= 1
                 if self._until_recheck <= 0 and self.recheck > 0:
                     self._until_recheck = self.recheck
                     enabled = self._expand_twice(state, successors, actions, bindings)
+                elif incremental:
+                    before, changed = (None, 0) if memo is None else (memo.parent, memo.changed)
+                    enabled = successors_of(
+                        state, successors, actions, bindings, before, changed, masks
+                    )
                 else:
                     enabled = successors_of(state, successors, actions, bindings)
                 if not enabled and terminals and self.final(state):
@@ -564,6 +620,13 @@ class Model:
                 if exclusions:  # up to that step: a violation there or before comes first
                     upto = None if stepped is None else stepped.index
                     self._exclude(state, candidates, positions, first, total, seen, upto)
+                if incremental:
+                    done = bytes(masks)
+                    held = None if memo is None else memo.invariants
+                    made += [
+                        Memo(done, changed_variables(state, succ), held)
+                        for succ in candidates[first:]
+                    ]
                 if stepped is not None:
                     raise stepped
                 for k in range(first, len(candidates)):
@@ -617,6 +680,7 @@ class Model:
             successors.clear()  # freed now, while they are still in the cache
         del candidates[len(fps) :]  # those of a state whose expansion raised were not encoded
         del positions[len(fps) :]
+        del made[len(fps) :]
         return out
 
     def _expand_twice(
@@ -737,12 +801,40 @@ class Model:
         act = self.actions[ai]
         return _unencodable(exc, "action", act.name, state, act.describe(binding))
 
-    def violated(self, state: Record) -> Invariant | None:
-        """The first invariant (in declaration order) that `state` violates, if any."""
-        for inv in self.invariants:
+    def violated(self, state: Record, start: int = 0) -> Invariant | None:
+        """The first invariant (in declaration order, from `start` on) that `state` violates,
+        if any."""
+        for inv in self.invariants[start:]:
             if not _holds("invariant", inv.name, inv.fn, state):
                 return inv
         return None
+
+    def violated_incrementally(
+        self, state: Record, memo: Memo | None, out: bytearray
+    ) -> Invariant | None:
+        """`violated`, noting in `out` (8 bytes per invariant) what each invariant read, and
+        not evaluating those that held in the parent and read nothing the step changed (`memo`,
+        as expand_batch made it: docs/architecture.md)."""
+        invariants = self.invariants
+        if self._predicates is None or self._predicates[0] is not invariants:
+            self._predicates = (invariants, tuple(inv.fn for inv in invariants))
+        before, changed = (None, 0) if memo is None else (memo.invariants, memo.changed)
+        try:
+            first = holds(self._predicates[1], state, before, changed, out)
+        except Interrupted:
+            raise
+        except KeyboardInterrupt:  # the spec's own (C lets it through): say so, as violated does
+            first = 0
+        if first < 0:
+            return None
+        # Evaluated again in Python, the one that did not hold: it says why.
+        inv = self.invariants[first]
+        if not _holds("invariant", inv.name, inv.fn, state):
+            return inv
+        raise determinism.not_deterministic(
+            f"in state {show(state)}, invariant {inv.name} failed or raised, then held when"
+            " evaluated again"
+        )
 
     def settle_reachability(
         self,
@@ -789,12 +881,16 @@ def successors_python(
     constrained: bool,
     state_kind: kinds.Kind | None,
     kind_error: Callable[..., None],
+    memo: bytes | None = None,
+    changed: int = 0,
+    out: bytearray | None = None,
 ) -> bool:
     """`Model.successors` (the twin of the C loop): for each action of `plan` (see
     CompiledSpec.plan) and binding, call it on `state`; the common result, one Record of the
     state's shape with no action constraint to ask, is checked against the states' kind and
     appended here, any other goes to `general` (Model._add). What an action raises goes to
-    `reraise`. Returns whether any action was enabled."""
+    `reraise`. Returns whether any action was enabled. Without C the reads of a guard are not
+    noted: every binding is called, and `out` (see Model.successors) stays all zeros."""
     shape = state.__class__
     add, mark = states.append, actions.append
     enabled = False
@@ -853,6 +949,45 @@ def candidates_python(
 
 
 candidates = fast.pick(candidates_python)
+
+
+def holds_python(
+    predicates: tuple[Callable[[Record], Any], ...],
+    state: Record,
+    memo: bytes | None,
+    changed: int,
+    out: bytearray,
+) -> int:
+    """-1 if every predicate returns True on `state`, else the index of the first that does not
+    (or raises: the caller evaluates that one again, which says why); the twin of the C
+    function, which also notes what each read in `out` and skips, by `memo` and `changed`, those
+    that cannot have changed (see docs/architecture.md). Here `out` stays all zeros."""
+    for k, predicate in enumerate(predicates):
+        try:
+            if predicate(state) is not True:
+                return k
+        except Interrupted:
+            raise
+        except BaseException:
+            return k
+    return -1
+
+
+holds = fast.pick(holds_python)
+
+
+def changed_python(parent: Record, state: Record) -> int:
+    """The variables (bit i - 1 for the record's item i, the 63rd on sharing bit 62) whose
+    values are not the same objects in `parent` and `state`: a successor shares its unchanged
+    variables with its parent."""
+    bits = 0
+    for i in range(1, len(parent._keys) + 1):
+        if tuple.__getitem__(parent, i) is not tuple.__getitem__(state, i):
+            bits |= 1 << min(i - 1, 62)
+    return bits
+
+
+changed_variables = fast.pick(changed_python)
 
 
 def _unmet(
@@ -926,7 +1061,7 @@ def _holds(
         raise
     except BaseException as exc:
         raise EvaluationError(
-            kind, name, _raised(exc), state=states[0], params=params, cause=exc
+            kind, name, raised(exc), state=states[0], params=params, cause=exc
         ) from exc
     if ok is not True and ok is not False:
         article = "an" if kind[0] in "aeiou" else "a"
@@ -988,8 +1123,3 @@ def _as_list(result: Any) -> list[Any] | None:
     return None
 
 
-def _raised(exc: BaseException) -> str:
-    said = f"raised {type(exc).__name__}: {exc}"
-    if not isinstance(exc, Exception):  # SystemExit, os._exit, the spec's KeyboardInterrupt
-        said += " (spec code cannot end mc's run: it is reported as the spec's error)"
-    return said

@@ -344,6 +344,7 @@ def _as_method(fn: Callable[..., Any], arity: int = 1, decorator: str = "") -> C
     def method(self: Spec, *states: Record) -> Any:
         return shared(*states)
 
+    method.__mc_shared__ = shared  # type: ignore[attr-defined]  # the engine calls it directly
     return method
 
 
@@ -683,6 +684,8 @@ class Spec(metaclass=_SpecMeta):
             for name in rules_of(type(self)):
                 if name not in constants:  # a rule given with -D keeps its value
                     setattr(self, name, False)
+        for name, const in declared.items():  # every guard reads them: plain attributes
+            vars(self).setdefault(name, const.default)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -4,7 +4,8 @@
    states generated, depth, wall seconds, distinct states per second, peak RSS (the engine
    process plus its largest worker), bytes per distinct state of the fingerprint set and of
    the parent links. With `--baseline REV`, the same specs at that revision of mc (checked out
-   into build/baseline, run with one worker) and the speed-up in distinct states per second.
+   into build/baseline, with its own C hot path if it has one, run with one worker) and the
+   speed-up in distinct states per second.
 2. TwoPhase against its peers on the same model, in this run: minicheck 0.4.0 (the fastest
    Python checker, installed into build/bench-venv, not a project dependency) and, with
    `--tlc JAR`, TLC (`-workers 2`, on TwoPhase.tla from `--tlc-model DIR`, by default the
@@ -19,6 +20,9 @@
 6. Symmetry over model values: TwoPhase with its resource managers as strings against the
    same model with ids (the target: within 1.2x).
 7. Start-up: the wall time of `mc check` on a trivial spec (the target: 0.5 s).
+8. With `--kafka SECONDS`: kip-966's shipped cfg (3 brokers, states of about 3 KB), TLC and mc
+   with 2 workers each for the same time, one after the other: the distinct states each
+   reached, mc with incremental evaluation on and off, and mc's peak RSS per 10^6 states.
 
 Tables are written to build/bench.md. Figures are from this run on this machine: compare
 ratios, not absolutes, and run nothing else meanwhile. `--quick` skips TwoPhase RM=8 (~1.7M
@@ -35,6 +39,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 import venv
 from pathlib import Path
 
@@ -192,13 +197,26 @@ def baseline_env(rev: str) -> dict[str, str]:
         check=True,
         capture_output=True,
     )
-    return {**os.environ, "PYTHONPATH": str(BASELINE), "MC_PURE_PYTHON": "1"}
+    env = {**os.environ, "PYTHONPATH": str(BASELINE)}
+    if (BASELINE / "checker" / "_hot.c").exists():  # its own C hot path, built in place
+        subprocess.run(
+            [sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+            cwd=BASELINE,
+            check=True,
+            capture_output=True,
+        )
+        env.pop("MC_PURE_PYTHON", None)
+    else:  # before the C hot path: pure Python
+        env["MC_PURE_PYTHON"] = "1"
+    return env
 
 
 def at_baseline(spec: str) -> str | None:
     """The same spec at the baseline revision: the light Kafka model's KIP layers were
     specs/kipNNN.py before they moved to specs/light/; today's specs/kip841.py, kip903.py and
     kip966.py are the translated KRaft model, which the baseline does not have."""
+    if (BASELINE / "specs" / "light").exists():  # the same layout as today's
+        return spec if (BASELINE / spec).exists() else None
     if spec.startswith("specs/light/"):
         return spec.replace("specs/light/", "specs/")
     if spec in ("specs/kip841.py", "specs/kip903.py", "specs/kip966.py"):
@@ -522,6 +540,90 @@ def spark_table(runs: list[tuple[str, dict[str, str]]], master: str) -> list[str
     return lines
 
 
+KIP966 = ROOT.parent / "shared" / "peers" / "vanlightly" / "kip-966"
+KIP966_CONSTANTS = {
+    "broker_count": "3",
+    "init_replication_factor": "3",
+    "min_isr": "2",
+    "init_isr_size": "2",
+    "data_loss_shutdown_limit": "1",
+    "fence_broker_limit": "1",
+}
+
+
+def tlc_for(jar: Path, model_dir: Path, seconds: float) -> tuple[int, float]:
+    """TLC (-workers 2) on kip-966's shipped cfg for about `seconds`: the distinct states of
+    its last progress report (TLC reports once a minute) and when it came, from the start."""
+    with tempfile.TemporaryDirectory(prefix="mc-bench-tlc-") as work:
+        for f in model_dir.glob("*"):
+            shutil.copy(f, work)
+        jars = f"{jar.resolve()}:{(jar.parent / 'CommunityModules.jar').resolve()}"
+        command = [
+            "java", "-XX:+UseParallelGC", "-cp", jars, "tlc2.TLC", "-workers", "2", "-deadlock",
+            "-config", "kafka_replication_kip_966.cfg", "-metadir", str(Path(work, "states")),
+            "kafka_replication_kip_966.tla",
+        ]  # fmt: skip
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            command, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        last: tuple[int, float] = (0, 0.0)
+        assert process.stdout is not None
+        for line in process.stdout:
+            if "distinct states found" in line:
+                found = line.split(" states generated, ")[1].split()[0]
+                last = (int(found.replace(",", "")), time.perf_counter() - start)
+            if time.perf_counter() - start > seconds + 2:
+                break
+        process.kill()
+        process.wait()
+    return last
+
+
+def kafka_table(seconds: float, tlc: Path | None) -> list[str]:
+    """Table 8: kip-966's shipped cfg for `seconds` (TLC's last report's time, if TLC runs):
+    TLC's distinct states against mc's (2 workers), incremental evaluation on and off."""
+    spec = "specs/kip966.py"
+    mc = str(Path(sys.executable).parent / "mc")
+    rows = []
+    tlc_distinct = None
+    if tlc is not None:
+        tlc_distinct, seconds = tlc_for(tlc, KIP966, seconds)
+        rows.append(f"| TLC 2 workers | {seconds:.0f} | {tlc_distinct:,} | 1.00 | |")
+        print(rows[-1], flush=True)
+    defines = [arg for k, v in KIP966_CONSTANTS.items() for arg in ("-D", f"{k}={v}")]
+    for flag in ("--incremental", "--no-incremental"):
+        with tempfile.TemporaryDirectory(prefix="mc-bench-") as work:
+            report = Path(work, "r.json")
+            command = [
+                mc, "check", spec, *defines, "--no-deadlock", "--no-liveness", "--workers", "2",
+                "--timeout", f"{seconds:.0f}", "--progress", "0", "--json", str(report), flag,
+            ]  # fmt: skip
+            r = json.loads(
+                subprocess.run(
+                    [sys.executable, "-c", CHILD_TIMED, str(ROOT), *command],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout
+            )
+            distinct = json.loads(report.read_text())["distinct_states"]
+        ratio = "" if not tlc_distinct else f"{distinct / tlc_distinct:.2f}"
+        per_million = r["rss_kib"] / 1024 / (distinct / 1e6)
+        rows.append(
+            f"| mc 2 workers {flag} | {seconds:.0f} | {distinct:,} | {ratio} "
+            f"| {r['rss_kib'] / 1024:,.0f} MiB, {per_million:,.0f} MiB per 10^6 states |"
+        )
+        print(rows[-1], flush=True)
+    return [
+        f"kip-966 shipped cfg ({consts_text(KIP966_CONSTANTS)}), no deadlock, no liveness:",
+        "",
+        "| checker | s | distinct states | / TLC | peak RSS (mc: the largest process) |",
+        "|" + "---|" * 5,
+        *rows,
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-spark", action="store_true", help="skip local vs Spark")
@@ -541,6 +643,9 @@ def main() -> None:
     parser.add_argument(
         "--baseline", metavar="REV", help="also run the specs at this git revision of mc"
     )
+    parser.add_argument(
+        "--kafka", type=float, metavar="SECONDS", help="kip-966's shipped cfg against TLC"
+    )
     args = parser.parse_args()
     tlc_model = args.tlc_model or (args.tlc.parent if args.tlc else None)
     if tlc_model is not None and not (tlc_model / "TwoPhase.tla").exists():
@@ -557,6 +662,9 @@ def main() -> None:
         if args.deep:
             print(flush=True)
             lines += ["", *deep_table()]
+    if args.kafka:
+        print(flush=True)
+        lines += ["", *kafka_table(args.kafka, args.tlc)]
     if args.liveness:
         print(flush=True)
         lines += ["", *liveness_table(args.baseline)]

@@ -29,6 +29,13 @@ class Network:
         self.messages = messages
         self.handled = handled
         self.connected = connected or _always
+        # The last message set asked about, and its messages by type in `of`'s order: most
+        # actions ask, for each of their bindings, about the same state's messages.
+        self._by_type: tuple[frozenset[Record] | None, dict[str, list[Record]]] = (None, {})
+        self._order: dict[Record, str] = {}  # a message's sort key (its repr), as met
+
+    def __getstate__(self) -> dict[str, Any]:  # (sent to Spark executors without the caches)
+        return {**self.__dict__, "_by_type": (None, {}), "_order": {}}
 
     def send(self, s: State, m: Record) -> dict[str, Any]:
         """Send: `m` in flight (lost if the two are not connected)."""
@@ -56,15 +63,29 @@ class Network:
         """The messages of a type in flight (to `dest`, from `source`, if given), in a fixed
         order. (Called for every binding of most actions: one list display per case.)"""
         msgs = s[self.messages]
+        known, by_type = self._by_type
+        if known is not msgs:
+            by_type = {}
+            for m in msgs:
+                by_type.setdefault(m.type, []).append(m)
+            order = self._order
+            if len(order) > 1 << 16:
+                order.clear()
+            for kind in by_type.values():
+                if len(kind) > 1:
+                    for m in kind:
+                        if m not in order:
+                            order[m] = repr(m)
+                    kind.sort(key=order.__getitem__)
+            self._by_type = (msgs, by_type)
+        of_type = by_type.get(type_, ())
         if source is _ANY and dest is _ANY:
-            out = [m for m in msgs if m.type == type_]
-        elif source is _ANY:
-            out = [m for m in msgs if m.type == type_ and m.dest == dest]
-        elif dest is _ANY:
-            out = [m for m in msgs if m.type == type_ and m.source == source]
-        else:
-            out = [m for m in msgs if m.type == type_ and m.dest == dest and m.source == source]
-        return sorted(out, key=repr) if len(out) > 1 else out
+            return list(of_type)
+        if source is _ANY:
+            return [m for m in of_type if m.dest == dest]
+        if dest is _ANY:
+            return [m for m in of_type if m.source == source]
+        return [m for m in of_type if m.dest == dest and m.source == source]
 
 
 def _always(s: State, a: int, b: int) -> bool:

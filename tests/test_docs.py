@@ -105,3 +105,50 @@ def test_tla_translated_md_counts_are_mcs(mc, tmp_path):
         counts = (result["states_generated"], result["distinct_states"], result["depth"])
         assert counts == (generated, distinct, depth), command
         assert (run.code == 0) == (verdict == "ok"), command
+
+
+def test_faults_md_counts_the_tests_of_each_family(tmp_path):
+    """docs/faults.md's table has a row per family of `@pytest.mark.fault(...)`, each with the
+    number of tests pytest collects for it and the files that hold them, and the fuzz test's
+    numbers."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.checker import test_fuzz_faults as fuzz
+
+    doc = (ROOT / "docs" / "faults.md").read_text()
+    rows = re.findall(r"^\| `([a-z-]+)` \| (\d+) \|(.*)\|$", doc, flags=re.MULTILINE)
+    tagged = sorted(
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "tests").rglob("test_*.py")
+        if "mark.fault(" in path.read_text()
+    )
+    census = tmp_path / "census.json"
+    collect = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+        + ["-p", "tests.fault_census", *tagged],
+        cwd=ROOT,
+        env={**os.environ, "MC_FAULT_CENSUS": str(census)},
+        capture_output=True,
+        text=True,
+    )
+    assert collect.returncode == 0, collect.stdout + collect.stderr
+    census = json.loads(census.read_text())
+    assert {family: int(n) for family, n, _ in rows} == {f: c["tests"] for f, c in census.items()}
+    for family, _, cells in rows:  # the last column names the files that hold its tests
+        named = re.findall(r"`(test_\w+\.py)`", cells.split("|")[-1])
+        assert sorted(named) == census[family]["files"], family
+    (fuzz_cells,) = [cells for family, _, cells in rows if family == "fuzz"]
+    said = {
+        "random specs a run": fuzz.EXAMPLES,
+        "faults": len(fuzz.FAULTS),
+        "statements": len(fuzz.STATEMENTS),
+        "places": len(fuzz.SITES),
+        "bad returns": len(fuzz.RETURNS),
+        "invariant answers": len(fuzz.VERDICTS),
+        "kinds of nondeterminism": len(fuzz.NONDETERMINISM),
+    }
+    for words, number in said.items():
+        assert f"{number} {words}" in fuzz_cells, words

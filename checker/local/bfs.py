@@ -66,6 +66,9 @@ def check(
     try:
         return outcome.run(search)
     finally:
+        # Freed by reference counting now: with the collector back on first, its next run
+        # would walk every state the search holds (they were all made while it was off).
+        del search
         if collecting:
             gc.enable()
 
@@ -114,7 +117,9 @@ class _Search(LevelSearch):
 
     def explore(self) -> None:
         recording = self.observer.recording if self.observer is not None else None
-        self.workers = list(start(self.model, self.options.workers, recording))
+        self.workers = list(
+            start(self.model, self.options.workers, recording, self.options.incremental)
+        )
         self._live_next = {w.number: 0 for w in self.workers}
         self._sent = {w.number: 0 for w in self.workers}
         self._back = {w.number: 0 for w in self.workers}

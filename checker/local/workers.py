@@ -44,8 +44,8 @@ from checker.search.outcome import MEMORY_ADVICE
 class _InProcess:
     """An expander behind the same send/receive interface as a worker process."""
 
-    def __init__(self, model: Model, recording: Recording | None) -> None:
-        self.expander = Expander(model, recording)
+    def __init__(self, model: Model, recording: Recording | None, incremental: bool) -> None:
+        self.expander = Expander(model, recording, incremental)
         self._replies: list[Expanded] = []
         self.number = 0
 
@@ -78,6 +78,7 @@ class _Process:
         number: int,
         recording: Recording | None,
         siblings: Sequence[Connection] = (),
+        incremental: bool = True,
     ) -> None:
         context = multiprocessing.get_context("fork")  # the child inherits the loaded model
         self.conn, child = context.Pipe()
@@ -85,7 +86,7 @@ class _Process:
         inherited = [*siblings, self.conn]  # the engine's ends, which the child must close
         self.process = context.Process(
             target=_serve,
-            args=(child, model, recording, inherited, os.getpid()),
+            args=(child, model, recording, inherited, os.getpid(), incremental),
             name=f"mc-worker-{number}",
             daemon=True,
         )
@@ -143,6 +144,7 @@ def _serve(
     recording: Recording | None,
     inherited: Sequence[Connection],
     parent: int,
+    incremental: bool,
 ) -> None:
     """A worker process's loop: the engine process decides about Ctrl-C and SIGTERM."""
     _die_with(parent)
@@ -152,7 +154,7 @@ def _serve(
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     gc.disable()  # as in the engine process (checker.local.bfs.check)
     with guard.in_worker():
-        _answer(conn, Expander(model, recording))
+        _answer(conn, Expander(model, recording, incremental))
 
 
 def _die_with(parent: int) -> None:
@@ -203,11 +205,14 @@ def _receive(conn: Connection, requests: queue.SimpleQueue[bytes | None]) -> Non
 Worker = _InProcess | _Process
 
 
-def start(model: Model, count: int, recording: Recording | None = None) -> Sequence[Worker]:
-    """`count` expanders: this process for 1, else that many worker processes."""
+def start(
+    model: Model, count: int, recording: Recording | None = None, incremental: bool = True
+) -> Sequence[Worker]:
+    """`count` expanders: this process for 1, else that many worker processes (`incremental`:
+    see docs/architecture.md)."""
     if count <= 1:
-        return [_InProcess(model, recording)]
+        return [_InProcess(model, recording, incremental)]
     workers: list[_Process] = []
     for n in range(count):
-        workers.append(_Process(model, n, recording, [w.conn for w in workers]))
+        workers.append(_Process(model, n, recording, [w.conn for w in workers], incremental))
     return workers

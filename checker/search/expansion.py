@@ -32,7 +32,8 @@ import numpy as np
 
 from checker.behaviour import Recording, predicate_value
 from checker.errors import EvaluationError
-from checker.model import Model
+from checker.model import Memo, Model
+from checker.values import fast
 from checker.values.encoding import decode
 from checker.values.record import Record
 
@@ -169,14 +170,20 @@ class Expander:
     When the search records its behaviour (checker.behaviour), the states it met are a dict
     (state -> fingerprint), and its replies have what a recording needs (see Expanded)."""
 
-    def __init__(self, model: Model, recording: Recording | None = None) -> None:
+    def __init__(
+        self, model: Model, recording: Recording | None = None, incremental: bool = True
+    ) -> None:
         self.model = model
         self.recording = recording
         self.levels: dict[int, list[Record]] = {}  # level -> its live states kept here
+        # ... and their memos (docs/architecture.md), with the C hot path only: without
+        # it the reads of spec code are not noted.
+        self.incremental = incremental and fast.C
+        self.memos: dict[int, list[Memo | None]] = {}
         self.seen: set[Record] | dict[Record, int] = {} if recording else set()
         self.fps: dict[int, list[int]] = {}  # level -> its kept states' fingerprints (recording)
-        # chunk -> (level, candidates, their fingerprints)
-        self.pending: dict[int, tuple[int, list[Record], array[int]]] = {}
+        # chunk -> (level, candidates, their fingerprints, their memos or None)
+        self.pending: dict[int, tuple[int, list[Record], array[int], list[Memo] | None]] = {}
         # The reachability properties (indexes) not reached when the level started: checked
         # on the level's candidates.
         self.wanted: list[int] = list(range(len(model.reachables)))
@@ -210,6 +217,7 @@ class Expander:
         for old in [n for n in self.levels if n < level]:
             del self.levels[old]
             self.fps.pop(old, None)
+            self.memos.pop(old, None)
         self.pending.clear()
         if request.forget and self.recording:
             self.seen = dict(zip(self.levels.get(level, ()), self.fps.get(level, ())))
@@ -217,17 +225,20 @@ class Expander:
             self.seen = set(self.levels.get(level, ()))
 
     def admit(self, request: Admit) -> None:
-        level, candidates, fps = self.pending.pop(request.chunk)
+        level, candidates, fps, memos = self.pending.pop(request.chunk)
         if request.keep:
             indices = np.frombuffer(request.indices, np.uint32).tolist()
             self.levels.setdefault(level + 1, []).extend([candidates[i] for i in indices])
             if self.recording:
                 self.fps.setdefault(level + 1, []).extend([fps[i] for i in indices])
+            if memos is not None:
+                self.memos.setdefault(level + 1, []).extend([memos[i] for i in indices])
 
     def expand(self, request: Expand) -> Expanded:
         """The successors of the batch's states (see Expanded)."""
         model = self.model
         recording = self.recording
+        memos: list[Memo | None] | None = None
         if request.blob is not None:
             states = decoded(request.blob, request.offsets)
             if recording:
@@ -235,18 +246,29 @@ class Expander:
                 self.seen.update((s, fingerprint_of(s)) for s in states)  # type: ignore[union-attr]
             else:
                 self.seen.update(states)  # type: ignore[union-attr]
+            if self.incremental:  # states that come encoded come without their memos
+                memos = [None] * len(states)
         else:
             first = request.start
             states = self.levels[request.level][first : first + request.count]
+            if self.incremental:
+                kept = self.memos.get(request.level)
+                memos = kept[first : first + request.count] if kept else [None] * len(states)
+        incremental = memos is not None and request.checks
         batch = model.expand_batch(
             states,
             self.seen,
             indexes=request.bindings and not recording,
             keyed=None if recording is None else recording.keyed,
+            memos=memos if incremental else None,
         )
         candidates = batch.candidates
-        broken, raised, reached = self._verdicts(candidates) if request.checks else ([], [], [])
-        self.pending[request.chunk] = (request.level, candidates, batch.fps)
+        broken: list[list[Any]] = []
+        raised: list[int] = []
+        reached: list[list[int]] = []
+        if request.checks:
+            broken, raised, reached = self._verdicts(candidates, batch.memos)
+        self.pending[request.chunk] = (request.level, candidates, batch.fps, batch.memos)
         sizes = np.fromiter(map(len, batch.encodings), np.uint64, len(batch.encodings))
         values = None
         if recording is not None:
@@ -274,23 +296,32 @@ class Expander:
         )
 
     def _verdicts(
-        self, candidates: list[Record]
+        self, candidates: list[Record], memos: list[Memo] | None = None
     ) -> tuple[list[list[Any]], list[int], list[list[int]]]:
         """[candidate, invariant] for each candidate that violates one; the candidates on
         which an invariant or a reachability property raised (the engine raises it again if
         that candidate is new); and [candidate, property] for the first candidate that
         satisfies each wanted reachability property (the first new one is the first
-        candidate: a candidate met before was checked when it was new)."""
+        candidate: a candidate met before was checked when it was new). With `memos`
+        (incremental evaluation), the invariants that cannot have changed are not evaluated,
+        and each memo gets the candidate's own invariant masks."""
         broken: list[list[Any]] = []
         raised: list[int] = []
         reached: list[list[int]] = []
         model = self.model
         violated = model.violated
+        incrementally = model.violated_incrementally
+        size = 8 * len(model.invariants)
         wanted = self.wanted
         hit: set[int] = set()
         for k, state in enumerate(candidates):
             try:
-                invariant = violated(state)
+                if memos is None:
+                    invariant = violated(state)
+                else:
+                    masks = bytearray(size)
+                    invariant = incrementally(state, memos[k], masks)
+                    memos[k] = memos[k]._replace(invariants=bytes(masks))
                 got = model.reached(state, wanted) if wanted else ()
             except EvaluationError:
                 raised.append(k)

@@ -19,3 +19,6 @@ class Options:
     spill_bytes: int = SPILL_BYTES  # a level's states beyond this go to a temporary file
     live_bytes: int = LIVE_BYTES  # the expanders' budget for states kept as live objects
     witness: str | None = None  # a reachability property whose shortest example to report
+    # Skip the guards and invariants a step cannot have changed (docs/architecture.md);
+    # False evaluates them all (`--no-incremental`), with the same results, to compare.
+    incremental: bool = True

@@ -125,6 +125,10 @@ RecordType: type | None = getattr(_hot, "RecordType", None)
 # new(shape, *values) and maker(order, shape, where): a record of a known shape built in C.
 new: Callable[..., Any] | None = getattr(_hot, "new", None)
 maker: Callable[..., Any] | None = getattr(_hot, "maker", None)
+# field(index, doc): a shape's field descriptor that notes which variables of a watched state
+# spec code reads (docs/architecture.md); None without the extension, whose shapes use
+# collections' _tuplegetter and whose search evaluates every guard and invariant.
+field: Callable[..., Any] | None = getattr(_hot, "field", None)
 
 
 def configure_records(

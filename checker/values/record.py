@@ -263,8 +263,9 @@ def shape(keys: tuple[str, ...]) -> type[Record]:
             "_keys": keys,
             "_index": {k: i + 1 for i, k in enumerate(keys)},
         }
+        getter = fast.field or _tuplegetter
         for i, key in enumerate(keys):
-            namespace[key] = _tuplegetter(i + 1, f"the field {key!r}")
+            namespace[key] = getter(i + 1, f"the field {key!r}")
         found = _ShapeType("Record", (Record,), namespace)
         if not fast.C:  # else RecordBase.replace (in C) serves every shape
             found.replace = _replace_of(found, keys)  # type: ignore[attr-defined]

@@ -8,22 +8,17 @@ names, a map from name to state (`[r \\in RM |-> "working"]`), which `permute` r
 (`scripts/bench.py`, the symmetry table) compares their speed.
 """
 
-from checker import Record, Spec, action, constant, invariant, put
+from checker import Record, constant, invariant
 from checker.symmetry import Permutation
+from specs.examples.two_phase import ABORT, COMMIT, TwoPhase, prepared
 
-COMMIT = Record(type="Commit")
-ABORT = Record(type="Abort")
 STATES = frozenset({"working", "prepared", "committed", "aborted"})
 
 
-def prepared(r: int | str) -> Record:
-    return Record(type="Prepared", rm=r)
+class TwoPhaseSymmetric(TwoPhase):
+    """TwoPhase with SYMMETRY over its resource managers, ids or model values: its actions,
+    with the states and invariants written for either."""
 
-
-class TwoPhaseSymmetric(Spec):
-    """TwoPhase with SYMMETRY over its resource managers, ids or model values."""
-
-    rm = constant(3, "resource managers")
     names = constant(False, "the resource managers are model values r1..rn, not ids 0..n-1")
 
     symmetry = ("RM",)
@@ -48,48 +43,6 @@ class TwoPhaseSymmetric(Spec):
 
     def rm_states(self, s) -> tuple[str, ...]:
         return tuple(s.rmState.values()) if self.names else s.rmState
-
-    @action(r="RM")
-    def TMRcvPrepared(self, s, r):
-        if s.tmState != "init" or prepared(r) not in s.msgs:
-            return None
-        return s.replace(tmPrepared=s.tmPrepared | {r})
-
-    @action
-    def TMCommit(self, s):
-        if s.tmState != "init" or len(s.tmPrepared) != self.rm:
-            return None
-        return s.replace(tmState="done", msgs=s.msgs | {COMMIT})
-
-    @action
-    def TMAbort(self, s):
-        if s.tmState != "init":
-            return None
-        return s.replace(tmState="done", msgs=s.msgs | {ABORT})
-
-    @action(r="RM")
-    def RMPrepare(self, s, r):
-        if s.rmState[r] != "working":
-            return None
-        return s.replace(rmState=put(s.rmState, r, "prepared"), msgs=s.msgs | {prepared(r)})
-
-    @action(r="RM")
-    def RMChooseToAbort(self, s, r):
-        if s.rmState[r] != "working":
-            return None
-        return s.replace(rmState=put(s.rmState, r, "aborted"))
-
-    @action(r="RM")
-    def RMRcvCommitMsg(self, s, r):
-        if COMMIT not in s.msgs:
-            return None
-        return s.replace(rmState=put(s.rmState, r, "committed"))
-
-    @action(r="RM")
-    def RMRcvAbortMsg(self, s, r):
-        if ABORT not in s.msgs:
-            return None
-        return s.replace(rmState=put(s.rmState, r, "aborted"))
 
     @invariant
     def TPTypeOK(self, s):

@@ -342,6 +342,7 @@ class Fickle(Spec):
         return True
 
 
+@pytest.mark.fault("nondeterminism")
 @pytest.mark.parametrize("where", ["action", "invariant"])
 def test_a_spec_that_answers_otherwise_when_asked_again_is_a_nondeterminism_error(where):
     """The engine evaluates a state again before it reports what it did there: a spec that

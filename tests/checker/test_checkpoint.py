@@ -115,6 +115,7 @@ def saved_level(folder: Path) -> int:
     return checkpoint.read(folder).counts["level"]
 
 
+@pytest.mark.fault("checkpoints")
 @pytest.mark.parametrize(
     ("at", "level", "workers", "resume_workers"),
     [
@@ -140,6 +141,7 @@ def test_kill_9_then_resume_ends_as_an_uninterrupted_run(
     assert os.listdir(tmp_path / "ck") == []  # the search ended: nothing left to resume
 
 
+@pytest.mark.fault("checkpoints")
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_leaves_the_checkpoint_of_the_levels_start(mc, tmp_path, walk, uninterrupted, sig):
     proc = start_paused(walk, tmp_path, "0,1,4", 1)  # level 6's last state, after 16 others
@@ -256,6 +258,7 @@ def refused(mc, *args) -> str:
     return run.err
 
 
+@pytest.mark.fault("checkpoints")
 def test_a_changed_spec_file_is_refused(mc, walk, saved):
     walk.write_text(WALK.replace("(4, 3, 2)", "(4, 4, 4)"))
     err = refused(mc, "--resume", saved)
@@ -264,6 +267,7 @@ def test_a_changed_spec_file_is_refused(mc, walk, saved):
     assert " in the checkpoint)" in err
 
 
+@pytest.mark.fault("checkpoints")
 def test_other_constants_options_or_invariants_are_refused(mc, walk, saved):
     where = f"mc: error: checkpoint {saved / 'checkpoint.mc'}:"
     err = refused(mc, "--resume", saved, "-D", "top=5")
@@ -277,6 +281,7 @@ def test_other_constants_options_or_invariants_are_refused(mc, walk, saved):
     assert run.code == 12
 
 
+@pytest.mark.fault("checkpoints")
 def test_a_checkpoint_of_another_spec_is_refused(mc, walk, saved, tmp_path):
     other = tmp_path / "other.py"
     other.write_text(WALK.replace("class Walk", "class Other"))
@@ -300,6 +305,7 @@ def test_a_moved_spec_resumes(mc, walk, saved, tmp_path, uninterrupted):
     assert report(run.out) == uninterrupted.replace(str(walk), str(moved))
 
 
+@pytest.mark.fault("checkpoints")
 def test_a_changed_module_of_the_spec_is_refused(mc, tmp_path, monkeypatch):
     package = tmp_path / "pkg"
     package.mkdir()
@@ -321,6 +327,7 @@ def test_a_changed_module_of_the_spec_is_refused(mc, tmp_path, monkeypatch):
     assert "pkg/bad.py (imported by the spec) changed since the checkpoint (sha256 " in err
 
 
+@pytest.mark.fault("checkpoints")
 def test_bad_combinations_of_options(mc, walk, tmp_path):
     err = refused(mc, walk, "--checkpoint-every", "1")
     assert "--checkpoint-every needs --checkpoint DIR or --resume DIR" in err
@@ -338,6 +345,7 @@ def test_bad_combinations_of_options(mc, walk, tmp_path):
 # -- corrupt files ------------------------------------------------------------------------------
 
 
+@pytest.mark.fault("checkpoints")
 def test_truncated_or_modified_files_are_corrupt(mc, saved):
     file = saved / "checkpoint.mc"
     whole = file.read_bytes()
@@ -365,6 +373,7 @@ def forge(folder: Path, saved, counts=None, **changes) -> None:
     )
 
 
+@pytest.mark.fault("checkpoints")
 def test_well_framed_but_inconsistent_files_are_corrupt(mc, saved):
     original = checkpoint.read(saved)
     fps = original.arrays["fingerprints"]
@@ -385,6 +394,7 @@ def test_well_framed_but_inconsistent_files_are_corrupt(mc, saved):
         assert f"checkpoint {saved / 'checkpoint.mc'}: corrupt ({message}" in err
 
 
+@pytest.mark.fault("checkpoints")
 def test_decoding_never_runs_code(mc, saved, tmp_path):
     """A pickle where the body should be is refused without being run."""
 

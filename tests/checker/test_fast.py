@@ -20,7 +20,17 @@ from checker.values.encoding import encode
 from checker.values.record import Map, freeze, mapping
 from tests.conftest import ROOT
 
-TWINS = {"put", "encode", "encode_state", "decode", "conforms", "successors", "candidates"}
+TWINS = {
+    "put",
+    "encode",
+    "encode_state",
+    "decode",
+    "conforms",
+    "successors",
+    "candidates",
+    "holds",
+    "changed",
+}
 in_c = pytest.mark.skipif(not fast.C, reason="checker._hot is not built (or MC_PURE_PYTHON=1)")
 
 
@@ -292,3 +302,51 @@ def test_candidates(successors, seen, start, offset):
         stop = function(list(successors), start, met, found, positions, offset)
         results.append((stop, met, found, positions))
     assert results[0] == results[1]
+
+
+# -- holds and changed (incremental evaluation) ----------------------------------------------
+
+FIELDS = st.fixed_dictionaries({n: st.integers(0, 2) for n in "abcd"})
+
+
+@in_c
+@settings(max_examples=200, deadline=None)
+@given(FIELDS, FIELDS)
+def test_changed(before, after):
+    """The variables whose values are not the same objects: those `replace` gave new values."""
+    parent = Record(**{k: (v,) for k, v in before.items()})
+    new = {k: (v,) for k, v in after.items() if v != before[k]}
+    state = parent.replace(**new) if new else parent
+    expected = sum(1 << "abcd".index(k) for k in new)
+    for function in pair("changed"):
+        assert function(parent, state) == expected
+
+
+def _reads_b_if_a(s):
+    return s.b == 1 if s.a == 1 else True
+
+
+def _reads_c(s):
+    return s.c != 2
+
+
+@in_c
+@settings(max_examples=200, deadline=None)
+@given(FIELDS, FIELDS)
+def test_holds(before, after):
+    """Both say which predicate fails first; C also notes what each read (a marked mask per
+    holding predicate) and skips one that held before and read nothing that changed."""
+    predicates = (_reads_b_if_a, _reads_c)
+    parent = Record(**before)
+    new = {k: v for k, v in after.items() if v != before[k]}
+    state = parent.replace(**new) if new else parent
+    native, twin = pair("holds")
+    expected = twin(predicates, state, None, 0, bytearray(16))
+    assert native(predicates, state, None, 0, bytearray(16)) == expected
+    masks = bytearray(16)
+    first = native(predicates, parent, None, 0, masks)
+    if first < 0:  # both held in the parent: from its masks, the same answer
+        changed = pair("changed")[0](parent, state)
+        assert native(predicates, state, bytes(masks), changed, bytearray(16)) == expected
+        read = int.from_bytes(masks[8:], "little") & ~(1 << 63)
+        assert read == 1 << 2  # _reads_c read c only

@@ -7,6 +7,8 @@ import json
 import os
 import signal
 
+import pytest
+
 from checker import Record, Spec, action, guard, invariant
 from checker.errors import ExitCode
 from checker.local.bfs import check
@@ -15,6 +17,8 @@ from tests.checker.test_hostile_input import counter
 
 EXITS = counter(effect='__import__("sys").exit(0) if s.x == 1 else s.replace(x=s.x + step)')
 VIOLATES = counter(holds="s.x < 2")
+
+pytestmark = pytest.mark.fault("spec-ends-the-run")
 
 
 def test_a_folder_run_reports_the_exit_and_exits_with_the_worst_code(mc, tmp_path):

@@ -148,6 +148,7 @@ VIEWED = counter(
 @dataclass(frozen=True)
 class Case:
     id: str  # the row's name in docs/errors.md
+    family: str  # its family of faults in docs/faults.md (FAMILIES)
     code: int
     # Distinctive parts of stdout + stderr; {spec} is the spec's path, {tmp} a fresh folder
     messages: tuple[str, ...]
@@ -170,10 +171,25 @@ class Case:
 
 CASES = [
     # -- the spec file: 150, before any state is explored
-    Case("missing-spec", 150, ("{spec}: no such file",), source=None, name="missing.py"),
-    Case("not-python", 150, ("{spec}: a spec is a Python file (.py)",), "x = 1\n", name="a.txt"),
+    Case(
+        "missing-spec",
+        "spec-file",
+        150,
+        ("{spec}: no such file",),
+        source=None,
+        name="missing.py",
+    ),
+    Case(
+        "not-python",
+        "spec-file",
+        150,
+        ("{spec}: a spec is a Python file (.py)",),
+        "x = 1\n",
+        name="a.txt",
+    ),
     Case(
         "empty-folder",
+        "spec-file",
         150,
         ("{spec}: no spec to check (no .py file in it)",),
         source="/",
@@ -181,12 +197,14 @@ CASES = [
     ),
     Case(
         "syntax-error",
+        "spec-file",
         150,
         ("{spec}:3: syntax error: ", "class S(Spec:"),
         "from checker import Spec\n\nclass S(Spec:\n    pass\n",
     ),
     Case(
         "import-error",
+        "spec-file",
         150,
         (
             "{spec}:2: importing the spec raised ModuleNotFoundError:"
@@ -196,6 +214,7 @@ CASES = [
     ),
     Case(
         "bad-constant-default",
+        "spec-file",
         150,
         (
             "{spec}:4: importing the spec raised TypeError: a constant's default must be"
@@ -203,22 +222,37 @@ CASES = [
         ),
         counter().replace('constant(3, "the largest value")', "constant(1.5)"),
     ),
-    Case("no-spec-class", 150, ("{spec}: defines no Spec subclass with actions",), "x = 1\n"),
+    Case(
+        "no-spec-class",
+        "spec-file",
+        150,
+        ("{spec}: defines no Spec subclass with actions",),
+        "x = 1\n",
+    ),
     Case(
         "several-specs",
+        "spec-file",
         150,
         ("{spec}: defines several specs (Counter, Faster); name one with `spec = <Class>`",),
         counter() + "\nclass Faster(Counter):\n    top = constant(5)\n",
     ),
     Case(
         "no-initial-state",
+        "spec-file",
         150,
         ("Counter has no initial state: define init(self)",),
         counter().replace("    def init(self):\n        return Record(x=0)\n", ""),
     ),
-    Case("init-returns-nothing", 150, ("Counter.init() returned no initial state",), counter("[]")),
+    Case(
+        "init-returns-nothing",
+        "spec-file",
+        150,
+        ("Counter.init() returned no initial state",),
+        counter("[]"),
+    ),
     Case(
         "no-actions",
+        "spec-file",
         150,
         ("S declares no actions (decorate methods with @action)",),
         "from checker import Record, Spec\n\nclass S(Spec):\n"
@@ -226,6 +260,7 @@ CASES = [
     ),
     Case(
         "duplicate-action",
+        "spec-file",
         150,
         (
             "{spec}:12: Dup.step is defined twice (an @action on line 8, an @action on line 12);"
@@ -235,12 +270,14 @@ CASES = [
     ),
     Case(
         "action-invariant-clash",
+        "spec-file",
         150,
         ("{spec}:12: Dup.step is defined twice (an @action on line 8, an @invariant on line 12)",),
         TWO_ACTIONS.format(second="invariant"),
     ),
     Case(
         "undecorated-override",
+        "spec-file",
         150,
         ("{spec}: Faster.add overrides an action: decorate it with @action",),
         counter() + "\nclass Faster(Counter):\n    def add(self, s, step):\n        return None\n"
@@ -248,12 +285,14 @@ CASES = [
     ),
     Case(
         "parameter-without-domain",
+        "spec-file",
         150,
         ("{spec}:9: action add: parameter 'step' has no domain in @action(...)",),
         counter().replace("@action(step=(1, 2))", "@action"),
     ),
     Case(
         "rule-without-description",
+        "spec-file",
         150,
         (
             "{spec}:23: importing the spec raised TypeError: rule(...) takes the rule's"
@@ -263,6 +302,7 @@ CASES = [
     ),
     Case(
         "invariant-without-state",
+        "spec-file",
         150,
         (
             "{spec}:15: @invariant small takes (self): its state parameter is missing; write"
@@ -273,6 +313,7 @@ CASES = [
     # -- the command line: 151, before any state is explored
     Case(
         "constant-out-of-range",
+        "command-line",
         151,
         ("-D top=-1: it must be at least 1 (the largest value)",),
         counter().replace(
@@ -282,6 +323,7 @@ CASES = [
     ),
     Case(
         "assumption-fails",
+        "command-line",
         151,
         ("assumption top_is_small does not hold with top=12: the counter stays below 10",),
         counter(
@@ -292,38 +334,56 @@ CASES = [
     ),
     Case(
         "misspelt-constant",
+        "command-line",
         151,
         ("-D tpo: Counter has no constant 'tpo' (constants: top); did you mean top?",),
         args=("-D", "tpo=5"),
     ),
     Case(
         "unknown-constant",
+        "command-line",
         151,
         ("-D nope: Counter has no constant 'nope' (constants: top)",),
         args=("-D", "nope=1"),
     ),
     Case(
         "constant-wrong-type",
+        "command-line",
         151,
         ("-D top=three: expected an integer, got 'three'",),
         args=("-D", "top=three"),
     ),
-    Case("define-without-value", 151, ("-D top: expected NAME=VALUE",), args=("-D", "top")),
+    Case(
+        "define-without-value",
+        "command-line",
+        151,
+        ("-D top: expected NAME=VALUE",),
+        args=("-D", "top"),
+    ),
     Case(
         "unknown-invariant",
+        "command-line",
         151,
         ("--invariant nope: Counter has no such invariant (invariants: small)",),
         args=("--invariant", "nope"),
     ),
     Case(
         "output-folder-missing",
+        "report-files",
         151,
         ("--json /nonexistent/dir/x.json: cannot write: no such folder /nonexistent/dir",),
         args=("--json", "/nonexistent/dir/x.json"),
     ),
-    Case("output-is-a-folder", 151, ("--json {tmp}: is a folder",), args=("--json", "{tmp}")),
+    Case(
+        "output-is-a-folder",
+        "report-files",
+        151,
+        ("--json {tmp}: is a folder",),
+        args=("--json", "{tmp}"),
+    ),
     Case(
         "output-write-fails",
+        "report-files",
         151,
         ("--json /dev/full: cannot write: No space left on device",),
         args=("--json", "/dev/full"),
@@ -331,14 +391,22 @@ CASES = [
     ),
     Case(
         "graph-write-fails",
+        "report-files",
         151,
         ("--dot /dev/full: cannot write: No space left on device",),
         args=("--dot", "/dev/full"),
         command="graph",
     ),
-    Case("spark-option-alone", 151, ("--master is for --engine spark",), args=("--master", "x")),
+    Case(
+        "spark-option-alone",
+        "command-line",
+        151,
+        ("--master is for --engine spark",),
+        args=("--master", "x"),
+    ),
     Case(
         "corrupt-checkpoint",
+        "checkpoints",
         151,
         ("checkpoint {tmp}/checkpoint.mc: corrupt (truncated: ",),
         args=("--resume", "{tmp}"),
@@ -347,6 +415,7 @@ CASES = [
     ),
     Case(
         "checkpoint-of-another-spec",
+        "checkpoints",
         151,
         ("checkpoint {tmp}/checkpoint.mc: a checkpoint of Spin (", "), not of {spec}"),
         args=("--resume", "{tmp}"),
@@ -355,6 +424,7 @@ CASES = [
     # -- mc explore: 151 before it serves (a find expression's errors are shown on the page)
     Case(
         "explore-trace-not-json",
+        "command-line",
         151,
         ("--trace {spec}: not a JSON file (Expecting value: line 1 column 1 (char 0))",),
         args=("--trace", "{spec}"),
@@ -362,6 +432,7 @@ CASES = [
     ),
     Case(
         "explore-trace-other-constants",
+        "command-line",
         151,
         (
             "--trace {tmp}/result.json: a result with other constants (top=3 there, 4 here):"
@@ -373,6 +444,7 @@ CASES = [
     ),
     Case(
         "explore-trace-without-trace",
+        "command-line",
         151,
         ("--trace {tmp}/result.json: the result has no trace (verdict ok)",),
         args=("--trace", "{tmp}/result.json"),
@@ -381,6 +453,7 @@ CASES = [
     ),
     Case(
         "explore-port-in-use",
+        "command-line",
         151,
         ("mc: error: --port ", ": cannot listen on 127.0.0.1:", ": in use by another program"),
         args=("--port", "{port}"),
@@ -388,6 +461,7 @@ CASES = [
     ),
     Case(
         "explore-init-raises",
+        "spec-raises",
         75,
         ("mc: error: init init: raised KeyError: 'x'",),
         counter(init='Record(x={}["x"])'),
@@ -395,6 +469,7 @@ CASES = [
     ),
     Case(
         "ablate-without-rules",
+        "command-line",
         151,
         (
             "{spec}: Counter declares no rules to ablate (declare each rule of the protocol"
@@ -404,6 +479,7 @@ CASES = [
     ),
     Case(
         "ablate-unknown-rule",
+        "command-line",
         151,
         ("--rule nope: Counter has no such rule (rules: fast)",),
         RULED,
@@ -412,6 +488,7 @@ CASES = [
     ),
     Case(
         "ablate-rule-given",
+        "command-line",
         151,
         (
             "-D fast: mc ablate switches the rules itself (every rule on, then each off);"
@@ -424,6 +501,7 @@ CASES = [
     # -- spec code during the run: 75, with the trace to the state
     Case(
         "action-returns-non-state",
+        "bad-values",
         75,
         (
             "Error: action add(step=1) returned {'x': 1}; an action returns None, a Record or"
@@ -434,6 +512,7 @@ CASES = [
     ),
     Case(
         "action-changes-variables",
+        "bad-values",
         75,
         (
             "Error: action add(step=1) returned a state with the variable y added and without"
@@ -444,6 +523,7 @@ CASES = [
     ),
     Case(
         "bool-where-int",
+        "bad-values",
         75,
         (
             "Error: action add(step=1) changed the kind of x: int in the initial states, bool in"
@@ -455,6 +535,7 @@ CASES = [
     ),
     Case(
         "tuple-where-set",
+        "bad-values",
         75,
         (
             "Error: action add(step=1) changed the kind of isr: frozenset of int in the initial"
@@ -465,6 +546,7 @@ CASES = [
     ),
     Case(
         "none-where-int",
+        "bad-values",
         75,
         (
             "Error: action add(step=1) changed the kind of x: int in the initial states, None in"
@@ -476,6 +558,7 @@ CASES = [
     ),
     Case(
         "set-of-unhashables",
+        "bad-values",
         75,
         (
             "Error: action add(step=1) raised TypeError: unhashable type: 'list'\n"
@@ -487,6 +570,7 @@ CASES = [
     ),
     Case(
         "float-nan",
+        "bad-values",
         75,
         (
             "Error: action add(step=1) raised StateError: floats cannot be part of a state"
@@ -497,6 +581,7 @@ CASES = [
     ),
     Case(
         "object-in-state",
+        "bad-values",
         75,
         ("Error: action add(step=1) raised StateError: a object cannot be part of a state",),
         counter(effect="s.replace(x=object())"),
@@ -504,6 +589,7 @@ CASES = [
     ),
     Case(
         "int-too-big",
+        "bad-values",
         75,
         (
             "Error: action add(step=1) built a state that cannot be encoded: cannot encode"
@@ -514,6 +600,7 @@ CASES = [
     ),
     Case(
         "value-nested-too-deep",
+        "bad-values",
         75,
         (
             "Error: action add(step=1) built a state that cannot be encoded: a state value"
@@ -526,6 +613,7 @@ CASES = [
     ),
     Case(
         "lone-surrogate",
+        "bad-values",
         75,
         (
             "Error: action add(step=1) built a state that cannot be encoded: a str that is not"
@@ -536,6 +624,7 @@ CASES = [
     ),
     Case(
         "generator-raises-midway",
+        "spec-raises",
         75,
         (
             "Error: action add() raised ValueError: midway\n  in state {x: 2}",
@@ -545,7 +634,28 @@ CASES = [
         report=True,
     ),
     Case(
+        "exception-unsayable",
+        "spec-raises",
+        75,
+        (
+            "Error: action add(step=1) raised Unsayable: <exception str() failed>\n"
+            "  in state {x: 1}",
+            'File "{spec}", line 13, in add',
+        ),
+        counter(
+            effect="s.replace(x=s.x + step) if s.x != 1 else Unsayable.throw()",
+            extra=(
+                "\n\nclass Unsayable(Exception):\n    def __str__(self):\n"
+                '        raise ValueError("no words")\n\n    @classmethod\n'
+                "    def throw(cls):\n        raise cls()\n"
+            ),
+        ),
+        args=("--workers", "2"),
+        report=True,
+    ),
+    Case(
         "action-not-deterministic",
+        "nondeterminism",
         75,
         (
             "mc: error: the spec is not deterministic: in state {x: 0}, action add(step=1) gave"
@@ -556,6 +666,7 @@ CASES = [
     ),
     Case(
         "trace-not-reproduced",
+        "nondeterminism",
         75,
         (
             "mc: error: the spec is not deterministic: rebuilding the trace, in state {x: 0},"
@@ -566,6 +677,7 @@ CASES = [
     ),
     Case(
         "init-raises",
+        "spec-raises",
         75,
         ("Error: init raised KeyError: 'x'", 'File "{spec}", line 7, in init'),
         counter(init='Record(x={}["x"])'),
@@ -573,6 +685,7 @@ CASES = [
     ),
     Case(
         "action-raises",
+        "spec-raises",
         75,
         (
             "Error: action add(step=1) raised ZeroDivisionError: integer division or modulo by"
@@ -585,6 +698,7 @@ CASES = [
     ),
     Case(
         "invariant-raises",
+        "spec-raises",
         75,
         (
             "Error: invariant small raised ZeroDivisionError: integer division or modulo by zero"
@@ -596,6 +710,7 @@ CASES = [
     ),
     Case(
         "invariant-not-bool",
+        "bad-values",
         75,
         ("Error: invariant small returned None; an invariant returns True or False",),
         counter(holds="None"),
@@ -603,6 +718,7 @@ CASES = [
     ),
     Case(
         "step-property-not-bool",
+        "bad-values",
         75,
         ("Error: step property p returned None; a step property returns True or False",),
         counter(
@@ -612,6 +728,7 @@ CASES = [
     ),
     Case(
         "refinement-mapping-not-a-state",
+        "bad-values",
         75,
         (
             "Error: refinement r mapped a state to {y: 0}, which is not a state of Counter (a"
@@ -625,6 +742,7 @@ CASES = [
     ),
     Case(
         "refinement-constants-unknown",
+        "spec-file",
         150,
         ("{spec}: Fine.r: the constants of Counter do not fit: no constant 'tops'",),
         counter(
@@ -634,6 +752,7 @@ CASES = [
     ),
     Case(
         "map-declared-record-given",
+        "bad-values",
         75,
         (
             "Error: init returned states that mc cannot type: an initial state has x = {a: 0}"
@@ -645,6 +764,7 @@ CASES = [
     # -- spec code that tries to end mc's process: its error, never a pass (issue 23)
     Case(
         "action-exits",
+        "spec-ends-the-run",
         75,
         (
             f"Error: action add(step=1) raised SystemExit: 0 {EXITED}\n  in state {{x: 1}}",
@@ -656,6 +776,7 @@ CASES = [
     ),
     Case(
         "action-os-exit",
+        "spec-ends-the-run",
         75,
         (f"Error: action add(step=1) raised SystemExit: os._exit(0) called {EXITED}",),
         counter(effect='__import__("os")._exit(0) if s.x == 1 else s.replace(x=s.x + step)'),
@@ -663,6 +784,7 @@ CASES = [
     ),
     Case(
         "worker-os-exit",
+        "spec-ends-the-run",
         75,
         (f"Error: action add(step=1) raised SystemExit: os._exit(0) called {EXITED}",),
         counter(effect='__import__("os")._exit(0) if s.x == 1 else s.replace(x=s.x + step)'),
@@ -671,6 +793,7 @@ CASES = [
     ),
     Case(
         "action-raises-keyboard-interrupt",
+        "spec-ends-the-run",
         75,
         (f"Error: action add(step=1) raised KeyboardInterrupt:  {EXITED}",),
         counter(
@@ -681,6 +804,7 @@ CASES = [
     ),
     Case(
         "invariant-exits",
+        "spec-ends-the-run",
         75,
         (f"Error: invariant small raised SystemExit: 3 {EXITED}\n  in state {{x: 2}}",),
         counter(holds='s.x < 2 or __import__("sys").exit(3)'),
@@ -688,6 +812,7 @@ CASES = [
     ),
     Case(
         "import-exits",
+        "spec-ends-the-run",
         150,
         ("{spec}:2: importing the spec raised SystemExit: 0",),
         "import sys\nsys.exit(0)\n",
@@ -695,12 +820,14 @@ CASES = [
     # -- a report file that would overwrite an input: 151, before the run
     Case(
         "report-is-the-spec",
+        "report-files",
         151,
         ("--json {tmp}/../spec.py: it is an input of this run; it would be lost",),
         args=("--json", "{tmp}/../spec.py"),
     ),
     Case(
         "report-is-an-imported-module",
+        "report-files",
         151,
         (
             "--html {tmp}/../helper.py: it is the source of the module helper, which this run"
@@ -712,42 +839,49 @@ CASES = [
     ),
     Case(
         "report-is-the-checkpoint",
+        "report-files",
         151,
         ("--json {tmp}/checkpoint.mc: it is an input of this run; it would be lost",),
         args=("--checkpoint", "{tmp}", "--json", "{tmp}/checkpoint.mc"),
     ),
     Case(
         "two-reports-one-file",
+        "report-files",
         151,
         ("--json {tmp}/out and --html {tmp}/out: the same file; each report needs its own",),
         args=("--json", "{tmp}/out", "--html", "{tmp}/out"),
     ),
     Case(
         "report-empty-path",
+        "report-files",
         151,
         ("--json '': an empty path; give the file to write",),
         args=("--json", ""),
     ),
     Case(
         "define-not-utf8",
+        "command-line",
         151,
         ("-D top=\\xff: not UTF-8 text",),
         args=("-D", "top=\udcff"),
     ),
     Case(
         "timeout-not-a-number",
+        "command-line",
         151,
         ("Invalid value for '--timeout': not a number of seconds",),
         args=("--timeout", "nan"),
     ),
     Case(
         "timeout-infinite",
+        "command-line",
         151,
         ("Invalid value for '--timeout': inf is not in the range 0<x<=315360000.0.",),
         args=("--timeout", "inf"),
     ),
     Case(
         "endless-domain",
+        "spec-file",
         150,
         (
             "{spec}:9: action add: the domain of 'step' has no end, more than the 1,000,000 that"
@@ -757,6 +891,7 @@ CASES = [
     ),
     Case(
         "load-never-ends",
+        "bounds-and-hangs",
         152,
         (
             "{spec}: stopped by --timeout 0.5 s while loading the spec (importing it, checking"
@@ -767,6 +902,7 @@ CASES = [
     ),
     Case(
         "report-named-pipe-unread",
+        "report-files",
         151,
         ("--json {tmp}/pipe: a named pipe that no program reads: start its reader first",),
         args=("--json", "{tmp}/pipe"),
@@ -775,6 +911,7 @@ CASES = [
     ),
     Case(
         "checkpoint-out-of-range",
+        "checkpoints",
         151,
         (
             "checkpoint {tmp}/checkpoint.mc: corrupt (setting 'max_depth' is 0, not a number"
@@ -786,6 +923,7 @@ CASES = [
     ),
     Case(
         "liveness-under-view",
+        "command-line",
         151,
         (
             "{spec}: temporal properties cannot be checked under the spec's view (it merges"
@@ -797,6 +935,7 @@ CASES = [
     ),
     Case(
         "workers-beyond-the-cpus",
+        "command-line",
         0,
         (
             "mc: note: --workers 100000: this machine lets mc use ",
@@ -805,9 +944,46 @@ CASES = [
         args=("--workers", "100000", "--no-deadlock"),
         report=True,
     ),
+    # -- the machine's resources: 153, with the partial counts (exact) and what to do
+    Case(
+        "out-of-memory",
+        "resources",
+        153,
+        (
+            "Error: the search could not go on: out of memory while expanding level 2. No"
+            " violation in the 3 states explored (their counts below are exact), but this is"
+            " not a proof.\nTo go further: lower --memory",
+            "3 distinct states found",
+        ),
+        counter(effect="s.replace(x=s.x + step) if s.x != 1 else bytearray(1 << 62)"),
+        report=True,
+    ),
+    Case(
+        "worker-killed",
+        "resources",
+        153,
+        (
+            "Error: the search could not go on: worker process 0 died (killed by SIGKILL) while"
+            " expanding level 2. No violation in the 3 states explored",
+            "If memory ran out (the kernel's out-of-memory killer sends SIGKILL), use fewer"
+            " --workers",
+        ),
+        counter(
+            effect="s.replace(x=s.x + step) if s.x != 1 else self.die()",
+            extra=(
+                "\n    def die(self):  # in a worker: a kill here would end the tests\n"
+                '        if __import__("multiprocessing").parent_process() is not None:\n'
+                '            __import__("os").kill(__import__("os").getpid(), 9)\n'
+                '        raise RuntimeError("not in a worker process")\n'
+            ),
+        ),
+        args=("--workers", "2"),
+        report=True,
+    ),
     # -- what never happened: warnings after the verdict, 15 with --strict
     Case(
         "return-forgotten",
+        "silent-passes",
         15,
         (
             "All invariants hold over 4 distinct states.\n"
@@ -823,6 +999,7 @@ CASES = [
     ),
     Case(
         "action-not-declared",
+        "silent-passes",
         15,
         (
             "Warning: reset ({spec}:23) looks like an action, (self, s, ...) returning"
@@ -837,6 +1014,7 @@ CASES = [
     ),
     Case(
         "empty-domain",
+        "silent-passes",
         15,
         ("Warning: reset was never tried: the domain of its parameter to is empty",),
         counter(extra="\n    @action(to=())\n    def reset(self, s, to):\n        return s\n"),
@@ -846,6 +1024,7 @@ CASES = [
     # -- bounds: 152, partial counts
     Case(
         "max-states",
+        "bounds-and-hangs",
         152,
         ("Search incomplete: --max-states 2 reached", "2 distinct states found"),
         args=("--max-states", "2"),
@@ -853,6 +1032,7 @@ CASES = [
     ),
     Case(
         "guard-never-returns",
+        "bounds-and-hangs",
         152,
         (
             "Search incomplete: --timeout 0.5 s reached",
@@ -867,6 +1047,7 @@ CASES = [
     # -- the engine: 153, before the spec is even loaded
     Case(
         "spark-master-unreachable",
+        "spark",
         153,
         (
             "--master spark://127.0.0.1:1: no Spark master answers (127.0.0.1:1: Connection"
@@ -937,7 +1118,9 @@ def tamper(path, changes: dict[str, dict[str, object]]) -> None:
     path.write_bytes(frame + body)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=c.id, marks=pytest.mark.fault(c.family)) for c in CASES]
+)
 def test_bad_input_gets_its_exit_code_and_message(mc, tmp_path, case):
     result, path, work = _run(mc, tmp_path, case)
     both = result.out + result.err
@@ -948,7 +1131,11 @@ def test_bad_input_gets_its_exit_code_and_message(mc, tmp_path, case):
     assert PYTHON_TRACEBACK not in both
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.code in ERROR_CODES], ids=lambda c: c.id)
+# A search that could not go on (out of memory, a worker killed) has no traceback of mc's to add
+DEBUGGED = [c for c in CASES if c.code in ERROR_CODES and c.family != "resources"]
+
+
+@pytest.mark.parametrize("case", DEBUGGED, ids=lambda c: c.id)
 def test_debug_adds_a_python_traceback(mc, tmp_path, case):
     result, _, _ = _run(mc, tmp_path, case, "--debug")
     assert result.code == case.code
@@ -971,6 +1158,7 @@ def _mc_without_java(tmp_path, *flags: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.fault("spark")
 def test_java_missing(tmp_path):
     proc = _mc_without_java(tmp_path)
     assert proc.returncode == 153
@@ -979,6 +1167,32 @@ def test_java_missing(tmp_path):
     assert proc.stdout == "" and PYTHON_TRACEBACK not in proc.stderr
     debug = _mc_without_java(tmp_path, "--debug")
     assert debug.returncode == 153 and PYTHON_TRACEBACK in debug.stderr
+
+
+@pytest.mark.fault("report-files")
+@pytest.mark.parametrize("closer", ["shell", "spec"])
+def test_standard_output_closed(tmp_path, closer):
+    """`mc check spec.py >&-`, or spec code that closes mc's standard output: the report cannot
+    be written, which mc says (151) instead of a traceback."""
+    spec = tmp_path / "spec.py"
+    effect = "s.replace(x=s.x + step)"
+    if closer == "spec":
+        effect = f'__import__("sys").stdout.close() or {effect}'
+    spec.write_text(counter(effect=effect))
+    proc = subprocess.run(
+        [sys.executable, "-m", "checker", "check", str(spec)],
+        stdout=subprocess.PIPE if closer == "spec" else None,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        preexec_fn=(lambda: os.close(1)) if closer == "shell" else None,
+    )
+    assert proc.returncode == 151, proc.stderr
+    assert (
+        "mc: error: standard output is closed (by the shell with >&-, by its reader, or by spec"
+        " code): the report cannot be written; the exit code is not the verdict's"
+    ) in proc.stderr
+    assert PYTHON_TRACEBACK not in proc.stderr
 
 
 def test_the_timeout_is_disarmed_after_the_run(mc, write_spec):
@@ -1013,7 +1227,7 @@ def test_decorating_in_place_is_no_duplicate(mc, write_spec):
 
 def test_every_row_of_docs_errors_md_is_a_case_here():
     doc = (ROOT / "docs" / "errors.md").read_text()
-    rows = dict(re.findall(r"^\| `([a-z-]+)` \|.*\| (\d+) \|$", doc, flags=re.MULTILINE))
+    rows = dict(re.findall(r"^\| `([a-z0-9-]+)` \|.*\| (\d+) \|$", doc, flags=re.MULTILINE))
     # Tested where Java or a cluster is at hand: test_spark_engine.py, test_cli.py (without
     # pyspark) and test_spark_cluster.py (an executor Python without msgpack).
     elsewhere = {
@@ -1021,6 +1235,7 @@ def test_every_row_of_docs_errors_md_is_a_case_here():
         "pyspark-missing": "153",
         "executor-module-missing": "153",
         "werkzeug-missing": "153",  # tests/explore/test_server.py
+        "stdout-closed": "151",  # test_standard_output_closed, above (a subprocess)
     }
     tested = {c.id: str(c.code) for c in CASES} | elsewhere
     assert rows == tested

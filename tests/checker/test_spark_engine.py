@@ -268,6 +268,7 @@ def test_an_invariant_that_raises_is_reported_like_the_local_engine(spark):
     assert [s.state.x for s in result.trace] == [1, 3]
 
 
+@pytest.mark.fault("nondeterminism")
 @pytest.mark.parametrize("where", ["action", "invariant"])
 def test_a_nondeterministic_spec_is_the_same_error_as_on_the_local_engine(spark, where):
     """A level in the driver evaluates a state again as the local engine does, and says the
@@ -341,6 +342,7 @@ def test_kinds_final_states_and_reachability_agree_with_the_local_engine(spark):
     assert (unreached.verdict, unreached.unreached) == ("violation", ["solved"])
 
 
+@pytest.mark.fault("spark")
 def test_errors_from_the_executors_are_explained():
     worker = (
         "An exception was thrown from the Python worker:\nTraceback (most recent call last):\n"
@@ -440,6 +442,7 @@ def saving(model: Model, folder: Path, resumed=None) -> checkpoint.Checkpoints:
     return checkpoint.Checkpoints(folder, settings, resumed)
 
 
+@pytest.mark.fault("spark")
 def test_a_killed_python_worker_is_retried_with_identical_results(spark, tmp_path):
     model = walk(tmp_path, kill_at="1,1,0")  # in the middle of level 3
     distributed = se.check(model, Options(), spark=spark, settings=ON_SPARK)
@@ -480,6 +483,7 @@ def test_resuming_a_checkpoint_of_any_level_gives_the_same_result(spark, tmp_pat
             shutil.rmtree(copy)
 
 
+@pytest.mark.fault("spark")
 def test_ctrl_c_leaves_a_checkpoint_to_resume(spark, tmp_path, mc):
     model = walk(tmp_path, pause_at="1,1,1")  # level 4
 
@@ -547,6 +551,7 @@ def test_spark_options_need_the_spark_engine(mc):
     assert run.code == ExitCode.CONFIG_ERROR and "exclude each other" in run.err
 
 
+@pytest.mark.fault("spark")
 def test_missing_java_is_a_clear_error(mc, monkeypatch, tmp_path):
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
@@ -555,6 +560,7 @@ def test_missing_java_is_a_clear_error(mc, monkeypatch, tmp_path):
     assert "needs Java 17" in run.err and "Traceback" not in run.err
 
 
+@pytest.mark.fault("spark")
 def test_missing_pyspark_is_a_clear_error(mc, monkeypatch):
     monkeypatch.setitem(sys.modules, "pyspark", None)
     run = mc("check", ROOT / "specs" / "examples" / "die_hard.py", "--engine", "spark")

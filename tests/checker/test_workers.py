@@ -3,14 +3,22 @@ chunking and the spilling of levels to disk: the verdict, every count and the tr
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import pytest
 
-from checker import Record, Spec, action, invariant
+from checker import Record, Spec, action, guard, invariant
 from checker.loader import load_model
 from checker.local.bfs import check
 from checker.model import Model
 from checker.search.options import Options
 from tests.bundled import BUNDLED
+from tests.checker.test_hostile_input import SPIN
 from tests.conftest import ROOT
 
 
@@ -174,3 +182,63 @@ def test_large_parts_and_replies_do_not_block_the_pipes():
     result = check(model, Options(workers=2, live_bytes=0, deadlock=False))
     assert (result.distinct_states, result.depth) == (6**4, 21)
     assert summary(result) == summary(check(model, Options(deadlock=False)))
+
+
+def _children(pid: int) -> set[int]:
+    try:
+        return set(map(int, Path(f"/proc/{pid}/task/{pid}/children").read_text().split()))
+    except FileNotFoundError:
+        return set()
+
+
+@pytest.mark.fault("resources")
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux's /proc")
+def test_workers_die_with_a_killed_engine_process(tmp_path):
+    """A killed mc used to leave its workers blocked on their pipes forever."""
+    spec = tmp_path / "spin.py"
+    spec.write_text(SPIN)  # a guard that never returns: the workers are busy when mc dies
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "checker", "check", str(spec), "--workers", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers := _children(proc.pid)) < 2:
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 10
+    while any(map(_alive, workers)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = [w for w in workers if _alive(w)]
+    assert not alive, f"workers {alive} outlived their engine process"
+
+
+def _alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie, dead and not yet reaped by its new parent, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+@pytest.mark.fault("resources")
+def test_a_worker_stopped_while_it_starts_dies_of_the_signal():
+    """A forked worker inherits the engine's SIGTERM handler until it sets its own; the engine
+    stopping it then (after init failed, say) raised Interrupted inside multiprocessing, which
+    printed a traceback. It dies of the signal instead."""
+    with guard.guarded():
+        pid = os.fork()
+        if pid == 0:  # the child: nothing of pytest's may run here
+            try:
+                signal.signal(signal.SIGTERM, guard.interrupt)  # as inherited, before its own
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(10)
+            finally:
+                guard.real_exit(3)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM

@@ -119,7 +119,9 @@ class Refines(StepCheck):
         self._shape: type | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_successors": {}, "_initial": None}
+        """A copy sent to Spark executors travels without its caches, nor with the abstract
+        states' shape, a class of this process (an executor finds its own)."""
+        return {**self.__dict__, "_successors": {}, "_initial": None, "_shape": None}
 
     def mapped(self, s: Record) -> Record:
         """The abstract state of `s`."""

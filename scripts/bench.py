@@ -15,7 +15,8 @@
    (seconds in all and for the liveness phase, bytes per state of the graph, peak RSS); with
    `--baseline REV`, the same check at that revision (which searched the graph again, as
    networkx objects) and the speed-up.
-5. The local engine against the Spark engine (local[2]) on TwoPhase of growing size.
+5. The local engine (`--workers 2`) against the Spark engine (`local[2]`, or a cluster's
+   `--spark-master URL`) on TwoPhase of growing size, with candidates per core-second.
 6. Symmetry over model values: TwoPhase with its resource managers as strings against the
    same model with ids (the target: within 1.2x).
 7. Start-up: the wall time of `mc check` on a trivial spec (the target: 0.5 s).
@@ -473,48 +474,67 @@ started = time.perf_counter()
 from checker import spark as spark_engine
 from checker.loader import load_model
 spec, constants, master = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
-spark = spark_engine.session(master=master, conf={"spark.ui.enabled": "false"})
+conf = {"spark.ui.enabled": "false"}
+if not master.startswith("local"):
+    import tempfile
+    conf["spark.checkpoint.dir"] = tempfile.mkdtemp(prefix="mc-bench-ckpt-")
+spark = spark_engine.session(master=master, conf=conf)
+spark.range(1).collect()  # the executors are up
 startup = time.perf_counter() - started
+cores = int(spark.sparkContext.defaultParallelism)  # local[N]: N; a cluster: at least 2
 model = load_model(spec, constants)
 levels = []
 start = time.perf_counter()
 result = spark_engine.check(
-    model, spark=spark, on_level=lambda s: levels.append([s.expanded, s.new, s.seconds])
+    model, spark=spark,
+    on_level=lambda s: levels.append([s.expanded, s.new, s.seconds, s.generated, s.where]),
 )
 seconds = time.perf_counter() - start
 spark.stop()
 print(json.dumps({
     "verdict": result.verdict, "distinct": result.distinct_states,
     "generated": result.states_generated, "depth": result.depth, "seconds": seconds,
-    "startup": startup, "levels": levels,
+    "startup": startup, "levels": levels, "cores": cores,
 }))
 """
 
 
-def spark_table(runs: list[tuple[str, dict[str, str]]]) -> list[str]:
-    """Local vs Spark on the same specs; counts must agree (the run fails otherwise)."""
+def spark_table(runs: list[tuple[str, dict[str, str]]], master: str) -> list[str]:
+    """Local vs Spark on the same specs; counts must agree (the run fails otherwise). The
+    local engine with `--workers 2` (wall time) and with one worker (its candidates per CPU
+    second); Spark's levels: candidates per core-second of wall time (the executors' cores)."""
     header = (
-        "| spec | constants | distinct | generated | depth | local s | local distinct/s "
-        f"| spark ({SPARK_MASTER}) s | spark distinct/s | spark/local | small level s "
-        "| (spark-local)/level s | spark start s |"
+        "| spec | constants | distinct | generated | depth | local --workers 2 s "
+        f"| spark ({master}) s | spark/local | local candidates per CPU s (1 worker) "
+        "| spark levels candidates per core-s | ratio | small level s | spark start s |"
     )
     lines = [header, "|" + "---|" * 13]
     for spec, constants in runs:
-        local = measure(spec, constants, CHILD, "1")
-        spark = measure(spec, constants, CHILD_SPARK, SPARK_MASTER)
+        one = measure(spec, constants, CHILD, "1")
+        local = measure(spec, constants, CHILD, "2")
+        spark = measure(spec, constants, CHILD_SPARK, master)
         for key in ("verdict", "distinct", "generated", "depth"):
-            if local[key] != spark[key]:
+            if local[key] != spark[key] or one[key] != spark[key]:
                 raise SystemExit(f"{spec} {constants}: {key} {local[key]} != {spark[key]}")
-        small = [s for expanded, _, s in spark["levels"] if expanded < 500]
+        levels, before = spark["levels"], 0
+        on_spark_seconds, on_spark_candidates = 0.0, 0
+        for _, _, seconds, generated, where in levels:
+            if where == "spark":
+                on_spark_seconds += seconds
+                on_spark_candidates += generated - before
+            before = generated
+        per_cpu = one["generated"] / max(one["cpu_seconds"], 1e-9)
+        per_core, ratio = "-", "-"  # (every level in the driver)
+        if on_spark_seconds:
+            rate = on_spark_candidates / (on_spark_seconds * spark["cores"])
+            per_core, ratio = f"{rate:,.0f}", f"{rate / per_cpu:.2f}"
+        small = [s for expanded, _, s, _, where in levels if expanded < 500 and where == "spark"]
         fixed = f"{statistics.median(small):.2f}" if small else "-"
-        extra = (spark["seconds"] - local["seconds"]) / max(local["depth"], 1)
         lines.append(
             f"| {spec} | {consts_text(constants)} | {local['distinct']:,} | {local['generated']:,} "
-            f"| {local['depth']} | {local['seconds']:.2f} "
-            f"| {local['distinct'] / local['seconds']:,.0f} | {spark['seconds']:.2f} "
-            f"| {spark['distinct'] / spark['seconds']:,.0f} "
-            f"| {spark['seconds'] / local['seconds']:.1f} | {fixed} | {extra:.2f} "
-            f"| {spark['startup']:.1f} |"
+            f"| {local['depth']} | {local['seconds']:.2f} | {spark['seconds']:.2f} "
+            f"| {spark['seconds'] / local['seconds']:.1f} | {per_cpu:,.0f} "
+            f"| {per_core} | {ratio} | {fixed} | {spark['startup']:.1f} |"
         )
         print(lines[-1], flush=True)
     return lines
@@ -611,6 +631,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="skip TwoPhase RM=8 (~1.7M)")
     parser.add_argument("--only", metavar="TEXT", help="only the specs whose path contains TEXT")
     parser.add_argument("--spark-only", action="store_true", help="only local vs Spark")
+    parser.add_argument(
+        "--spark-master", default=SPARK_MASTER, help="local vs Spark on this master (local[2])"
+    )
     parser.add_argument("--deep", action="store_true", help="kip996_read, 5 voters (minutes)")
     parser.add_argument("--liveness", action="store_true", help="temporal properties (minutes)")
     parser.add_argument("--tlc", type=Path, metavar="JAR", help="TLC's tla2tools.jar")
@@ -647,7 +670,8 @@ def main() -> None:
         lines += ["", *liveness_table(args.baseline)]
     if not args.no_spark:
         print(flush=True)
-        lines += ["", *spark_table(SPARK_RUNS + (SPARK_LARGE if args.large else []))]
+        runs = SPARK_RUNS + (SPARK_LARGE if args.large else [])
+        lines += ["", *spark_table(runs, args.spark_master)]
     table = "\n".join(lines) + "\n"
     out = ROOT / "build" / "bench.md"
     out.parent.mkdir(exist_ok=True)

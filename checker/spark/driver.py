@@ -13,7 +13,7 @@ import functools
 import gc
 import time
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -29,17 +29,18 @@ from checker.search.expansion import (
     StartLevel,
 )
 from checker.spark.rows import (
-    FRONTIER_COLUMNS,
-    FRONTIER_SCHEMA,
-    LINK_SCHEMA,
+    LEVEL_SCHEMA,
+    STATE,
+    VISITED,
+    InCluster,
     Row,
     component,
+    home_keys,
     link_of,
     unsigned,
 )
 
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+FRONTIER_COLUMNS = ("fp", "key", "state", "parent", "action", "binding")  # of a Row
 
 
 @contextlib.contextmanager
@@ -59,59 +60,71 @@ class DriverLevels:
 
     # -- small levels in the driver ----------------------------------------------------------
 
-    def _here(self, frontier: DataFrame | list[Row], level: int) -> list[Row]:
-        """The level's states in the driver, in key order (the local engine's): a frontier in
-        Spark is collected, and its level's links are kept here from then on."""
+    def _here(self, frontier: InCluster | list[Row], level: int) -> list[Row]:
+        """The level's states in the driver, in the local engine's order: a level in the cluster
+        is collected (its table still holds the cluster's visited set), and its links are
+        kept here from then on."""
         if isinstance(frontier, list):
             return frontier
-        rows = frontier.select(*FRONTIER_COLUMNS).collect()
-        here = sorted(
-            (
-                (
-                    r["fp"],
-                    bytes(r["key"]),
-                    bytes(r["state"]),
-                    r["parent"],
-                    r["action"],
-                    r["binding"],
-                )
-                for r in rows
-            ),
-            key=lambda row: row[1],
-        )
-        links = self.levels[level - 1]
-        self.spark_links = [df for df in self.spark_links if df is not links]
-        self._rebuild_visited()
+        columns = ("fp", "code", "state", "parent", "action", "binding")
+        rows = sorted(frontier.states().select(*columns).collect(), key=lambda r: r["code"])
+        here = [
+            (r["fp"], component(i), bytes(r["state"]), r["parent"], r["action"], r["binding"])
+            for i, r in enumerate(rows)
+        ]
+        self.spark_links = [df for df in self.spark_links if df is not frontier.df]
+        self.cluster_visited = frontier.df
         self.levels[level - 1] = [(r[0], r[3], r[4], r[5]) for r in here]
         self.driver_fps.update(r[0] for r in here)
-        self.unshipped.append(level - 1)
-        self._release(frontier)
         return here
 
-    def _in_spark(self, frontier: DataFrame | list[Row]) -> DataFrame:
-        """The level's states as a DataFrame partitioned by fp, with every link kept in the
-        driver shipped to the visited set first."""
-        if not isinstance(frontier, list):
-            return frontier
-        self.expander = None  # the live states it kept for this level are not needed
-        self._ship_links()
-        df = self.spark.createDataFrame(frontier, FRONTIER_SCHEMA)
-        return self._persist(df.repartition(self.partitions, "fp"))
+    def _in_spark(self, frontier: InCluster | list[Row], level: int) -> InCluster:
+        """The level's states as a table in the cluster, with the fingerprints of the levels
+        explored in the driver since the last Spark level, which join the visited set there."""
+        if isinstance(frontier, list):
+            self.expander = None  # the live states it kept for this level are not needed
+            fps = [row[0] for i in self.unshipped for row in self.levels[i]]  # type: ignore[union-attr]
+            self.unshipped.clear()
+            return self._table_of(frontier, fps)
+        return frontier
 
-    def _ship_links(self) -> None:
-        """The links of the levels explored in the driver since the last Spark level, added to
-        the visited set in the cluster (one DataFrame for them all, partitioned by fp)."""
-        if not self.unshipped:
-            return
-        rows = [row for i in self.unshipped for row in self.levels[i]]  # type: ignore[union-attr]
-        df = self.spark.createDataFrame(rows, LINK_SCHEMA).repartition(self.partitions, "fp")
-        self.spark_links.append(self._cut(df, eager=True))
-        self._rebuild_visited()
-        self.unshipped.clear()
+    def _table_of(self, states: list[Row], visited: list[int]) -> InCluster:
+        """A level's table made from its states in the driver (in order) and visited
+        fingerprints (signed) to add to the cluster's."""
+        import pyarrow as pa
 
-    def _rebuild_visited(self) -> None:
-        fps = [links.select("fp") for links in self.spark_links]
-        self.visited = functools.reduce(lambda a, b: a.union(b), fps) if fps else None
+        from checker.spark.arrow import level_batch
+
+        size = len(states)
+        homes = self._tasks(size)
+        keys = np.array(home_keys(homes), np.int64)
+        ranks = np.arange(size, dtype=np.int64)
+        columns = {c: [row[i] for row in states] for i, c in enumerate(FRONTIER_COLUMNS)}
+        rows = level_batch(
+            size,
+            kind=np.full(size, STATE, np.int32),
+            fp=columns["fp"],
+            code=ranks,
+            state=columns["state"],
+            parent=columns["parent"],
+            action=columns["action"],
+            binding=columns["binding"],
+            home=keys[ranks * homes // max(size, 1)],
+        )
+        fps = level_batch(
+            len(visited),
+            kind=np.full(len(visited), VISITED, np.int32),
+            fp=visited,
+            home=keys[np.arange(len(visited)) % homes],
+        )
+        table = pa.Table.from_batches([rows, fps])
+        df = self.spark.createDataFrame(table, LEVEL_SCHEMA)
+        if self.cluster_visited is not None:
+            from pyspark.sql import functions as F
+
+            df = df.unionByName(self.cluster_visited.filter(F.col("kind") == VISITED))
+        prefix = tuple(-(-j * size // homes) for j in range(homes)) + (size,)
+        return InCluster(df, homes, prefix)
 
     def _add_here(self, rows: list[Row]) -> None:
         """A level found in the driver: its links stay here until a Spark level needs them."""
@@ -126,8 +139,8 @@ class DriverLevels:
         if parts is None or self.spark_fps is None:
             self.spark_fps = None
             return
-        new = np.fromiter((fp for row in parts for fp in row["fps"]), np.int64)
-        self.spark_fps = np.union1d(self.spark_fps, new)
+        new = [np.frombuffer(part["fps"], np.int64) for part in parts]
+        self.spark_fps = np.union1d(self.spark_fps, np.concatenate([np.zeros(0, np.int64), *new]))
         if len(self.spark_fps) > self.settings.driver_fingerprints:
             self.spark_fps = None
 
@@ -138,14 +151,18 @@ class DriverLevels:
         asked = set(fps)
         known = asked & self.driver_fps
         rest = asked - known
-        if rest and self.visited is not None and self.spark_fps is not None:
+        if rest and self.spark_links and self.spark_fps is not None:
             ask = np.fromiter(rest, np.int64, len(rest))
             known.update(ask[np.isin(ask, self.spark_fps, assume_unique=True)].tolist())
-        elif rest and self.visited is not None:
+        elif rest and self.spark_links:
             from pyspark.sql import functions as F
 
             candidates = self.spark.createDataFrame([(fp,) for fp in rest], "fp long")
-            found = self.visited.join(F.broadcast(candidates), "fp", "left_semi").distinct()
+            visited = functools.reduce(
+                lambda a, b: a.union(b),
+                [df.filter(F.col("kind") == STATE).select("fp") for df in self.spark_links],
+            )
+            found = visited.join(F.broadcast(candidates), "fp", "left_semi").distinct()
             known.update(row["fp"] for row in found.collect())
         return known
 

@@ -1,208 +1,343 @@
-"""What runs in the executors: mapInArrow functions around the search's expander
-(checker.search.expansion, the same as every engine's: the C successors loop, successors equal
-to a state met before in the batch dropped before they are encoded) and the model's
-invariants."""
+"""What runs in the executors: the mapInArrow functions of a level (checker.spark.rows has the
+table they read and write).
+
+- `expand_part`, in a partition of the level's states (a range of their ranks): the states in
+  the level's order, expanded by one expander for the whole task (checker.search.expansion,
+  the local engine's: the C successors loop where it loads; a successor equal to a state met
+  before in the task is dropped before it is encoded), the candidates encoded once and checked
+  against the invariants and the wanted reachability properties where they are made. Out: a
+  STATE row per candidate (its order code, encoding and link), and a SUMMARY of the task (the
+  successors generated per action, its first event, its first bad candidate, its first
+  candidate satisfying each wanted property).
+- `admit_part`, in a fingerprint partition: per fingerprint the candidate of smallest code (the
+  parent the local engine records), those not visited before (the partition's visited
+  fingerprints arrive with the candidates, one sorted array), sent to the partition of the next
+  level's ranks that they belong to. Out: the new states, the partition's visited fingerprints
+  and a SUMMARY (new states per action and per partition of the next level, their
+  fingerprints if the driver keeps them), the expansions' SUMMARY rows passed on.
+
+No Python object per row: whole columns as numpy arrays and binary buffers
+(checker.spark.arrow)."""
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import msgpack
 import numpy as np
 
-from checker.errors import EvaluationError
+from checker.errors import EngineError
 from checker.model import Model
-from checker.search.expansion import Expand, Expander, Expansion, StartLevel
+from checker.search.expansion import LIVE_FACTOR, Expand, Expander, Expansion, Forget, StartLevel
+from checker.spark.arrow import binary_array, blob_of, ints, level_batch, level_schema, table_of
 from checker.spark.rows import (
-    CANDIDATE_SCHEMA,
-    DEADLOCK,
-    GENERATED,
-    RAISED,
-    SUCCESSOR,
-    component,
-    signed,
+    INDEX_BITS,
+    MAX_SUCCESSORS,
+    STATE,
+    SUMMARY,
+    VISITED,
+    home_keys,
 )
-from checker.values.encoding import decode
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 
-# -- the executors' side -----------------------------------------------------------------------
+# -- the model, once per Python worker ------------------------------------------------------------
+
+_MODELS: dict[str, Model] = {}  # digest -> the model, in this Python worker
 
 
-def _arrow() -> Any:
-    import pyarrow as pa
+@dataclass(frozen=True)
+class Shipped:
+    """A model as the tasks carry it: pickled once by the driver (PySpark pickles each job's
+    functions, and a spec's classes go by value), unpickled once per Python worker."""
 
-    return pa
+    digest: str
+    data: bytes
+
+    @classmethod
+    def of(cls, model: Model) -> Shipped:
+        from pyspark import cloudpickle
+
+        data = cloudpickle.dumps(model)
+        return cls(hashlib.sha256(data).hexdigest(), data)
+
+    def model(self) -> Model:
+        model = _MODELS.get(self.digest)
+        if model is None:
+            if len(_MODELS) >= 4:  # a worker serves search after search
+                _MODELS.clear()
+            model = _MODELS[self.digest] = pickle.loads(self.data)
+        return model
 
 
-_CHUNK = 65_536  # rows per Arrow batch sent back to the JVM
+def _partition() -> int:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return context.partitionId() if context is not None else 0
 
 
-def expansions(model: Model, data: list[bytes]) -> Iterator[tuple[int, Expansion]]:
-    """The expansion of the states encoded in `data`, in order, by one expander, with the
-    index of the first state of each: a state whose expansion raised ends one (its `stop`),
-    and the next starts after it."""
-    expander = Expander(model)
-    expander.start_level(StartLevel(0, True, []))
-    first = 0
-    while first < len(data):
-        sizes = np.fromiter(map(len, data[first:]), np.uint64, len(data) - first)
-        offsets = np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes)]).tobytes()
+def _summary(**fields: Any) -> pa.RecordBatch:
+    return level_batch(1, kind=[SUMMARY], fp=[0], state=[msgpack.packb(fields)])
+
+
+def read_summary(data: bytes) -> dict[str, Any]:
+    """A SUMMARY row's content, as the driver reads it."""
+    return msgpack.unpackb(bytes(data), strict_map_key=False)  # type: ignore[no-any-return]
+
+
+def _passed_on(table: pa.Table) -> Iterator[pa.RecordBatch]:
+    """Rows passed on unchanged, in the level's Arrow types."""
+    if table.num_rows:
+        yield from table.cast(level_schema()).combine_chunks().to_batches()
+
+
+# -- a partition of the level's states, expanded --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ExpandJob:
+    """What a level's expansion tasks share. `prefix[j]`: the rank of the first state of
+    partition j (its states have ranks prefix[j], prefix[j] + 1, ... in code order)."""
+
+    shipped: Shipped
+    prefix: tuple[int, ...]
+    deadlock: bool  # a state with no successor is an event
+    checks: bool  # evaluate the invariants and `wanted` on the candidates
+    wanted: tuple[int, ...]  # the reachability properties not reached yet (indexes)
+    live_bytes: int  # the expander's memory for the states it met, as encoded bytes
+
+
+_CHUNK_STATES = 4096  # states per request to the expander
+_CHUNK_BYTES = 8 << 20  # and at most this many encoded bytes
+
+
+@dataclass
+class _Ranked:
+    """A task's states in the level's order: their ranks, fingerprints and encodings."""
+
+    ranks: np.ndarray
+    fps: np.ndarray
+    blob: bytes
+    offsets: np.ndarray  # uint64, from 0
+
+
+def _ranked(job: ExpandJob, table: pa.Table, kind: np.ndarray) -> _Ranked:
+    part = _partition()
+    rows = np.flatnonzero(kind == STATE)
+    homes = len(job.prefix) - 1
+    if len(rows) and (part >= homes or np.any(ints(table, "home")[rows] != home_keys(homes)[part])):
+        raise EngineError(
+            f"Spark sent states to partition {part} of {homes} that belong elsewhere: mc's"
+            " Spark engine needs spark.sql.adaptive.enabled=false during a search"
+        )
+    order = rows[np.argsort(ints(table, "code")[rows], kind="stable")]
+    blob, offsets = blob_of(table.column("state").take(order))
+    ranks = job.prefix[part] + np.arange(len(order), dtype=np.int64)
+    return _Ranked(ranks, ints(table, "fp")[order], blob, offsets)
+
+
+def _expansions(job: ExpandJob, states: _Ranked) -> Iterator[tuple[int, Expansion, Any]]:
+    """The expansion of the task's states, in order, by one expander, in chunks: (the index of
+    the chunk's first state, the expansion, the reply). A state whose expansion raised ends a
+    chunk (its `stop`), and the next starts after it."""
+    expander = Expander(job.shipped.model())
+    expander.start_level(StartLevel(0, True, list(job.wanted)))
+    offsets = states.offsets
+    met, first, n = 0, 0, len(states.ranks)
+    while first < n:
+        last = min(n, first + _CHUNK_STATES)
+        limit = offsets[first] + np.uint64(_CHUNK_BYTES)
+        last = max(first + 1, min(last, int(np.searchsorted(offsets, limit, "right")) - 1))
+        if LIVE_FACTOR * met > job.live_bytes:  # the states met take too much memory
+            expander.handle(Forget())
+            met = 0
+        start, end = int(offsets[first]), int(offsets[last])
         request = Expand(
-            first, 0, blob=b"".join(data[first:]), offsets=offsets, bindings=True, checks=False
+            0,
+            0,
+            blob=states.blob[start:end],
+            offsets=(offsets[first : last + 1] - offsets[first]).tobytes(),
+            bindings=True,
+            checks=job.checks,
         )
-        exp = Expansion(expander.expand(request), deadlock=False)
-        yield first, exp
-        first = len(data) if exp.stop is None else first + exp.stop + 1
+        reply = expander.expand(request)
+        met += end - start + len(reply.blob)
+        exp = Expansion(reply, deadlock=False)
+        yield first, exp, reply
+        first = last if exp.stop is None else first + exp.stop + 1
 
 
-def expand_batches(
-    model: Model, deadlock: bool, batches: Iterable[pa.RecordBatch]
-) -> Iterator[pa.RecordBatch]:
-    """mapInArrow: (fp, key, state) -> a row per candidate successor (the first of its kind in
-    the Arrow batch), keyed by the parent's key + its position among the parent's successors
-    (Model.expand's order); a RAISED or DEADLOCK row (with the parent's key) for a state whose
-    expansion raised or, with `deadlock`, that is deadlocked (no action enabled); and a
-    GENERATED row per action, its successors counted in `binding`. A batch's states are
-    expanded in key order, so a successor dropped as equal to one met before has a larger key
-    than it: the smallest key of each fingerprint, the parent every engine records, stays."""
-    pa = _arrow()
-    names = CANDIDATE_SCHEMA.replace(",", "").split()[::2]
-    types = [pa.int32(), pa.int64(), pa.binary(), pa.binary(), pa.int64(), pa.int32(), pa.int32()]
-    schema = pa.schema(list(zip(names, types)))
-    cols: list[list[Any]] = [[] for _ in names]
-    generated = np.zeros(len(model.actions), dtype=np.int64)
-
-    def flush() -> pa.RecordBatch:
-        batch = pa.RecordBatch.from_arrays(
-            [pa.array(c, type=t) for c, t in zip(cols, types)], schema=schema
+def expand_part(job: ExpandJob, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow over a partition of the level's table: see the module's docstring. The
+    VISITED rows are passed on (to their fingerprint partition)."""
+    table = table_of(batches)
+    kind = ints(table, "kind", np.int32)
+    yield from _passed_on(table.filter(kind == VISITED))
+    states = _ranked(job, table, kind)
+    del table
+    actions = len(job.shipped.model().actions)
+    generated = np.zeros(actions, np.int64)
+    event: list[int] | None = None  # [code, fp] of the first parent that raised or deadlocked
+    bad: list[int] | None = None  # [code, fp] of the first candidate breaking an invariant
+    reached: dict[int, list[int]] = {}  # property -> [code, fp] of its first candidate
+    for first, exp, reply in _expansions(job, states):
+        generated += np.bincount(exp.actions, minlength=actions)
+        parents = [first + exp.stop] if exp.stop is not None else []
+        if job.deadlock:
+            parents += (first + np.flatnonzero(exp.stuck)).tolist()[:1]
+        for i in parents:
+            here = [int(states.ranks[i]) << INDEX_BITS, int(states.fps[i])]
+            event = here if event is None or here < event else event
+        k = exp.candidates
+        if not k:
+            continue
+        positions = exp.positions[:k]
+        parent = exp.parent_of[positions]
+        index = positions - exp.starts[parent]
+        if int(index.max()) >= MAX_SUCCESSORS:
+            raise EngineError(f"a state has over {MAX_SUCCESSORS:,} successors")
+        codes = (states.ranks[first + parent] << INDEX_BITS) | (index + 1)
+        fps = exp.fps[:k].view(np.int64)
+        flagged = sorted({c for c, _ in reply.broken if c < k} | {c for c in reply.raised if c < k})
+        if flagged:
+            here = [int(codes[flagged[0]]), int(fps[flagged[0]])]
+            bad = here if bad is None or here < bad else bad
+        for c, i in reply.reached:
+            if c < k and (i not in reached or int(codes[c]) < reached[i][0]):
+                reached[i] = [int(codes[c]), int(fps[c])]
+        offsets = np.frombuffer(reply.offsets, np.uint64)[: k + 1]
+        assert exp.bindings is not None
+        yield level_batch(
+            k,
+            kind=np.full(k, STATE, np.int32),
+            fp=fps,
+            code=codes,
+            state=binary_array(reply.blob, offsets),
+            parent=states.fps[first + parent],
+            action=exp.actions[positions].astype(np.int32),
+            binding=exp.bindings[:k].astype(np.int32),
         )
-        for c in cols:
-            c.clear()
-        return batch
-
-    def add(*row: Any) -> None:
-        for c, value in zip(cols, row):
-            c.append(value)
-
-    for batch in batches:
-        rows = sorted(
-            zip(
-                batch.column(1).to_pylist(),  # key
-                batch.column(0).to_pylist(),  # fp
-                batch.column(2).to_pylist(),  # state
-            )
-        )
-        for first, exp in expansions(model, [row[2] for row in rows]):
-            generated += np.bincount(exp.actions, minlength=len(generated))
-            starts = exp.starts.tolist()
-            bindings = exp.bindings
-            assert bindings is not None
-            for k in range(exp.candidates):
-                position = int(exp.positions[k])
-                parent = int(exp.parent_of[position])
-                key, fp, _ = rows[first + parent]
-                index = position - starts[parent]
-                add(
-                    SUCCESSOR,
-                    signed(int(exp.fps[k])),
-                    key + component(index),
-                    exp.encoding(k),
-                    fp,
-                    int(exp.actions[position]),
-                    int(bindings[k]),
-                )
-            if deadlock:
-                for j in np.flatnonzero(exp.stuck).tolist():
-                    key, fp, _ = rows[first + j]
-                    add(DEADLOCK, fp, key, None, None, None, None)
-            if exp.stop is not None:
-                key, fp, _ = rows[first + exp.stop]
-                add(RAISED, fp, key, None, None, None, None)
-            if len(cols[0]) >= _CHUNK:
-                yield flush()
-    for action, count in enumerate(generated.tolist()):
-        if count:
-            add(GENERATED, None, None, None, None, action, count)
-    if cols[0]:
-        yield flush()
-
-
-def check_batches(
-    model: Model,
-    n_actions: int,
-    wanted: list[int],
-    send_fps: bool,
-    batches: Iterable[pa.RecordBatch],
-) -> Iterator[pa.RecordBatch]:
-    """mapInArrow over new states (key, state, action, fp): one row per partition with their
-    count, the count per action, the smallest key of a state that violates an invariant or
-    makes one (or a `wanted` reachability property) raise (the driver re-checks that one to
-    report it), and for each wanted reachability property the smallest key (and the
-    fingerprint) of a state that satisfies it; with `send_fps`, their fingerprints."""
-    pa = _arrow()
-    count, new, bad = 0, [0] * n_actions, None
-    fps: list[int] = []
-    first: list[tuple[bytes, int] | None] = [None] * len(wanted)
-    for batch in batches:
-        rows = zip(
-            batch.column(0).to_pylist(),
-            batch.column(1).to_pylist(),
-            batch.column(2).to_pylist(),
-            batch.column(3).to_pylist(),
-        )
-        for key, data, action, fp in rows:
-            count += 1
-            new[action] += 1
-            if send_fps:
-                fps.append(fp)
-            if bad is not None and key > bad:
-                continue  # a smaller one is reported anyway: the local engine stops there
-            try:
-                state = decode(data)
-                broken = model.violated(state) is not None
-                got = model.reached(state, wanted) if wanted and not broken else ()
-            except EvaluationError:
-                broken, got = True, ()
-            if broken:
-                bad = key
-            for i in got:
-                j = wanted.index(i)
-                if first[j] is None or key < first[j][0]:  # type: ignore[index]
-                    first[j] = (key, fp)
-    yield pa.RecordBatch.from_pydict(
-        {
-            "n": [count],
-            "new": [new],
-            "bad": [bad],
-            "reached_key": [[f[0] if f else None for f in first]],
-            "reached_fp": [[f[1] if f else None for f in first]],
-            "fps": [fps],
-        },
-        schema=pa.schema(
-            [
-                ("n", pa.int64()),
-                ("new", pa.list_(pa.int64())),
-                ("bad", pa.binary()),
-                ("reached_key", pa.list_(pa.binary())),
-                ("reached_fp", pa.list_(pa.int64())),
-                ("fps", pa.list_(pa.int64())),
-            ]
-        ),
+    yield _summary(
+        stage="expand",
+        part=_partition(),
+        generated=generated.tolist(),
+        event=event,
+        bad=bad,
+        reached=[[i, *where] for i, where in sorted(reached.items())],
     )
 
 
-def count_batches(
-    model: Model, n_actions: int, batches: Iterable[pa.RecordBatch]
+def count_part(
+    job: ExpandJob, below: int, batches: Iterable[pa.RecordBatch]
 ) -> Iterator[pa.RecordBatch]:
-    """mapInArrow over states (state): their successors per action (the fired counts)."""
-    pa = _arrow()
-    fired = np.zeros(n_actions, dtype=np.int64)
-    for batch in batches:
-        for _, exp in expansions(model, batch.column(0).to_pylist()):
-            fired += np.bincount(exp.actions, minlength=n_actions)
+    """mapInArrow over a partition of the level's states: the successors per action of those
+    of rank below `below` (checker.spark.stopping recounts a level cut short)."""
+    import pyarrow as pa
+
+    table = table_of(batches)
+    states = _ranked(job, table, ints(table, "kind", np.int32))
+    keep = int(np.searchsorted(states.ranks, below))
+    states = _Ranked(
+        states.ranks[:keep], states.fps[:keep], states.blob, states.offsets[: keep + 1]
+    )
+    actions = len(job.shipped.model().actions)
+    fired = np.zeros(actions, np.int64)
+    for _, exp, _ in _expansions(job, states):
+        fired += np.bincount(exp.actions, minlength=actions)
     yield pa.RecordBatch.from_pydict(
         {"fired": [fired.tolist()]}, schema=pa.schema([("fired", pa.list_(pa.int64()))])
+    )
+
+
+# -- a fingerprint partition of the level's candidates, admitted -----------------------------------
+
+
+@dataclass(frozen=True)
+class AdmitJob:
+    """What a level's admission tasks share."""
+
+    size: int  # the states expanded (the parents' ranks are below this)
+    homes: int  # the partitions of the next level's states (ranges of their parents' ranks)
+    actions: int
+    send_fps: bool  # the new states' fingerprints go to the driver
+
+
+def _visited(table: pa.Table, kind: np.ndarray, part: int) -> np.ndarray:
+    """The partition's visited fingerprints, sorted: the arrays of VISITED rows (the previous
+    level's, tagged with their partition) and the single fingerprints the driver sent."""
+    rows = np.flatnonzero(kind == VISITED)
+    if not len(rows):
+        return np.zeros(0, np.int64)
+    visited = table.take(rows)
+    arrays = visited.column("state").is_valid().to_numpy(zero_copy_only=False)
+    tags = ints(visited, "action")[arrays]
+    if np.any(tags != part):
+        raise EngineError(
+            f"partition {part} received the visited fingerprints of partition {tags[0]}: the"
+            " number of partitions changed during the search"
+        )
+    blob, _ = blob_of(visited.column("state").filter(arrays))
+    singles = ints(visited, "fp")[~arrays]
+    return np.sort(np.concatenate([np.frombuffer(blob, np.int64), singles]))
+
+
+def admit_part(job: AdmitJob, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow over a fingerprint partition of the level's candidates: see the module's
+    docstring."""
+    part = _partition()
+    table = table_of(batches)
+    kind = ints(table, "kind", np.int32)
+    yield from _passed_on(table.filter(kind == SUMMARY))
+    visited = _visited(table, kind, part)
+    candidates = table.filter(kind == STATE)
+    del table
+    fps = ints(candidates, "fp")
+    codes = ints(candidates, "code")
+    order = np.lexsort((codes, fps))  # by fingerprint, then code
+    first = np.ones(len(order), bool)
+    first[1:] = fps[order][1:] != fps[order][:-1]
+    won = order[first]  # per fingerprint, its candidate of smallest code
+    if len(visited) and len(won):
+        at = np.minimum(np.searchsorted(visited, fps[won]), len(visited) - 1)
+        won = won[visited[at] != fps[won]]
+    won = won[np.argsort(codes[won])]
+    new = candidates.take(won)
+    homes = (codes[won] >> INDEX_BITS) * job.homes // max(job.size, 1)
+    keys = np.array(home_keys(job.homes), np.int64)
+    if len(won):
+        yield level_batch(
+            len(won),
+            kind=np.full(len(won), STATE, np.int32),
+            fp=new.column("fp").combine_chunks(),
+            code=new.column("code").combine_chunks(),
+            state=new.column("state").combine_chunks(),
+            parent=new.column("parent").combine_chunks(),
+            action=new.column("action").combine_chunks(),
+            binding=new.column("binding").combine_chunks(),
+            home=keys[homes],
+        )
+    everything = np.sort(np.concatenate([visited, fps[won]]))
+    if len(everything):
+        yield level_batch(
+            1,
+            kind=[VISITED],
+            fp=everything[:1],
+            state=[everything.tobytes()],
+            action=[part],
+            home=keys[part % job.homes : part % job.homes + 1],
+        )
+    actions = ints(new, "action") if len(won) else np.zeros(0, np.int64)
+    yield _summary(
+        stage="admit",
+        part=part,
+        new=np.bincount(actions, minlength=job.actions).tolist(),
+        homes=np.bincount(homes, minlength=job.homes).tolist(),
+        fps=fps[won].tobytes() if job.send_fps else None,
     )

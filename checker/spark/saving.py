@@ -1,7 +1,7 @@
 """Checkpoints (`--checkpoint DIR`): the local engine's kind of file (checker.checkpoint). At
 the start of a level, the links of the earlier levels and the level's states (with their keys)
 are collected to the driver and written there, so a checkpoint is bounded by the driver's
-memory; resuming turns them back into DataFrames partitioned by fingerprint."""
+memory; resuming turns them back into level tables (checker.spark.rows)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from checker.checkpoint import Array, Saved
 from checker.search.levels import LevelStart
+from checker.spark.arrow import level_batch
+from checker.spark.driver import FRONTIER_COLUMNS
 from checker.spark.rows import (
-    FRONTIER_COLUMNS,
-    FRONTIER_SCHEMA,
     LINK_COLUMNS,
     LINK_TYPES,
+    STATE,
+    InCluster,
     numbers,
     signed,
     unsigned,
@@ -55,7 +57,9 @@ class Checkpointing:
         arrays: dict[str, Array] = {}
         earlier = list(enumerate(self.levels[: start.level - 1], start=1))
         in_spark = [
-            links.withColumn("level", F.lit(depth))
+            links.filter(F.col("kind") == STATE)
+            .select(*LINK_COLUMNS)
+            .withColumn("level", F.lit(depth))
             for depth, links in earlier
             if not isinstance(links, list)
         ]
@@ -82,21 +86,27 @@ class Checkpointing:
             arrays[f"links.{column}"] = Array.of(values, dtype)
         if isinstance(start.frontier, list):
             rows = start.frontier
-            states = pa.table(
-                {c: [row[i] for row in rows] for i, c in enumerate(FRONTIER_COLUMNS)},
-                schema=pa.schema(
-                    [
-                        ("fp", pa.int64()),
-                        ("key", pa.binary()),
-                        ("state", pa.binary()),
-                        ("parent", pa.int64()),
-                        ("action", pa.int32()),
-                        ("binding", pa.int32()),
-                    ]
-                ),
-            )
-        else:
-            states = start.frontier.select(*FRONTIER_COLUMNS).toArrow()
+        else:  # in the level's order; its keys: the ranks, as bytes that compare like them
+            columns = ("fp", "code", "state", "parent", "action", "binding")
+            found = start.frontier.states().select(*columns).collect()
+            found.sort(key=lambda r: r["code"])
+            rows = [
+                (r["fp"], i.to_bytes(8, "big"), r["state"], r["parent"], r["action"], r["binding"])
+                for i, r in enumerate(found)
+            ]
+        states = pa.table(
+            {c: [row[i] for row in rows] for i, c in enumerate(FRONTIER_COLUMNS)},
+            schema=pa.schema(
+                [
+                    ("fp", pa.int64()),
+                    ("key", pa.binary()),
+                    ("state", pa.binary()),
+                    ("parent", pa.int64()),
+                    ("action", pa.int32()),
+                    ("binding", pa.int32()),
+                ]
+            ),
+        )
         for column, dtype in zip(LINK_COLUMNS, LINK_TYPES):
             arrays[f"frontier.{column}"] = Array.of(numbers(states, column), dtype)
         for column in ("key", "state"):
@@ -107,9 +117,9 @@ class Checkpointing:
             arrays[f"frontier.{column}.data"] = Array.of(data, "uint8")
         return arrays
 
-    def restore(self, saved: Saved) -> tuple[DataFrame, int]:
+    def restore(self, saved: Saved) -> tuple[InCluster, int]:
         """The search as a checkpoint holds it: the earlier levels' links and the level's
-        states back in the cluster, partitioned by fingerprint, and the counts."""
+        states back in the cluster (the visited fingerprints with them), and the counts."""
         import numpy as np
         import pyarrow as pa
 
@@ -153,28 +163,31 @@ class Checkpointing:
         for size in sizes[:-1]:
             part = earlier.slice(start, size)
             start += size
-            df = self.spark.createDataFrame(part, "fp long, parent long, action int, binding int")
-            self._add_restored(df.repartition(self.partitions, "fp"), size)
+            rows = level_batch(
+                size,
+                kind=np.full(size, STATE, np.int32),
+                **{c: part.column(c).combine_chunks() for c in LINK_COLUMNS},
+            )
+            self._add_restored(self.spark.createDataFrame(pa.Table.from_batches([rows])), size)
+        order = sorted(range(sizes[-1]), key=blobs["key"].__getitem__)  # the level's order
         roots = level == 1
-        table = pa.table(
-            {
-                "fp": states[0],
-                "key": pa.array(blobs["key"], type=pa.binary()),
-                "state": pa.array(blobs["state"], type=pa.binary()),
-                "parent": pa.array(states[1], mask=np.full(len(states[1]), roots)),
-                "action": states[2],
-                "binding": states[3],
-            }
-        )
-        frontier = self.spark.createDataFrame(table, FRONTIER_SCHEMA)
-        frontier = self._persist(frontier.repartition(self.partitions, "fp"))
+        rows = [
+            (
+                int(states[0][i]),
+                blobs["key"][i],
+                blobs["state"][i],
+                None if roots else int(states[1][i]),
+                int(states[2][i]),
+                int(states[3][i]),
+            )
+            for i in order
+        ]
+        frontier = self._table_of(rows, everything.tolist())
         self._add_level(frontier, sizes[-1])
         return frontier, level
 
     def _add_restored(self, links: DataFrame, size: int) -> None:
-        links = self._cut(links, eager=True)
+        links = self._cut(links)
         self.levels.append(links)
         self.spark_links.append(links)
         self.sizes.append(size)
-        fps = links.select("fp")
-        self.visited = fps if self.visited is None else self.visited.union(fps)

@@ -1,17 +1,19 @@
 """The search on Spark: `check`, level by level. A level is one Spark job on DataFrames, so it
 also runs on Spark Connect (no RDD API there):
 
-  frontier (fp, key, state) --mapInArrow(Expander)--> candidates (fp, key, state, parent,
-  action, binding) --groupBy(fp): min key--> one candidate per state --left anti join visited
-  (no shuffle of the visited side: both are hash partitioned on fp)--> new states, persisted:
-  the next frontier. Invariants are checked on the new states in the executors in the same job.
+  level k's table (its states, partitioned by ranges of their ranks; each fingerprint
+  partition's visited fingerprints; checker.spark.rows) --mapInArrow(expand_part)--> a row per
+  candidate (fingerprint, order code, encoding, link), checked where it is made
+  --repartition(fp)--> mapInArrow(admit_part): per fingerprint the candidate of smallest code,
+  if not visited, sent to its range of ranks --> level k+1's table, cut from its lineage
+  (checkpointed) by the job itself; what the tasks report comes back with it (an Observation).
 
-Parent links (fp, parent fp, action, binding) are kept per level, partitioned by fp; their
-union is the visited set. Counterexamples are walked back with look-ups in them (the shallow
-levels fetched together) and rebuilt with checker.trace.replay, so traces are identical to
-the local engine's by construction. Counts (states generated, coverage, queue) are exact too:
-when the search stops inside a level, the part of the level the local engine had explored
-before stopping is recounted (checker.spark.stopping)."""
+The level tables are kept: their states' links (fp, parent fp, action, binding) are how
+counterexamples are walked back (the shallow levels fetched together) and rebuilt with
+checker.trace.replay, so traces are identical to the local engine's by construction. Counts
+(states generated, coverage, queue) are exact too: when the search stops inside a level, the
+part of the level the local engine had explored before stopping is recounted
+(checker.spark.stopping)."""
 
 from __future__ import annotations
 
@@ -34,15 +36,21 @@ from checker.search.levels import LevelSearch
 from checker.search.options import Options
 from checker.search.outcome import Failed, Stop
 from checker.spark.driver import DriverLevels
-from checker.spark.executor import check_batches, expand_batches
+from checker.spark.executor import (
+    AdmitJob,
+    ExpandJob,
+    Shipped,
+    admit_part,
+    expand_part,
+    read_summary,
+)
 from checker.spark.rows import (
-    CANDIDATE_SCHEMA,
-    CHECKED_SCHEMA,
-    DEADLOCK,
-    GENERATED,
+    LEVEL_SCHEMA,
     LINK_COLUMNS,
-    RAISED,
-    SUCCESSOR,
+    STATE,
+    SUMMARY,
+    InCluster,
+    LevelJob,
     Links,
     Row,
     component,
@@ -104,11 +112,14 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
         self.n_actions = len(model.actions)
         # links[fp] for the states of a trace only: the rest stays in the cluster.
         self.links: dict[int, Link] = {}
-        # Per level: its links (fp, parent, action, binding), in the cluster or in the driver.
+        # Per level: its links (fp, parent, action, binding), in a level table in the cluster
+        # (its STATE rows) or in the driver.
         self.levels: list[DataFrame | Links] = []
-        # The link tables in the cluster (Spark levels, and batches of driver levels shipped
-        # for a Spark level): their fingerprints are `visited`.
+        # The level tables whose states' fingerprints are visited in the cluster.
         self.spark_links: list[DataFrame] = []
+        self.tables: list[DataFrame] = []  # every table checkpointed, to free at the end
+        # The last table in the cluster: its VISITED rows hold the cluster's visited set.
+        self.cluster_visited: DataFrame | None = None
         self.driver_fps: set[int] = set()  # the fingerprints of the levels held in the driver
         # Those of the levels explored on Spark, sorted, while there are few enough (None:
         # too many, and the cluster is asked).
@@ -121,10 +132,8 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
         self.met_bytes = 0  # the encoded bytes of the states the expander remembers
         self.remember = False  # whether it remembers them across levels
         self.sizes: list[int] = []  # states per level
-        self.persisted: list[DataFrame] = []
         self.saved_conf: dict[str, str | None] = {}
-        self.observed: list[Any] | None = None
-        self.visited: DataFrame | None = None  # the union of the levels' fingerprints
+        self.shipped: Shipped | None = None
         self.started = time.perf_counter()
         self.lost_executors = False  # the cluster lost every executor (checker.spark.watch)
 
@@ -134,8 +143,8 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
         conf = self.spark.conf
         partitions = self.settings.partitions or int(conf.get("spark.sql.shuffle.partitions"))
         wanted = {
-            # Adaptive execution would coalesce shuffle partitions and hide the partitioning of
-            # checkpointed data: the visited set would be reshuffled every level.
+            # Adaptive execution would coalesce shuffle partitions: the states' ranges of ranks
+            # and the fingerprint partitions must stay as planned.
             "spark.sql.adaptive.enabled": "false",
             "spark.sql.shuffle.partitions": str(partitions),
             "spark.sql.codegen.wholeStage": str(self.settings.whole_stage_codegen).lower(),
@@ -164,12 +173,16 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
                 self.spark.sparkContext.cancelAllJobs()
 
     def close(self) -> None:
-        for df in self.persisted:
-            with contextlib.suppress(Exception):  # the session may be gone already
-                df.unpersist()
-        self.persisted.clear()
+        if self.local and not is_connect(self.spark):
+            # A local checkpoint's blocks would stay until the JVM collects its RDD; free them
+            # now (a Connect server frees them when the DataFrame is garbage collected).
+            for df in self.tables:
+                with contextlib.suppress(Exception):  # the session may be gone already
+                    df._jdf.queryExecution().logical().rdd().unpersist(False)
+        self.tables.clear()
         self.levels.clear()
         self.spark_links.clear()
+        self.cluster_visited = None
         for key, value in self.saved_conf.items():
             try:
                 if value is None:
@@ -179,27 +192,12 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
             except Exception:
                 pass
 
-    def _persist(self, df: DataFrame) -> DataFrame:
-        df = df.persist()
-        self.persisted.append(df)
-        return df
-
-    def _release(self, df: DataFrame | list[Row]) -> None:
-        if isinstance(df, list):
-            return
-        held = [i for i, p in enumerate(self.persisted) if p is df]
-        if held:
-            del self.persisted[held[0]]
-            df.unpersist()
-        elif self.local and not is_connect(self.spark):
-            # A local checkpoint's blocks would stay until the JVM collects its RDD; free them
-            # now (a Connect server frees them when the DataFrame is garbage collected).
-            with contextlib.suppress(Exception):
-                df._jdf.queryExecution().logical().rdd().unpersist(False)
-
-    def _cut(self, df: DataFrame, eager: bool) -> DataFrame:
-        """Cut `df`'s lineage: a local checkpoint in local mode, else a reliable one."""
-        return df.localCheckpoint(eager=eager) if self.local else df.checkpoint(eager=eager)
+    def _cut(self, df: DataFrame) -> DataFrame:
+        """Compute `df` and cut its lineage (one job): a local checkpoint in local mode, else a
+        reliable one, in spark.checkpoint.dir."""
+        cut = df.localCheckpoint(eager=True) if self.local else df.checkpoint(eager=True)
+        self.tables.append(cut)
+        return cut
 
     # -- as checker.search.outcome.run asks --------------------------------------------------
 
@@ -239,32 +237,28 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
     def explore(self) -> None:
         self._configure()
         ship_code(self.spark, self.model)
+        self.shipped = Shipped.of(self.model)
         super().explore()
 
-    def level_size(self, frontier: DataFrame | list[Row], level: int) -> int:
+    def level_size(self, frontier: InCluster | list[Row], level: int) -> int:
         return self.sizes[level - 1]
 
-    def place(self, frontier: DataFrame | list[Row], level: int) -> DataFrame | list[Row]:
+    def place(self, frontier: InCluster | list[Row], level: int) -> InCluster | list[Row]:
         """A small level in the driver, a large one in the cluster."""
         if self.sizes[level - 1] < self.settings.driver_states:
             return self._here(frontier, level)
-        return self._in_spark(frontier)
+        return self._in_spark(frontier, level)
 
-    def expand_level(
-        self, frontier: DataFrame | list[Row], level: int
-    ) -> DataFrame | list[Row]:
+    def expand_level(self, frontier: InCluster | list[Row], level: int) -> InCluster | list[Row]:
         if isinstance(frontier, list):
             return self._driver_level(frontier, level)
         return self._expand_level(frontier, level)
 
-    def expand_at_bound(self, frontier: DataFrame | list[Row], level: int) -> None:
+    def expand_at_bound(self, frontier: InCluster | list[Row], level: int) -> None:
         if isinstance(frontier, list):
             self._driver_depth_bound(frontier, level)
         else:
             self._stop_at_depth_bound(frontier, level)
-
-    def release(self, frontier: DataFrame | list[Row]) -> None:
-        self._release(frontier)
 
     def trace_to(self, where: int | tuple[int, int]) -> list[Any]:
         """The trace to the state with fingerprint `where` (a stop's: its links are on hand),
@@ -297,19 +291,11 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
 
     # -- a level on Spark ------------------------------------------------------------
 
-    def _add_level(self, frontier: DataFrame, size: int) -> None:
-        # Lazily checkpointed: materialised by the next level's job, which reads the frontier
-        # anyway; from then on the links are a leaf of every plan and keep their partitioning.
-        links = self._cut(frontier.select(*LINK_COLUMNS), eager=False)
-        self.levels.append(links)
-        self.spark_links.append(links)
+    def _add_level(self, table: InCluster, size: int) -> None:
+        self.levels.append(table.df)
+        self.spark_links.append(table.df)
         self.sizes.append(size)
-        fps = links.select("fp")
-        self.visited = fps if self.visited is None else self.visited.union(fps)
-
-    def _visited(self) -> DataFrame:
-        assert self.visited is not None
-        return self.visited.hint("merge")  # never broadcast: it stays partitioned
+        self.cluster_visited = table.df
 
     def _tasks(self, states: int) -> int:
         """Python tasks for `states` states: fewer than the partitions for a small level, since
@@ -317,92 +303,74 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
         per_task = self.settings.states_per_task
         return max(1, min(self.partitions, -(-states // per_task)))
 
-    def _observed(self) -> list[Any]:
-        """The metrics observed on the candidates as they stream by (built once: every column
-        expression is a round trip to the JVM): the successors generated, in all and per
-        action, and the smallest key of a state whose expansion raised or that is
-        deadlocked."""
-        if self.observed is None:
-            from pyspark.sql import functions as F
-
-            counted = F.col("kind") == GENERATED
-            event = (F.col("kind") == RAISED) | (F.col("kind") == DEADLOCK)
-            self.observed = [
-                F.sum(F.when(counted, F.col("binding")).otherwise(0)).alias("generated"),
-                F.min(F.when(event, F.col("key"))).alias("event"),
-                *[
-                    F.sum(
-                        F.when(counted & (F.col("action") == a), F.col("binding")).otherwise(0)
-                    ).alias(f"a{a}")
-                    for a in range(self.n_actions)
-                ],
-            ]
-        return self.observed
-
-    def _expand(self, frontier: DataFrame, tasks: int) -> tuple[DataFrame, Any]:
+    def _level_job(
+        self, frontier: InCluster, level: int, *, checks: bool, send_fps: bool = False
+    ) -> LevelJob:
+        """The level's one Spark job: its states expanded (checked unless not `checks`), their
+        candidates admitted, the next level's table cut from its lineage."""
         from pyspark.sql import Observation
-
-        run = functools.partial(expand_batches, self.model, self.options.deadlock)
-        states = frontier.select("fp", "key", "state")
-        if tasks < self.partitions:
-            states = states.coalesce(tasks)  # the frontier's partitioning is not needed here
-        candidates = states.mapInArrow(run, CANDIDATE_SCHEMA)
-        observation = Observation()
-        return candidates.observe(observation, *self._observed()), observation
-
-    def _expand_level(self, frontier: DataFrame, level: int) -> DataFrame:
         from pyspark.sql import functions as F
 
-        started = time.perf_counter()
-        tasks = self._tasks(self.sizes[level - 1])
-        candidates, observation = self._expand(frontier, tasks)
-        chosen = (
-            candidates.filter(F.col("kind") == SUCCESSOR)
-            .groupBy("fp")
-            .agg(F.min(F.struct("key", "state", "parent", "action", "binding")).alias("m"))
-            .select("fp", "m.*")
+        size = self.sizes[level - 1]
+        homes = self._tasks(size)  # the next level's ranges of ranks: as many as tasks here
+        assert self.shipped is not None
+        expand = ExpandJob(
+            self.shipped,
+            frontier.prefix,
+            self.options.deadlock,
+            checks,
+            tuple(self.level_wanted) if checks else (),
+            self.settings.task_live_bytes,
         )
-        new = self._persist(chosen.join(self._visited(), "fp", "left_anti"))
-        wanted = self.level_wanted = self.wanted()
+        admit = AdmitJob(size, homes, self.n_actions, send_fps)
+        source = frontier.df.filter(F.col("kind") != SUMMARY).repartition(frontier.homes, "home")
+        candidates = source.mapInArrow(functools.partial(expand_part, expand), LEVEL_SCHEMA)
+        admitted = candidates.repartition(self.partitions, "fp").mapInArrow(
+            functools.partial(admit_part, admit), LEVEL_SCHEMA
+        )
+        observation = Observation()
+        summaries = F.collect_list(F.when(F.col("kind") == SUMMARY, F.col("state")))
+        table = self._cut(admitted.observe(observation, summaries.alias("summaries")))
+        parts = {}
+        for data in observation.get["summaries"]:
+            part = read_summary(data)
+            parts[(part["stage"], part["part"])] = part  # a task run twice reports once
+        counts = np.zeros(homes, np.int64)
+        admitted_parts = [p for (stage, _), p in sorted(parts.items()) if stage == "admit"]
+        for part in admitted_parts:
+            counts += np.asarray(part["homes"], np.int64)
+        prefix = tuple(np.concatenate([[0], np.cumsum(counts)]).tolist())
+        expanded = [p for (stage, _), p in sorted(parts.items()) if stage == "expand"]
+        return LevelJob(InCluster(table, homes, prefix), expanded, admitted_parts)
+
+    def _expand_level(self, frontier: InCluster, level: int) -> InCluster:
+        started = time.perf_counter()
+        self.level_wanted = self.wanted()
         send_fps = self.spark_fps is not None and (
             self.distinct + self.sizes[level - 1] * 20 <= self.settings.driver_fingerprints
         )
-        run = functools.partial(check_batches, self.model, self.n_actions, wanted, send_fps)
-        # Coalescing after the persist keeps the new states partitioned by fp; the partial
-        # counts (one row per task) are added up here rather than in one more stage.
-        checked = new.coalesce(tasks) if tasks < self.partitions else new
-        columns = checked.select("key", "state", "action", "fp")
-        parts = columns.mapInArrow(run, CHECKED_SCHEMA).collect()
-        count = sum(row["n"] for row in parts)
-        new_per_action = [sum(row["new"][a] for row in parts) for a in range(self.n_actions)]
-        bad = min((bytes(row["bad"]) for row in parts if row["bad"] is not None), default=None)
-        metrics = observation.get
-        self._stop_in_level(frontier, new, level, count, metrics, bad)
+        job = self._level_job(frontier, level, checks=True, send_fps=send_fps)
+        count = job.count
+        self._stop_in_level(frontier, job, level)
         # The whole level passed: each reachability property satisfied first here.
-        for j, i in enumerate(wanted):
-            hits = [
-                (bytes(row["reached_key"][j]), row["reached_fp"][j])
-                for row in parts
-                if row["reached_key"][j] is not None
-            ]
+        for i in self.level_wanted:
+            hits = [(code, fp) for p in job.expanded for j, code, fp in p["reached"] if j == i]
             if hits:
                 self.reached[self.model.reachables[i].name] = (unsigned(min(hits)[1]), level + 1)
-        self.generated += int(metrics["generated"] or 0)
-        for a in range(self.n_actions):
-            self.fired[a] += int(metrics[f"a{a}"] or 0)
-            self.new[a] += new_per_action[a]
+        for part in job.expanded:
+            generated = np.asarray(part["generated"], np.int64)
+            self.generated += int(generated.sum())
+            self.fired += generated
+        for part in job.admitted:
+            self.new += np.asarray(part["new"], np.int64)
         self.distinct += count
         if count:
             self.depth = level + 1
-        self.queue = count  # `frontier` is released when the next level starts
-        self._keep_fps(parts if send_fps else None)
-        if count and (level + 1) % self.settings.checkpoint_every == 0:
-            cut = self._cut(new, eager=True)  # bounds the plans and the recomputation
-            self._release(new)
-            new = cut
-        self._add_level(new, count)
+        self.queue = count
+        self._keep_fps(job.admitted if send_fps else None)
+        self._add_level(job.table, count)
         self._report(level + 1, self.sizes[level - 1], count, time.perf_counter() - started)
-        return new
+        return job.table
 
     def _report(
         self, depth: int, expanded: int, new: int, seconds: float, where: str = "spark"
@@ -429,6 +397,11 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
 
     # -- traces ----------------------------------------------------------------------------
 
+    def _links(self, table: DataFrame) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        return table.filter(F.col("kind") == STATE).select(*LINK_COLUMNS)
+
     def _walk_back(self, fp: int, level: int) -> None:
         """Fill self.links from the state `fp` at `level` back to its initial state: the
         shallow levels (small in a BFS) in one job, then one look-up per deeper level."""
@@ -438,7 +411,7 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
         while shallow < level and total + self.sizes[shallow] <= self.settings.lookup_batch:
             total += self.sizes[shallow]
             shallow += 1
-        frames = [links for links in self.levels[:shallow] if not isinstance(links, list)]
+        frames = [self._links(t) for t in self.levels[:shallow] if not isinstance(t, list)]
         if frames:
             together = functools.reduce(lambda a, b: a.union(b), frames)
             for row in together.collect():
@@ -456,7 +429,7 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
                 key = signed(current)
                 link = next(link_of(t) for t in links if t[0] == key)
             else:
-                link = self._link(self._row(links, "fp", signed(current)))
+                link = self._link(self._row(self._links(links), "fp", signed(current)))
             self.links[current] = link
             current = link[0]
             depth -= 1

@@ -13,9 +13,11 @@ class SparkSettings:
     """How the search uses Spark (the cluster itself is the session's business)."""
 
     partitions: int | None = None  # fingerprint partitions; default: spark.sql.shuffle.partitions
-    checkpoint_every: int = 4  # cut the frontier's lineage every this many levels
     lookup_batch: int = 100_000  # links of shallow levels fetched in one job for a trace
     states_per_task: int = 10_000  # a smaller level runs in fewer tasks than partitions
+    # What a task's expander may remember of the states it met (to drop successors equal to
+    # them before they are encoded), as encoded bytes; beyond it, it forgets them.
+    task_live_bytes: int = 128 << 20
     # A level with fewer states than this is expanded in the driver (a Spark job costs about a
     # second whatever its size); 0: every level on Spark. `--spark-conf mc.driverLevelStates=N`.
     driver_states: int = 2_000

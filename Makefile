@@ -35,10 +35,13 @@ check: install
 # The suite runs on the C hot path (checker._hot), then the engine's tests and every bundled
 # spec again on the pure-Python fallback (not the Spark tests, whose engine shares the same
 # code, nor the specs' and reports' own tests, whose code is the same on either path).
+# Test files run side by side, a process per CPU (pytest-xdist), each file in one process: the
+# Spark tests of a file share one session.
 test: install-dev test-tools
 	$(BIN)/ruff check .
-	$(BIN)/pytest --durations=20
-	MC_PURE_PYTHON=1 $(BIN)/pytest -q tests/checker tests/invariants tests/specs/test_bundled.py \
+	$(BIN)/pytest -n auto --dist loadfile --durations=20
+	MC_PURE_PYTHON=1 $(BIN)/pytest -q -n auto --dist loadfile tests/checker tests/invariants \
+		tests/specs/test_bundled.py \
 		--ignore=tests/checker/test_spark_engine.py --ignore=tests/checker/test_spark_cluster.py
 	bash scripts/sanitize.sh
 

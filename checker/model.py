@@ -559,6 +559,7 @@ class Model:
         the batch has each candidate's Memo."""
         out = Batch(indexes, keyed is not None, bool(keyed))
         incremental = memos is not None
+        new = tuple.__new__
         slots = self.slots
         made: list[Memo] = []
         if incremental:
@@ -623,8 +624,8 @@ class Model:
                 if incremental:
                     done = bytes(masks)
                     held = None if memo is None else memo.invariants
-                    made += [
-                        Memo(done, changed_variables(state, succ), held)
+                    made += [  # (tuple.__new__: a NamedTuple's own __new__ is Python code)
+                        new(Memo, (done, changed_variables(state, succ), held))
                         for succ in candidates[first:]
                     ]
                 if stepped is not None:

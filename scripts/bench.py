@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -570,9 +571,9 @@ def tlc_for(jar: Path, model_dir: Path, seconds: float) -> tuple[int, float]:
         last: tuple[int, float] = (0, 0.0)
         assert process.stdout is not None
         for line in process.stdout:
-            if "distinct states found" in line:
-                found = line.split(" states generated, ")[1].split()[0]
-                last = (int(found.replace(",", "")), time.perf_counter() - start)
+            found = re.search(r"([\d,]+) distinct states found", line)
+            if found:
+                last = (int(found[1].replace(",", "")), time.perf_counter() - start)
             if time.perf_counter() - start > seconds + 2:
                 break
         process.kill()

@@ -314,14 +314,16 @@ class Expander:
         size = 8 * len(model.invariants)
         wanted = self.wanted
         hit: set[int] = set()
+        new = tuple.__new__  # (a NamedTuple's own __new__ and _replace are Python code)
         for k, state in enumerate(candidates):
             try:
                 if memos is None:
                     invariant = violated(state)
                 else:
                     masks = bytearray(size)
-                    invariant = incrementally(state, memos[k], masks)
-                    memos[k] = memos[k]._replace(invariants=bytes(masks))
+                    memo = memos[k]
+                    invariant = incrementally(state, memo, masks)
+                    memos[k] = new(Memo, (memo.parent, memo.changed, bytes(masks)))
                 got = model.reached(state, wanted) if wanted else ()
             except EvaluationError:
                 raised.append(k)

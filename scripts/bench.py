@@ -578,6 +578,8 @@ def tlc_for(jar: Path, model_dir: Path, seconds: float) -> tuple[int, float]:
                 break
         process.kill()
         process.wait()
+    if last[0] == 0:
+        raise SystemExit(f"TLC reported no progress on {model_dir} in {seconds:.0f} s")
     return last
 
 

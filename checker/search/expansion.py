@@ -206,6 +206,7 @@ class Expander:
         """Drop every state held here (after running out of memory: room to say so)."""
         self.levels.clear()
         self.fps.clear()
+        self.memos.clear()
         self.pending.clear()
         self.seen = {} if self.recording else set()
 
@@ -231,8 +232,10 @@ class Expander:
             self.levels.setdefault(level + 1, []).extend([candidates[i] for i in indices])
             if self.recording:
                 self.fps.setdefault(level + 1, []).extend([fps[i] for i in indices])
-            if memos is not None:
-                self.memos.setdefault(level + 1, []).extend([memos[i] for i in indices])
+            if self.incremental:  # aligned with the level's states (None: no memo)
+                self.memos.setdefault(level + 1, []).extend(
+                    [None] * len(indices) if memos is None else [memos[i] for i in indices]
+                )
 
     def expand(self, request: Expand) -> Expanded:
         """The successors of the batch's states (see Expanded)."""

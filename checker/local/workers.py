@@ -189,7 +189,10 @@ def _answer(conn: Connection, expander: Expander) -> None:
         except BaseException:  # report, don't die silently: the engine raises it
             reply = Crashed(traceback.format_exc())
         if reply is not None:
-            conn.send_bytes(pack(reply))
+            try:
+                conn.send_bytes(pack(reply))
+            except OSError:  # the engine closed the pipe: it stopped (a signal) or is gone
+                return
 
 
 def _receive(conn: Connection, requests: queue.SimpleQueue[bytes | None]) -> None:

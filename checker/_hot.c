@@ -1440,18 +1440,20 @@ hot_candidates(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t n = PyList_GET_SIZE(successors);
     for (Py_ssize_t i = start; i < n; i++) {
         PyObject *succ = PyList_GET_ITEM(successors, i);
-        int met = PySet_Contains(seen, succ);
-        if (met < 0) {
+        /* One lookup, so one hash (a tuple does not keep its hash): adding a state met
+         * before leaves the set's size as it was. */
+        Py_ssize_t before = PySet_GET_SIZE(seen);
+        if (PySet_Add(seen, succ) < 0) {
             if (PyErr_ExceptionMatches(PyExc_TypeError)) {
                 PyErr_Clear();
                 return PyLong_FromSsize_t(i);
             }
             return NULL;
         }
-        if (met)
+        if (PySet_GET_SIZE(seen) == before)
             continue;
         PyObject *position = PyLong_FromSsize_t(offset + i);
-        if (position == NULL || PySet_Add(seen, succ) < 0 || PyList_Append(found, succ) < 0 ||
+        if (position == NULL || PyList_Append(found, succ) < 0 ||
             PyList_Append(positions, position) < 0) {
             Py_XDECREF(position);
             return NULL;

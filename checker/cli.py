@@ -161,9 +161,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
     show_default=True,
     metavar="MIB",
     help="Local engine: memory for states kept as Python objects (the level being expanded,"
-    " the next, and the states each process remembers meeting); beyond it states are kept"
-    " encoded. Only speed depends on it. Default: an eighth of this machine's memory, at"
-    " least 1 GiB.",
+    " the next, and the states each process remembers meeting), measured as the expanders'"
+    " resident memory where the system tells; beyond it states are kept encoded. Only speed"
+    " depends on it. Default: a quarter of this machine's memory, at least 1 GiB.",
 )
 @click.option(
     "--incremental/--no-incremental",

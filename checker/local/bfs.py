@@ -98,6 +98,12 @@ class _Search(LevelSearch):
         self._sent: dict[int, int] = {}
         self._back: dict[int, int] = {}
         self._met: dict[int, int] = {}
+        # Per expander, its resident memory when the search started (None where the system
+        # does not tell: the estimates above decide alone), and whether it forgot the states
+        # it met in this level because its memory was over its share.
+        self._base: dict[int, int | None] = {}
+        self._forgot: dict[int, bool] = {}
+        self._frontiers: tuple[Frontier, ...] = ()  # the levels' encodings in this process
         self._loops = False  # whether successors were found at earlier levels
 
     def close(self) -> None:
@@ -124,6 +130,7 @@ class _Search(LevelSearch):
         self._sent = {w.number: 0 for w in self.workers}
         self._back = {w.number: 0 for w in self.workers}
         self._met = {w.number: 0 for w in self.workers}
+        self._base = {w.number: w.resident() for w in self.workers}
         super().explore()
 
     # -- the initial level -----------------------------------------------------------------
@@ -160,6 +167,7 @@ class _Search(LevelSearch):
         size = len(frontier)
         base = len(self.links) - size  # the number of the level's first state
         found = _Level(Frontier(self.options.spill_bytes), level + 1)
+        self._frontiers = (frontier, found.frontier)
         self._start_level(level)
         try:
             for worker, item, reply in self._replies(frontier, level):
@@ -310,10 +318,37 @@ class _Search(LevelSearch):
     def _bound_memory(self, worker: Worker) -> None:
         """Keep the states an expander remembers meeting within its share of the budget,
         inside a level too: a large level's states alone can outgrow it. Forgetting costs
-        only duplicate candidates, which the visited set drops."""
-        if LIVE_FACTOR * self._met[worker.number] > self.options.live_bytes // len(self.workers):
+        only duplicate candidates, which the visited set drops. Measured memory over the
+        share makes it forget once a level (again only if it met much since: the memory a
+        set frees is reused, not returned), the estimate when the states met alone are."""
+        number = worker.number
+        share = self.options.live_bytes // len(self.workers)
+        used = self._used(worker)
+        if used is None:
+            over = LIVE_FACTOR * self._met[number] > share
+        else:
+            over = used > share and (
+                not self._forgot[number] or LIVE_FACTOR * self._met[number] > share // 4
+            )
+        if over:
             worker.send(Forget())
-            self._met[worker.number] = 0
+            self._met[number] = 0
+            self._forgot[number] = True
+
+    def _used(self, worker: Worker) -> int | None:
+        """The memory `worker` takes for the states it holds and met, measured: its resident
+        memory beyond what it had when the search started (for the expander in this process,
+        less the engine's own arrays and encoded levels). None where the system does not
+        tell; the estimates (LIVE_FACTOR x the encoded bytes) then decide."""
+        base = self._base.get(worker.number)
+        rss = worker.resident() if base is not None else None
+        if rss is None or base is None:
+            return None
+        used = rss - base
+        if worker.fileno() is None:  # this process: the engine's memory is in it too
+            used -= self.visited.nbytes + self.links.nbytes
+            used -= sum(f.memory_bytes for f in self._frontiers)
+        return max(used, 0)
 
     def _request(self, item: _Sent, level: int, frontier: Frontier, live: bool) -> Expand:
         part = item.part
@@ -347,7 +382,10 @@ class _Search(LevelSearch):
             sent = self._sent[number]
             if sent and self._back[number] >= BACK_EDGES * sent:
                 self._loops = True
-            forget = bool(sent and not self._loops) or LIVE_FACTOR * self._met[number] > share
+            used = self._used(worker)
+            full = LIVE_FACTOR * self._met[number] > share if used is None else used > share
+            forget = bool(sent and not self._loops) or full
+            self._forgot[number] = False
             worker.send(StartLevel(level, forget, wanted))
             if forget:  # it remembers the level's states it holds
                 self._met[number] = self._live_next[number] // LIVE_FACTOR
@@ -359,11 +397,15 @@ class _Search(LevelSearch):
 
     def _keep(self, worker: Worker, encoded: int) -> bool:
         """Whether `worker` keeps states of `encoded` bytes live for the next level, within
-        its share of the live-state budget (both levels it holds count)."""
+        its share of the live-state budget: its measured memory (the states are in it
+        already, as candidates), else the estimates of both levels it holds."""
         estimate = LIVE_FACTOR * encoded
         share = self.options.live_bytes // len(self.workers)
         number = worker.number
-        if self._live_now.get(number, 0) + self._live_next[number] + estimate > share:
+        used = self._used(worker)
+        if used is None:
+            used = self._live_now.get(number, 0) + self._live_next[number] + estimate
+        if used >= share:  # (a budget of 0 keeps none)
             return False
         self._live_next[number] += estimate
         return True

@@ -76,6 +76,11 @@ class Frontier:
         self.states = 0
         self.spilled_bytes = 0
 
+    @property
+    def memory_bytes(self) -> int:
+        """The bytes of encoded states held in memory (the rest are in the file)."""
+        return self._in_memory
+
     def append(
         self, blob: bytes, offsets: np.ndarray, owner: int | None = None, start: int = 0
     ) -> None:

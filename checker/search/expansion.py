@@ -39,18 +39,19 @@ from checker.values.record import Record
 
 
 def _live_bytes() -> int:
-    """The expanders' default budget for live states: an eighth of the machine's memory, at
-    least 1 GiB. On kip966's shipped cfg (3 KB states) 3 GiB explored 1.14x the states that
-    1 GiB did in 5 minutes (docs/performance.md); TLC's default heap is a quarter of it."""
+    """The expanders' default budget for live states: a quarter of the machine's memory (as
+    TLC's default heap), at least 1 GiB. On kip966's shipped cfg (3 KB states) a larger
+    budget keeps its levels live and explores more states in the same time
+    (docs/performance.md)."""
     try:
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         memory = 0
-    return max(1 << 30, memory // 8 >> 20 << 20)
+    return max(1 << 30, memory // 4 >> 20 << 20)
 
 
-LIVE_BYTES = _live_bytes()  # all expanders together, estimated as LIVE_FACTOR x the encoded size
-LIVE_FACTOR = 3  # a live state's memory per byte of its encoding (measured: docs/performance.md)
+LIVE_BYTES = _live_bytes()  # all expanders together: measured where the system tells, else
+LIVE_FACTOR = 3  # estimated: a live state's memory per byte of its encoding
 BACK_EDGES = 0.02  # remember states across levels when this share of candidates was older
 
 

@@ -242,3 +242,50 @@ def test_a_worker_stopped_while_it_starts_dies_of_the_signal():
                 guard.real_exit(3)
     _, status = os.waitpid(pid, 0)
     assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGTERM
+
+
+def test_resident_memory_is_measured_where_the_system_tells():
+    if not Path("/proc/self/statm").exists():
+        pytest.skip("no /proc: the budget is estimated")
+    from checker.local.workers import resident
+
+    before = resident()
+    block = bytearray(64 << 20)  # touched: resident
+    assert resident() - before >= 48 << 20
+    del block
+    assert resident(os.getpid()) > 0
+    assert resident(2**22 + 12345) is None  # no such process
+
+
+@pytest.mark.parametrize("grown", [0, 1 << 40, None])
+def test_the_live_state_budget_follows_the_measured_memory(monkeypatch, grown):
+    """An expander whose measured memory is within its share keeps the states it finds live
+    (the next level's parts go to it as positions); one over its share sends them encoded;
+    where memory is not measured (None) the estimate decides. The result is the same."""
+    from checker.local import bfs, workers
+
+    model = load_model(str(ROOT / "specs/examples/two_phase.py"), {"rm": "3"})
+    one = summary(check(model, Options(live_bytes=0)))
+    calls = {"n": 0}
+
+    def resident(self):  # the first call is the base
+        calls["n"] += 1
+        if grown is None:
+            return None
+        return (100 << 20) + (grown if calls["n"] > 1 else 0)
+
+    live: list[bool] = []
+    request = bfs._Search._request
+
+    def spy(self, item, level, frontier, is_live):
+        live.append(is_live)
+        return request(self, item, level, frontier, is_live)
+
+    monkeypatch.setattr(workers._InProcess, "resident", resident)
+    monkeypatch.setattr(bfs._Search, "_request", spy)
+    assert summary(check(model, Options(live_bytes=1 << 30))) == one
+    assert calls["n"] > (grown is not None)
+    if grown:
+        assert not any(live)
+    else:
+        assert live.count(True) > len(live) // 2

@@ -35,8 +35,9 @@ check: install
 # The suite runs on the C hot path (checker._hot), then the engine's tests and every bundled
 # spec again on the pure-Python fallback (not the Spark tests, whose engine shares the same
 # code, nor the specs' and reports' own tests, whose code is the same on either path).
-# Test files run side by side, a process per CPU (pytest-xdist), each file in one process: the
-# Spark tests of a file share one session.
+# Test files run side by side, a process per CPU (pytest-xdist), each file in one process (its
+# fixtures made once), but the long files of SPREAD in tests/conftest.py, whose tests are shared
+# out one at a time (a Spark session in each process that runs a Spark engine test).
 test: install-dev test-tools
 	$(BIN)/ruff check .
 	$(BIN)/pytest -n auto --dist loadfile --durations=20

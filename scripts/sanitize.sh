@@ -4,6 +4,7 @@
 # encodings, kinds, the search with one and two workers, symmetry, random transition systems,
 # every bundled spec) with that build loaded (MC_HOT_LIBRARY, see checker/values/fast.py). Any
 # invalid memory access or undefined behaviour stops the run with the sanitizer's report.
+# The test files run side by side (pytest-xdist), whose processes inherit the preloads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-.venv/bin/python}
@@ -22,7 +23,7 @@ LD_PRELOAD="$preload" \
 ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=1 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 MC_HOT_LIBRARY="$library" \
-  "$PYTHON" -m pytest -q -p no:cacheprovider \
+  "$PYTHON" -m pytest -q -p no:cacheprovider -n auto --dist loadfile \
     tests/checker/test_record.py tests/checker/test_encoding.py tests/checker/test_kinds.py \
     tests/checker/test_bfs.py tests/checker/test_workers.py tests/checker/test_symmetry.py \
     tests/checker/test_random_graphs.py tests/checker/test_guard.py tests/specs/test_bundled.py \

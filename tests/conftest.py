@@ -66,3 +66,58 @@ def finish(proc: subprocess.Popen[str], timeout: float = 60) -> tuple[str, str]:
         proc.kill()
         proc.communicate()
         raise
+
+
+# -- how `make test` shares the tests out (pytest-xdist) ---------------------------------------
+
+# `--dist loadfile` runs each test file in one process, so that its module- and session-scoped
+# fixtures (a Spark session, a Spark cluster, a browser) are made once. These long files are
+# spread instead, a test at a time, so that no process is left with a whole one: a Spark session
+# starts in each process that runs a test of test_spark_engine.py. The tests named here stay
+# together in one unit, as they share a fixture made once (and the cluster's JVMs).
+SPREAD: dict[str, dict[str, str]] = {
+    "tests/checker/test_spark_engine.py": {},
+    "tests/checker/test_spark_cluster.py": {
+        "test_a_bundled_spec_on_a_standalone_cluster_whose_python_lacks_mc": "cluster",
+        "test_an_executor_python_without_a_module_is_named_with_the_fix": "cluster",
+    },
+    "tests/specs/test_ablation.py": {
+        "test_each_kip_table_says_which_property_breaks_without_which_rule": "tables",
+        "test_the_docs_table_is_what_mc_ablate_writes": "tables",
+    },
+    "tests/checker/test_vacuity.py": {},
+    "tests/specs/test_kraft_quorum.py": {},
+}
+
+
+def work_unit(nodeid: str) -> str:
+    """The unit of `--dist loadfile` a test belongs to: its file, its group of SPREAD, or itself."""
+    path, _, test = nodeid.partition("::")
+    groups = SPREAD.get(path)
+    if groups is None:
+        return path
+    name = test.split("[", 1)[0]
+    return f"{path}::{groups[name]}" if name in groups else nodeid
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """`--dist loadfile` by work_unit(), the units of SPREAD first. (Not xdist_group marks with
+    `--dist loadgroup`: pytest 9.2's node ids silently undo them, pytest-xdist issue #1386.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class Scheduler(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+        def _assign_work_unit(self, node: object) -> None:
+            # The long tests first (latency-bound Spark ones among them), the files after: the
+            # last units handed out are small files, not a test that takes a minute.
+            first = next((unit for unit in self.workqueue if "::" in unit), None)
+            if first is not None:
+                self.workqueue.move_to_end(first, last=False)
+            super()._assign_work_unit(node)
+
+    return Scheduler(config, log)

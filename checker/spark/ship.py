@@ -6,6 +6,7 @@ Connect), and the spec's classes are also pickled by value with the tasks."""
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.machinery
 import os
@@ -90,9 +91,17 @@ def _spec_package(model: Model) -> str | None:
     """The top-level package (or module) of the spec's code, unless it is installed."""
     name = type(model.spec).__module__
     top = name.partition(".")[0]
-    if name == "__main__" or top in SHIPPED or top in metadata.packages_distributions():
+    if name == "__main__" or top in SHIPPED or top in _installed():
         return None
     return top
+
+
+@functools.cache
+def _installed() -> frozenset[str]:
+    """The top-level names of the installed distributions: read once per process, as listing
+    them reads every distribution's file list (pyspark's alone is thousands of files), which
+    took most of the driver's time on small specs when done for each check."""
+    return frozenset(metadata.packages_distributions())
 
 
 SHIPPED = ("checker", "invariants")  # mc's own packages, always shipped

@@ -72,9 +72,10 @@ def finish(proc: subprocess.Popen[str], timeout: float = 60) -> tuple[str, str]:
 
 # `--dist loadfile` runs each test file in one process, so that its module- and session-scoped
 # fixtures (a Spark session, a Spark cluster, a browser) are made once. These long files are
-# spread instead, a test at a time, so that no process is left with a whole one: a Spark session
-# starts in each process that runs a test of test_spark_engine.py. The tests named here stay
-# together in one unit, as they share a fixture made once (and the cluster's JVMs).
+# spread instead, a test at a time and before the other files, so that no process is left with
+# a whole one at the end: a Spark session starts in each process that runs a test of
+# test_spark_engine.py. The tests named here stay together in one unit, as they share a fixture
+# made once (and the cluster's JVMs).
 SPREAD: dict[str, dict[str, str]] = {
     "tests/checker/test_spark_engine.py": {},
     "tests/checker/test_spark_cluster.py": {
@@ -87,6 +88,7 @@ SPREAD: dict[str, dict[str, str]] = {
     },
     "tests/checker/test_vacuity.py": {},
     "tests/specs/test_kraft_quorum.py": {},
+    "tests/checker/test_fuzz_faults.py": {},  # one long test, which must not be the last
 }
 
 

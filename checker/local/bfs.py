@@ -341,8 +341,8 @@ class _Search(LevelSearch):
         less the engine's own arrays and encoded levels). None where the system does not
         tell; the estimates (LIVE_FACTOR x the encoded bytes) then decide."""
         base = self._base.get(worker.number)
-        rss = worker.resident() if base is not None else None
-        if rss is None or base is None:
+        rss = None if base is None else worker.resident()
+        if rss is None:
             return None
         used = rss - base
         if worker.fileno() is None:  # this process: the engine's memory is in it too

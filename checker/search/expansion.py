@@ -50,8 +50,8 @@ def _live_bytes() -> int:
     return max(1 << 30, memory // 4 >> 20 << 20)
 
 
-LIVE_BYTES = _live_bytes()  # all expanders together: measured where the system tells, else
-LIVE_FACTOR = 3  # estimated: a live state's memory per byte of its encoding
+LIVE_BYTES = _live_bytes()  # all expanders together (checker.local.bfs measures it on Linux)
+LIVE_FACTOR = 3  # where memory is not measured: a live state's bytes per byte of its encoding
 BACK_EDGES = 0.02  # remember states across levels when this share of candidates was older
 
 

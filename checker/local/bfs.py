@@ -341,8 +341,7 @@ class _Search(LevelSearch):
         less the engine's own arrays and encoded levels). None where the system does not
         tell; the estimates (LIVE_FACTOR x the encoded bytes) then decide."""
         base = self._base.get(worker.number)
-        rss = None if base is None else worker.resident()
-        if rss is None:
+        if base is None or (rss := worker.resident()) is None:
             return None
         used = rss - base
         if worker.fileno() is None:  # this process: the engine's memory is in it too

@@ -440,11 +440,12 @@ static PyMethodDef record_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-/* hash(record): the tuple's hash, exactly (CPython's tuplehash, 64-bit), with the hashes of
- * a wide record's container items (a state's variables) remembered by identity: a successor
- * shares most of its variables with its parent, and the engine hashes every successor to
- * drop those met before, so only its changed variables are hashed again. The cache is
- * direct-mapped by address and holds each value it remembers (its id cannot be reused). */
+/* hash(record): the tuple's hash, exactly (CPython's tuplehash, 64-bit). A successor shares
+ * most of its values with its parent, and the engine hashes every successor to drop those met
+ * before, so only its new values should be hashed: a record keeps its own hash (kept_hash),
+ * and the hashes of a wide record's plain tuple items (a state's variables) are remembered by
+ * identity, in a cache direct-mapped by address that holds each value it remembers (its id
+ * cannot be reused). */
 #define XXPRIME_1 ((Py_uhash_t)11400714785074694791ULL)
 #define XXPRIME_2 ((Py_uhash_t)14029467366897019727ULL)
 #define XXPRIME_5 ((Py_uhash_t)2870177450012600261ULL)
@@ -462,8 +463,7 @@ static HashSlot *HASHES;
 static Py_hash_t
 item_hash(PyObject *item)
 {
-    PyTypeObject *type = Py_TYPE(item);
-    if (type != &PyTuple_Type && !PyType_IsSubtype(type, &RecordBase))
+    if (Py_TYPE(item) != &PyTuple_Type) /* a record keeps its own hash */
         return PyObject_Hash(item);
     if (HASHES == NULL && (HASHES = PyMem_Calloc(HASH_SLOTS, sizeof(HashSlot))) == NULL) {
         PyErr_NoMemory();
@@ -481,10 +481,29 @@ item_hash(PyObject *item)
     return hash;
 }
 
+/* Where a record keeps its hash once computed (0: not yet), or NULL: the spare item slot after
+ * its items. tp_alloc (PyType_GenericAlloc) always allocates one item more than asked and zeroes
+ * the object, and a shape (__slots__ = (): no __dict__, no weak references) puts nothing there.
+ * A state is hashed again and again (the expanders' dedupe, the sets of the spec's values), and
+ * a successor is made of its parent's objects: only its new ones are hashed. */
+static Py_hash_t *
+kept_hash(PyObject *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    if (type->tp_alloc != PyType_GenericAlloc || type->tp_dictoffset != 0 ||
+        type->tp_weaklistoffset != 0 || type->tp_basicsize != PyTuple_Type.tp_basicsize ||
+        type->tp_itemsize != (Py_ssize_t)sizeof(PyObject *))
+        return NULL;
+    return (Py_hash_t *)&((PyTupleObject *)self)->ob_item[PyTuple_GET_SIZE(self)];
+}
+
 static Py_hash_t
 record_hash(PyObject *self)
 {
     read_all(self);
+    Py_hash_t *kept = kept_hash(self);
+    if (kept != NULL && *kept != 0)
+        return *kept;
     Py_ssize_t n = PyTuple_GET_SIZE(self);
     int wide = n > WIDE;
     Py_uhash_t acc = XXPRIME_5;
@@ -499,7 +518,9 @@ record_hash(PyObject *self)
     }
     acc += n ^ (XXPRIME_5 ^ 3527539UL);
     if (acc == (Py_uhash_t)-1)
-        return 1546275796;
+        acc = 1546275796;
+    if (kept != NULL)
+        *kept = (Py_hash_t)acc;
     return (Py_hash_t)acc;
 }
 

@@ -159,6 +159,26 @@ def test_a_record_hashes_as_its_tuple_whatever_was_hashed_before():
     assert hash(Record(a=1)) == hash((type(Record(a=1)), 1))
 
 
+def test_a_record_keeps_its_hash_and_its_copies_their_own():
+    """The C hot path keeps a record's hash in the record once computed: a record made from
+    a hashed one (replace, put, a copy, a subclass with a __dict__) has its own."""
+    base = Record(a=1, b=Record({1: (2, 3)}))
+    assert hash(base) == hash(base) == tuple.__hash__(base)
+    changed = base.replace(a=2)
+    assert hash(changed) == tuple.__hash__(changed) != hash(base)
+    assert hash(put(base, "b", Record({1: (2, 4)}))) == tuple.__hash__(
+        put(base, "b", Record({1: (2, 4)}))
+    )
+    assert hash(copy.copy(base)) == hash(pickle.loads(pickle.dumps(base))) == hash(base)
+
+    class Loose(type(base)):  # no __slots__: a __dict__ after the items
+        pass
+
+    loose = Loose(tuple.__iter__(base))
+    loose.note = "kept in the __dict__"
+    assert hash(loose) == hash(loose) == tuple.__hash__(loose) and loose.note
+
+
 def test_put_refuses_indexes_out_of_range():
     with pytest.raises(IndexError):
         put((1, 2, 3), 3, 0)

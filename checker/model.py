@@ -147,6 +147,11 @@ class Model:
         self.view = compiled.view
         self.symmetry = compiled.symmetry
         self.reduces = compiled.reduces
+        # With a view (and no symmetry), the expanders meet states by their views: a successor
+        # whose view is that of a state met before has its fingerprint, so the search would
+        # find it known; it is dropped before it is encoded or checked (docs/architecture.md).
+        # (Not with TLC's constraints, which drop some candidates before their fingerprints.)
+        self.by_view = self.view is not None and self.symmetry is None and not self.exclusions
         self._plan = compiled.plan
         self._constrained = bool(compiled.action_constraints)
         # Incremental evaluation's masks: one per action binding of a fixed domain (arity 0:
@@ -303,9 +308,13 @@ class Model:
         return best, renamed
 
     def _encoded_view(self, state: Record) -> bytes:
+        return _encoded(self.view_of(state), "view", "view", state=state, params={})
+
+    def view_of(self, state: Record) -> Any:
+        """The spec's view of `state`, frozen (EvaluationError if the view raises)."""
         assert self.view is not None
         try:
-            view = freeze(self.view(state))
+            return freeze(self.view(state))
         except StateError as exc:
             raise EvaluationError(
                 "view", "view", f"returned a value that cannot be encoded: {exc}", state=state
@@ -314,7 +323,11 @@ class Model:
             raise
         except BaseException as exc:
             raise EvaluationError("view", "view", raised(exc), state=state, cause=exc) from exc
-        return _encoded(view, "view", "view", state=state, params={})
+
+    def met(self, states: Iterable[Record]) -> Iterable[Any]:
+        """What an expander remembers of the states it met: their views (`by_view`), or the
+        states."""
+        return map(self.view_of, states) if self.by_view else states
 
     def _permuted(self, state: Record, p: Permutation) -> Record:
         assert self.symmetry is not None
@@ -582,6 +595,10 @@ class Model:
         bindings: list[Binding] | None = [] if indexes or keyed or seen is None else None
         domains: dict[int, Sequence[Binding]] = {}  # the state's bindings, by action
         unmet: Any = _unmet if targets is None else _unmet_recorded
+        # Met by their views (see __init__): each candidate's view, aligned with the
+        # candidates, gives its fingerprint.
+        by_view = self.by_view and type(seen) is set
+        views: list[Any] = []
         successors: list[Record] = []
         total = 0  # successors of the batch so far
         for i, state in enumerate(states):
@@ -616,6 +633,11 @@ class Model:
                 if seen is None:
                     candidates += successors
                     positions.extend(range(total, total + len(successors)))
+                elif by_view:
+                    self._unmet_by_view(
+                        state, successors, bindings, actions, total, seen, views, positions
+                    )
+                    candidates += [successors[p - total] for p in positions[first:]]
                 else:
                     unmet(self, state, successors, actions, total, seen, candidates, positions)
                 if exclusions:  # up to that step: a violation there or before comes first
@@ -638,7 +660,9 @@ class Model:
                     except StateError as exc:
                         binding = () if bindings is None else bindings[position - total]
                         raise self._unencodable(actions[position], binding, state, exc) from exc
-                    if identify:
+                    if by_view:
+                        fp = fingerprint(_encoded(views[k], "view", "view", state=succ, params={}))
+                    elif identify:
                         try:
                             fp = fingerprint_of(succ, data)
                         except EvaluationError as exc:
@@ -683,6 +707,44 @@ class Model:
         del positions[len(fps) :]
         del made[len(fps) :]
         return out
+
+    def _unmet_by_view(
+        self,
+        state: Record,
+        successors: list[Record],
+        bindings: list[Binding] | None,
+        actions: list[int],
+        offset: int,
+        seen: set[Any],
+        views: list[Any],
+        positions: list[int],
+    ) -> None:
+        """`_unmet` by the successors' views: those whose views are not in `seen` are added to
+        it and to `views`, their positions to `positions`. A successor whose view raises is
+        the action's error, as when its fingerprint is computed."""
+        mine: list[Any] = []
+        view_of = self.view_of
+        try:
+            for succ in successors:
+                mine.append(view_of(succ))
+        except EvaluationError as exc:
+            index = len(mine)
+            binding = () if bindings is None else bindings[index]
+            succ = successors[index]
+            raise self._on_successor(exc, actions[offset + index], binding, succ) from exc
+        start = 0
+        while (stop := candidates(mine, start, seen, views, positions, offset)) is not None:
+            # A list or set inside a tuple: the successor frozen as put() would, then its view.
+            ai = actions[offset + stop]
+            succ = successors[stop] = _refrozen(self, state, ai, successors[stop])
+            mine[stop] = view = view_of(succ)
+            try:
+                hash(view)
+            except TypeError as exc:
+                raise EvaluationError(
+                    "view", "view", f"returned a value that cannot be hashed: {exc}", state=succ
+                ) from exc
+            start = stop
 
     def _expand_twice(
         self,

@@ -3,10 +3,11 @@
 An engine hands an Expander a batch (a part of a BFS level): states the expander itself keeps as
 live objects (it found them at the previous level), or their encodings. The expander runs
 `Model.expand_batch` on them: every successor is computed, and those equal (by `==`, on
-Python's own hash) to a state the expander has met at this level, a parent or a successor it
-already sent, are dropped at once. Only the others, the candidates, are encoded, fingerprinted
-and checked against the invariants; the reply (`Expanded`) has their fingerprints, encodings
-and verdicts, with the action of every successor and the number per parent.
+Python's own hash; with a view, by their views: `Model.by_view`) to a state the expander has
+met at this level, a parent or a successor it already sent, are dropped at once. Only the
+others, the candidates, are encoded, fingerprinted and checked against the invariants; the
+reply (`Expanded`) has their fingerprints, encodings and verdicts, with the action of every
+successor and the number per parent.
 
 The engine decides which candidates are new (in batch order, so that the search is that of one
 state at a time: checker.search.admission) and tells the expander (`Admit`), which keeps them,
@@ -224,7 +225,7 @@ class Expander:
         if request.forget and self.recording:
             self.seen = dict(zip(self.levels.get(level, ()), self.fps.get(level, ())))
         elif request.forget:
-            self.seen = set(self.levels.get(level, ()))
+            self.seen = set(self.model.met(self.levels.get(level, ())))
 
     def admit(self, request: Admit) -> None:
         level, candidates, fps, memos = self.pending.pop(request.chunk)
@@ -249,7 +250,7 @@ class Expander:
                 fingerprint_of = model.fingerprint_of
                 self.seen.update((s, fingerprint_of(s)) for s in states)  # type: ignore[union-attr]
             else:
-                self.seen.update(states)  # type: ignore[union-attr]
+                self.seen.update(model.met(states))  # type: ignore[union-attr]
             if self.incremental:  # states that come encoded come without their memos
                 memos = [None] * len(states)
         else:

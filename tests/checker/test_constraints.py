@@ -4,14 +4,19 @@ on specs small enough to count by hand."""
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 
 import pytest
 
 from checker import Record, Spec, action, action_constraint, constraint, invariant, terminal
 from checker.errors import SpecError
+from checker.loader import load_model
 from checker.local.bfs import check
 from checker.model import Model
 from checker.search.options import Options
+from tests.bundled import BUNDLED
+from tests.checker.test_incremental import TIMING
+from tests.conftest import ROOT
 
 
 class Counter(Spec):
@@ -165,6 +170,39 @@ def test_traces_under_a_view_are_the_concrete_states_first_reached():
         Record(x=1, log=(1,)),
         Record(x=3, log=(1, 2)),
     ]
+
+
+def test_an_expander_drops_a_successor_whose_view_it_met_before_encoding_it():
+    """Expanders meet states by their views (Model.by_view): a successor whose view is that
+    of a state met at this level is no candidate (it is not encoded, checked or sent)."""
+    model = Model(Logged())
+    init = model.initial_states()[0]
+    level = model.expand_batch([init], set(model.met([init]))).candidates  # x=1 (1,), x=2 (2,)
+    batch = model.expand_batch(level, set(model.met(level)))
+    # (1, 1) has the view of the parent (2,), and (2, 1) that of the candidate (1, 2).
+    assert batch.candidates == [Record(x=3, log=(1, 2))] and len(batch.fps) == 1
+    assert batch.actions == [0, 0, 0] and list(batch.positions) == [1]
+    model.by_view = False  # met by the states themselves, as with symmetry
+    batch = model.expand_batch(level, set(level))
+    assert [s.log for s in batch.candidates] == [(1, 1), (1, 2), (2, 1)]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize(
+    ("path", "constants"), [(p, c) for p, c, _, _ in BUNDLED if "kip966" in p or "kraft" in p]
+)
+def test_meeting_states_by_their_views_changes_no_result(path, constants, workers):
+    """The same verdict, counts, coverage and trace as meeting them by the states themselves
+    (the engine then drops the same successors, as known, by their fingerprints)."""
+
+    def run(by_view: bool) -> dict:
+        model = load_model(ROOT / path, constants)
+        assert model.by_view
+        model.by_view = by_view
+        result = asdict(check(model, Options(workers=workers)))
+        return {k: v for k, v in result.items() if k not in TIMING}
+
+    assert run(True) == run(False)
 
 
 def test_a_view_that_hides_what_an_invariant_sees_is_unsound():

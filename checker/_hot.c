@@ -258,10 +258,17 @@ record_replace(PyObject *self, PyObject *const *args, Py_ssize_t nargsf, PyObjec
 }
 
 /* Attribute access as for any object, except the message when there is no such field (a
- * Python __getattr__ would slow every access down: Python looks it up each time). */
+ * Python __getattr__ would slow every access down: Python looks it up each time). A field,
+ * the most read attribute of all (spec code reads `s.name` again and again), is read at once:
+ * a shape has no instance __dict__ that could hide it. */
 static PyObject *
 record_getattro(PyObject *self, PyObject *name)
 {
+    if (PyUnicode_CheckExact(name)) {
+        PyObject *descr = _PyType_Lookup(Py_TYPE(self), name); /* borrowed */
+        if (descr != NULL && Py_TYPE(descr) == &FieldType)
+            return field_get(descr, self, (PyObject *)Py_TYPE(self));
+    }
     PyObject *found = PyObject_GenericGetAttr(self, name);
     if (found != NULL || NO_FIELD == NULL || !PyErr_ExceptionMatches(PyExc_AttributeError))
         return found;

@@ -177,6 +177,40 @@ hot_field(PyObject *module, PyObject *args)
 
 static PyTypeObject RecordBase; /* defined below */
 
+/* type(value) in checker.values.record.ATOMS */
+static inline int
+is_atom(PyObject *value)
+{
+    PyTypeObject *type = Py_TYPE(value);
+    return type == &PyLong_Type || type == &PyUnicode_Type || value == Py_None ||
+           type == &PyBool_Type || type == &PyBytes_Type || type == MAP;
+}
+
+/* 1 if `value` is a tuple or frozenset of atoms only, which freeze() returns as it is; 0 if
+ * not (or it cannot tell: freeze() decides), -1 on error. */
+static int
+atoms_only(PyObject *value)
+{
+    if (PyTuple_CheckExact(value)) {
+        for (Py_ssize_t i = 0, n = PyTuple_GET_SIZE(value); i < n; i++)
+            if (!is_atom(PyTuple_GET_ITEM(value, i)))
+                return 0;
+        return 1;
+    }
+    if (!PyFrozenSet_CheckExact(value))
+        return 0;
+    PyObject *iterator = PyObject_GetIter(value), *item;
+    if (iterator == NULL)
+        return -1;
+    int atoms = 1;
+    while (atoms && (item = PyIter_Next(iterator)) != NULL) {
+        atoms = is_atom(item);
+        Py_DECREF(item);
+    }
+    Py_DECREF(iterator);
+    return PyErr_Occurred() ? -1 : atoms;
+}
+
 static PyObject *
 frozen(PyObject *value, PyObject *kinds)
 {
@@ -184,6 +218,14 @@ frozen(PyObject *value, PyObject *kinds)
     if (ok < 0)
         return NULL;
     if (ok || PyType_IsSubtype(Py_TYPE(value), &RecordBase)) { /* freeze() keeps records */
+        Py_INCREF(value);
+        return value;
+    }
+    /* The sets and tuples of atoms that spec code builds, as freeze() would, without calling
+     * it (a Python loop over their items). */
+    if ((ok = atoms_only(value)) != 0) {
+        if (ok < 0)
+            return NULL;
         Py_INCREF(value);
         return value;
     }

@@ -90,6 +90,24 @@ def test_replace_freezes_only_mutable_values():
         s.replace(log=0.5)
 
 
+def test_a_record_is_built_from_frozen_values_as_freeze_makes_them():
+    """Record(...) keeps a tuple or frozenset of atoms as it is (freeze returns it), and
+    freezes anything else the way freeze does, by keyword and from a dict alike."""
+    inner = Record(a=1)
+    for value in [
+        (1, "a", None, True, b"x"),
+        frozenset({1, "a", (2, 3)}),
+        (inner, 1),
+        frozenset({inner}),
+        (1, [2]),
+        [1, {2}],
+        frozenset({Map((Map, (1,), ("b",)))}),
+    ]:
+        for built in (Record(x=value, y=0), Record({"x": value, "y": 0})):
+            assert built.x == freeze(value) and type(built.x) is type(freeze(value))
+            assert (built.x is value) == (freeze(value) is value)
+
+
 def test_wide_records_replace_as_narrow_ones():
     fields = {f"f{i}": i for i in range(20)}
     r = Record(**fields)

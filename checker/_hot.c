@@ -1855,6 +1855,19 @@ put_cached(Buffer *b, PyObject *value, int depth)
     return 0;
 }
 
+/* forget_encodings(): empty that cache, dropping the values it holds. */
+static PyObject *
+hot_forget_encodings(PyObject *module, PyObject *unused)
+{
+    if (FIELDS != NULL) {
+        for (Py_ssize_t i = 0; i < FIELD_SLOTS; i++) {
+            Py_CLEAR(FIELDS[i].value);
+            Py_CLEAR(FIELDS[i].data);
+        }
+    }
+    Py_RETURN_NONE;
+}
+
 static int
 put_field(Buffer *b, PyObject *value)
 {
@@ -2204,6 +2217,8 @@ static PyMethodDef hot_methods[] = {
     {"decoding", hot_decoding, METH_VARARGS, "decoding(shapes, from_pairs)"},
     {"encode_state", hot_encode_state, METH_O,
      "encode(state), its container fields' encodings cached by identity."},
+    {"forget_encodings", hot_forget_encodings, METH_NOARGS,
+     "Empty encode_state's cache (the field values it holds)."},
     {NULL, NULL, 0, NULL},
 };
 

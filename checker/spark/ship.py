@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.machinery
+import importlib.util
+import marshal
 import os
 import sys
 import tempfile
@@ -111,7 +113,12 @@ def code_zip(model: Model) -> Path:
     """A zip of mc's code for the executors: `checker` and `invariants` (their .py files, and
     the compiled hot path, which checker.values.fast loads from the zip if it can, else the
     executors run its Python twins), and the spec's top-level package. Its name is the
-    hash of its contents, so the same code is the same file."""
+    hash of its contents, so the same code is the same file.
+
+    Each .py file has its bytecode for this Python beside it (`_bytecode`): zipimport compiles
+    no source for a pyc it can use, and every new Python worker of an executor imports mc's
+    code afresh. An executor on another Python finds the magic number wrong and compiles the
+    source, which stays for it and for the tracebacks."""
     import hashlib
     import zipfile
 
@@ -137,7 +144,7 @@ def code_zip(model: Model) -> Path:
         add(importlib.import_module(name))
     if top and top in sys.modules and getattr(sys.modules[top], "__file__", None):
         add(sys.modules[top])
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(importlib.util.MAGIC_NUMBER)  # the bytecode's Python
     contents = []
     for arcname, file in files:
         data = file.read_bytes()
@@ -149,12 +156,25 @@ def code_zip(model: Model) -> Path:
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
             for arcname, data in contents:
                 archive.writestr(zipfile.ZipInfo(arcname, (1980, 1, 1, 0, 0, 0)), data)
+                if arcname.endswith(".py"):
+                    pyc = zipfile.ZipInfo(arcname + "c", (1980, 1, 1, 0, 0, 0))
+                    archive.writestr(pyc, _bytecode(data, f"{target}/{arcname}"))
         os.replace(partial, target)
     _zips[top] = target
     return target
 
 
 _zips: dict[str | None, Path] = {}  # the spec's package -> its zip
+
+
+def _bytecode(source: bytes, filename: str) -> bytes:
+    """`source` compiled by this Python, as a .pyc that zipimport loads without reading the
+    source again (PEP 552: hash-based, unchecked; the source beside it in the zip is the one
+    it was compiled from: the zip is named by the hash of the sources and of this magic number)."""
+    code = compile(source, filename, "exec", dont_inherit=True)
+    unchecked = (1).to_bytes(4, "little")  # flags: hash-based, source not checked
+    hashed = importlib.util.source_hash(source)
+    return importlib.util.MAGIC_NUMBER + unchecked + hashed + marshal.dumps(code)
 
 
 _shipped: dict[int, set[str]] = {}  # id(session) -> the zips it was given

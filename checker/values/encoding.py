@@ -272,6 +272,19 @@ _field_encodings: dict[int, bytes] = {}  # id of a field value -> its encoding
 _fields_kept: list[Any] = []
 
 
+def forget_encodings_python() -> None:
+    """Empty the caches of encodings by identity (of fields, sets and set elements), dropping
+    the values they hold: for a process that meets other states next (a Spark task's states
+    are decoded afresh, so no entry of the previous task's would be used again)."""
+    for cache, kept in (
+        (_field_encodings, _fields_kept),
+        (_set_encodings, _sets_kept),
+        (_element_encodings, _elements_kept),
+    ):
+        cache.clear()
+        kept.clear()
+
+
 def _plain(value: Any) -> bytes:
     """The encoding of an atom or a tuple of atoms (no hook needed: tuples packed as arrays)."""
     try:
@@ -336,3 +349,4 @@ fingerprint: Callable[[bytes], int] = xxhash.xxh3_64_intdigest
 encode = fast.pick(encode_python)
 encode_state = fast.pick(encode_state_python)
 decode = fast.pick(decode_python)
+forget_encodings = fast.pick(forget_encodings_python)

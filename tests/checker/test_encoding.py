@@ -26,6 +26,23 @@ def test_the_encoding_is_msgpack_with_sorted_keys_and_sets():
     assert encode(Record({1: True})) == b"\x81\x01\xc3"
 
 
+def test_a_set_of_16_elements_or_more_holds_a_longer_array():
+    # msgpack's array 16 (0xdc and a 2-byte size) in the set extension, not a fixarray.
+    big = frozenset(range(20))
+    assert encode(big) == b"\xc7\x17\x01\xdc\x00\x14" + bytes(range(20))
+    assert decode(encode(big)) == big
+
+
+def test_values_nested_deeper_than_any_other_round_trip():
+    """Each level of nesting is encoded by its own packer (a packer is not re-entered): 40 are
+    more than any other test nests, so the encoder makes new ones here."""
+    value: object = 0
+    for i in range(40):
+        value = frozenset({(value, i)})
+    assert decode(encode(value)) == value
+    assert encode(decode(encode(value))) == encode(value)
+
+
 def test_sets_encode_canonically_whatever_the_insertion_order():
     one = Record(s=frozenset(["kafka", "raft", "zk", "broker"]))
     two = Record(s=frozenset(["zk", "broker", "raft", "kafka"]))

@@ -4,6 +4,7 @@ Python twin, and the two agree, on values drawn by Hypothesis and on the bundled
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 from hypothesis import given, settings
@@ -25,6 +26,7 @@ TWINS = {
     "encode",
     "encode_state",
     "decode",
+    "forget_encodings",
     "conforms",
     "successors",
     "candidates",
@@ -139,6 +141,22 @@ def test_encode_state(fields):
     assert native(state) == twin(state) == encode(state)
     changed = state.replace(**{next(iter(fields)): (1, 2)})  # shares the other fields' values
     assert native(changed) == twin(changed) == encode(changed)
+
+
+@in_c
+def test_forget_encodings_drops_the_values_encode_state_holds():
+    forget_c, forget_python = pair("forget_encodings")
+    native, twin = pair("encode_state")
+    state = Record(a=frozenset({("x", 1), ("y", 2)}), b=1)
+    field = state.a  # a container: C caches only those
+    alone = sys.getrefcount(field)
+    for encode_state, forget in ((native, forget_c), (twin, forget_python)):
+        data = encode_state(state)
+        assert sys.getrefcount(field) > alone  # held by the cache
+        forget()
+        assert sys.getrefcount(field) == alone
+        assert encode_state(state) == data == encode(state)  # encoded again, the same
+        forget()
 
 
 @in_c

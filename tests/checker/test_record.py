@@ -130,6 +130,7 @@ def test_put_and_without():
     assert put(r, 1, "z")[1] == "z"
     assert without(r, 1) == Record({3: "c"})
     assert without(r, 1, 3) == Record() and without(Record(a=1), "a") == Record()
+    assert without(Record(w1=1, w2=2, w3=3), "w1", "w2") == Record(w3=3)  # a shape of its own
     assert put(Record(a=1), "b", 2) == Record(a=1, b=2)
     assert put(Record(a=1), 0, 2) == Record({"a": 1, 0: 2})
     assert put(Record(a=1), "a", 5) == Record(a=5)

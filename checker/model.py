@@ -724,6 +724,7 @@ class Model:
         the action's error, as when its fingerprint is computed."""
         mine: list[Any] = []
         view_of = self.view_of
+        first = len(positions)
         try:
             for succ in successors:
                 mine.append(view_of(succ))
@@ -745,6 +746,11 @@ class Model:
                     "view", "view", f"returned a value that cannot be hashed: {exc}", state=succ
                 ) from exc
             start = stop
+        for p in positions[first:]:  # a candidate the view did not show unfrozen: the same
+            try:
+                hash(successors[p - offset])
+            except TypeError:
+                successors[p - offset] = _refrozen(self, state, actions[p], successors[p - offset])
 
     def _expand_twice(
         self,

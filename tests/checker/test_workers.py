@@ -141,6 +141,21 @@ def test_a_list_inside_a_built_tuple_is_frozen():
     assert result.trace == [] and result.coverage[0].new == 1
 
 
+class UnhashableViewed(Unhashable):
+    """The same, met by its view (Model.by_view): the view of the unfrozen successor."""
+
+    def view(self, s):
+        return s.replace(log=s.log[:1])
+
+
+def test_a_list_inside_a_built_tuple_is_frozen_when_states_are_met_by_views():
+    model = Model(UnhashableViewed())
+    assert model.by_view
+    result = check(model, Options(deadlock=False))
+    assert (result.verdict, result.distinct_states) == ("ok", 2)
+    assert result.trace == [] and result.coverage[0].new == 1
+
+
 class Floaty(Spec):
     def init(self):
         return Record(log=())

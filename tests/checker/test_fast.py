@@ -18,7 +18,7 @@ from checker.model import Model
 from checker.values import fast
 from checker.values import kinds as K
 from checker.values.encoding import encode
-from checker.values.record import Map, freeze, mapping
+from checker.values.record import Map, freeze, mapping, put
 from tests.conftest import ROOT
 
 TWINS = {
@@ -157,6 +157,33 @@ def test_forget_encodings_drops_the_values_encode_state_holds():
         assert sys.getrefcount(field) == alone
         assert encode_state(state) == data == encode(state)  # encoded again, the same
         forget()
+
+
+@in_c
+def test_encode_state_keeps_the_encodings_of_values_inside_variables():
+    forget_c, forget_python = pair("forget_encodings")
+    native, twin = pair("encode_state")
+    brokers = mapping(
+        {1: Record(log=(1, 2), isr=frozenset({1})), 2: Record(log=(), isr=frozenset())}
+    )
+    state = Record(brokers=brokers, msgs=frozenset({Record(to=1, log=(3,))}), n=0)
+    entry = brokers[2]  # one level inside a variable: cached by C as the variables are
+    forget_c()
+    alone = sys.getrefcount(entry)
+    assert native(state) == encode(state)
+    assert sys.getrefcount(entry) > alone
+    # A step changes one entry and adds a message; the other entry is the same object.
+    succ = state.replace(
+        brokers=put(brokers, 1, brokers[1].replace(log=(1, 2, 3))),
+        msgs=state.msgs | {Record(to=2, log=())},
+    )
+    assert succ.brokers[2] is entry
+    assert native(succ) == twin(succ) == encode(succ)
+    assert native(state) == twin(state) == encode(state)  # the old entry: still its own bytes
+    del succ
+    forget_c()
+    forget_python()  # (the twin keeps the variables' values: succ's map holds `entry`)
+    assert sys.getrefcount(entry) == alone
 
 
 @in_c

@@ -775,6 +775,40 @@ static PyTypeObject RecordType = {
     .tp_vectorcall_offset = offsetof(PyTypeObject, tp_vectorcall),
 };
 
+/* take(shape, indices, record): the record of `shape` whose fields are those of `record` at
+ * `indices` (positions in the tuple, from 1): `without` and a view's projection, in C. */
+static PyObject *
+hot_take(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyType_Check(args[0]) ||
+        !PyType_IsSubtype((PyTypeObject *)args[0], &RecordBase) ||
+        !PyTuple_CheckExact(args[1]) || !PyTuple_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "take(shape, indices, record)");
+        return NULL;
+    }
+    PyTypeObject *shape = (PyTypeObject *)args[0];
+    PyObject *indices = args[1], *record = args[2];
+    Py_ssize_t n = PyTuple_GET_SIZE(indices), size = PyTuple_GET_SIZE(record);
+    PyObject *out = alloc(shape, n + 1);
+    if (out == NULL)
+        return NULL;
+    Py_INCREF(shape);
+    PyTuple_SET_ITEM(out, 0, (PyObject *)shape);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t at = PyLong_AsSsize_t(PyTuple_GET_ITEM(indices, i));
+        if (at < 1 || at >= size) {
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_IndexError, "take(): no field at %zd", at);
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyObject *item = PyTuple_GET_ITEM(record, at);
+        Py_INCREF(item);
+        PyTuple_SET_ITEM(out, i + 1, item);
+    }
+    return out;
+}
+
 /* factory(Record, factory): Record(...) calls go through record_vectorcall. */
 static PyObject *
 hot_factory(PyObject *module, PyObject *args)
@@ -2217,6 +2251,8 @@ static PyMethodDef hot_methods[] = {
     {"new", (PyCFunction)(void (*)(void))hot_new, METH_FASTCALL, "new(shape, *values)"},
     {"factory", hot_factory, METH_VARARGS, "factory(Record, factory)"},
     {"maker", hot_maker, METH_VARARGS, "maker(order, shape, where)"},
+    {"take", (PyCFunction)(void (*)(void))hot_take, METH_FASTCALL,
+     "take(shape, indices, record): the record of shape with record's fields at indices."},
     {"put", (PyCFunction)(void (*)(void))hot_put, METH_FASTCALL,
      "`container` with `key` set to `value`: a tuple by index or a Record by key."},
     {"successors", (PyCFunction)(void (*)(void))hot_successors, METH_FASTCALL,

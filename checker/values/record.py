@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Iterator, Mapping
+from functools import partial
 from typing import Any, ClassVar
 
 from checker.errors import StateError
@@ -484,14 +485,19 @@ def without(record: Record, *keys: Any) -> Record:
 _droppers: dict[tuple[type, tuple[Any, ...]], Any] = {}
 
 
+def take_python(shape: type[Record], indices: tuple[int, ...], record: Record) -> Record:
+    """The record of `shape` whose fields are those of `record` at `indices` (positions in
+    the tuple, from 1)."""
+    return shape((shape, *[_item(record, i) for i in indices]))  # type: ignore[call-arg]
+
+
+take = fast.pick(take_python)
+
+
 def _dropper(cls: type[Record], dropped: tuple[Any, ...]) -> Any:
     kept = tuple(k for k in cls._keys if k not in dropped)
-    smaller = shape(kept)
-    fields = "".join(f"_mc_r.{k}, " for k in kept)
-    source = f"def drop(_mc_r):\n    return _mc_S((_mc_S, {fields}))\n"
-    namespace: dict[str, Any] = {"_mc_S": smaller}
-    exec(source, namespace)  # the source is built from identifiers only
-    _droppers[(cls, dropped)] = drop = namespace["drop"]
+    indices = tuple(cls._index[k] for k in kept)
+    _droppers[(cls, dropped)] = drop = partial(take, shape(kept), indices)
     return drop
 
 

@@ -18,7 +18,7 @@ from checker.model import Model
 from checker.values import fast
 from checker.values import kinds as K
 from checker.values.encoding import encode
-from checker.values.record import Map, freeze, mapping, put
+from checker.values.record import Map, freeze, mapping, put, shape
 from tests.conftest import ROOT
 
 TWINS = {
@@ -32,6 +32,7 @@ TWINS = {
     "candidates",
     "holds",
     "changed",
+    "take",
 }
 in_c = pytest.mark.skipif(not fast.C, reason="checker._hot is not built (or MC_PURE_PYTHON=1)")
 
@@ -184,6 +185,25 @@ def test_encode_state_keeps_the_encodings_of_values_inside_variables():
     forget_c()
     forget_python()  # (the twin keeps the variables' values: succ's map holds `entry`)
     assert sys.getrefcount(entry) == alone
+
+
+@in_c
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from("abcdef"), values, min_size=1), st.data())
+def test_take_builds_the_smaller_record_as_its_twin(fields, data):
+    native, twin = pair("take")
+    record = Record(**fields)
+    kept = data.draw(st.lists(st.sampled_from(record._keys), unique=True).map(sorted))
+    smaller = shape(tuple(kept))
+    indices = tuple(record._index[k] for k in kept)
+    made = native(smaller, indices, record)
+    assert made == twin(smaller, indices, record) == Record(**{k: fields[k] for k in kept})
+    assert type(made) is smaller and hash(made) == hash(twin(smaller, indices, record))
+    assert all(made[k] is record[k] for k in kept)  # the same objects: shared, not copied
+    with pytest.raises(IndexError):
+        native(smaller, (len(record._keys) + 1,) * len(kept) or (0,), record)
+    with pytest.raises(TypeError):
+        native(tuple, indices, record)
 
 
 @in_c

@@ -140,7 +140,13 @@ class DriverLevels:
             self.spark_fps = None
             return
         new = [np.frombuffer(part["fps"], np.int64) for part in parts]
-        self.spark_fps = np.union1d(self.spark_fps, np.concatenate([np.zeros(0, np.int64), *new]))
+        # A level's states are new: its fingerprints are not among those held. Two sorted runs
+        # merge in linear time with a stable sort (timsort); union1d sorted them all afresh,
+        # 0.9 s a level on average over the 18 Spark levels of TwoPhase RM=8.
+        level = np.sort(np.concatenate([self.spark_fps[:0], *new]))
+        merged = np.concatenate([self.spark_fps, level])
+        merged.sort(kind="stable")
+        self.spark_fps = merged
         if len(self.spark_fps) > self.settings.driver_fingerprints:
             self.spark_fps = None
 

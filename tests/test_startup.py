@@ -4,8 +4,11 @@ commands need. scripts/bench.py's start-up table measures the time itself."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+
+import pytest
 
 from tests.conftest import ROOT
 
@@ -68,3 +71,21 @@ def test_temporal_properties_import_what_they_need(tmp_path):
         "    assert exit.code == 0, exit.code\n"
     )
     assert "scipy" in loaded(run)
+
+
+THREADS = """
+import os, checker.cli, numpy
+print(os.environ["OPENBLAS_NUM_THREADS"])
+print(next(line.split()[1] for line in open("/proc/self/status") if line.startswith("Threads:")))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_numpy_starts_no_blas_threads_unless_asked():
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    run = [sys.executable, "-c", THREADS]
+    out = subprocess.run(run, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["1", "1"]  # the setting, and this process's one thread
+    env["OPENBLAS_NUM_THREADS"] = "2"
+    out = subprocess.run(run, cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split()[0] == "2"  # the user's own setting is kept

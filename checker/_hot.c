@@ -3,7 +3,8 @@
  * Model.successors, the expanders' dedupe). checker.values.fast is the one module importing it.
  *
  * - RecordBase: the tuple type every Record shape derives from, with `replace` in C.
- * - new(shape, *values), put(container, key, value): building records and tuples.
+ * - new(shape, *values), put(container, key, value), take(shape, indices, record): building
+ *   records and tuples.
  * - successors(...): one state's successors, as Model.successors computes them.
  * - candidates(...): the successors not met before (the expanders' exact dedupe).
  * - encode(value): the canonical msgpack encoding, byte for byte that of checker.values.encoding.
@@ -237,6 +238,18 @@ static PyObject *
 alloc(PyTypeObject *type, Py_ssize_t n)
 {
     return type->tp_alloc(type, n);
+}
+
+/* A new record of `shape` with room for n fields (all NULL), its shape in item 0. */
+static PyObject *
+shaped(PyTypeObject *shape, Py_ssize_t n)
+{
+    PyObject *record = alloc(shape, n + 1);
+    if (record == NULL)
+        return NULL;
+    Py_INCREF(shape);
+    PyTuple_SET_ITEM(record, 0, (PyObject *)shape);
+    return record;
 }
 
 static PyObject *
@@ -697,11 +710,9 @@ str_record(PyObject *dict)
     PyObject *where = PyTuple_GET_ITEM(entry, 1);
     if (PyTuple_GET_SIZE(where) != n)
         return NULL;
-    PyObject *record = alloc(shape, n + 1);
+    PyObject *record = shaped(shape, n);
     if (record == NULL)
         return NULL;
-    Py_INCREF(shape);
-    PyTuple_SET_ITEM(record, 0, (PyObject *)shape);
     for (Py_ssize_t k = 0; k < n; k++) {
         PyObject *got = frozen(values[PyLong_AsSsize_t(PyTuple_GET_ITEM(where, k))], ATOMS);
         if (got == NULL) {
@@ -727,11 +738,9 @@ record_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyOb
             PyTypeObject *shape = (PyTypeObject *)PyTuple_GET_ITEM(entry, 0);
             PyObject *where = PyTuple_GET_ITEM(entry, 1);
             Py_ssize_t n = PyTuple_GET_SIZE(where);
-            PyObject *record = alloc(shape, n + 1);
+            PyObject *record = shaped(shape, n);
             if (record == NULL)
                 return NULL;
-            Py_INCREF(shape);
-            PyTuple_SET_ITEM(record, 0, (PyObject *)shape);
             for (Py_ssize_t i = 0; i < n; i++) {
                 Py_ssize_t from = PyLong_AsSsize_t(PyTuple_GET_ITEM(where, i));
                 PyObject *value = frozen(args[from], ATOMS);
@@ -789,11 +798,9 @@ hot_take(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyTypeObject *shape = (PyTypeObject *)args[0];
     PyObject *indices = args[1], *record = args[2];
     Py_ssize_t n = PyTuple_GET_SIZE(indices), size = PyTuple_GET_SIZE(record);
-    PyObject *out = alloc(shape, n + 1);
+    PyObject *out = shaped(shape, n);
     if (out == NULL)
         return NULL;
-    Py_INCREF(shape);
-    PyTuple_SET_ITEM(out, 0, (PyObject *)shape);
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_ssize_t at = PyLong_AsSsize_t(PyTuple_GET_ITEM(indices, i));
         if (at < 1 || at >= size) {
@@ -857,11 +864,9 @@ hot_new(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     PyTypeObject *type = (PyTypeObject *)args[0];
-    PyObject *record = alloc(type, nargs);
+    PyObject *record = shaped(type, nargs - 1);
     if (record == NULL)
         return NULL;
-    Py_INCREF(type);
-    PyTuple_SET_ITEM(record, 0, (PyObject *)type);
     for (Py_ssize_t i = 1; i < nargs; i++) {
         PyObject *value = frozen(args[i], ATOMS);
         if (value == NULL) {
@@ -944,13 +949,11 @@ hot_put(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyObject *values = with_item(&PyTuple_Type, PyTuple_GET_ITEM(container, 2), at, value);
         if (values == NULL)
             return NULL;
-        PyObject *map = alloc(type, 3);
+        PyObject *map = shaped(type, 2);
         if (map == NULL) {
             Py_DECREF(values);
             return NULL;
         }
-        Py_INCREF(type);
-        PyTuple_SET_ITEM(map, 0, (PyObject *)type);
         Py_INCREF(PyTuple_GET_ITEM(container, 1));
         PyTuple_SET_ITEM(map, 1, PyTuple_GET_ITEM(container, 1));
         PyTuple_SET_ITEM(map, 2, values);
@@ -2050,11 +2053,9 @@ read_map(Reader *r, Py_ssize_t n, int depth)
     PyObject *shape = PyDict_GetItemWithError(SHAPES, keys); /* borrowed */
     if (shape != NULL) {
         PyTypeObject *type = (PyTypeObject *)shape;
-        out = alloc(type, n + 1);
+        out = shaped(type, n);
         if (out == NULL)
             goto done;
-        Py_INCREF(shape);
-        PyTuple_SET_ITEM(out, 0, shape);
         for (Py_ssize_t i = 0; i < n; i++) {
             PyObject *value = PyTuple_GET_ITEM(values, i);
             Py_INCREF(value);

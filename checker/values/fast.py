@@ -9,6 +9,7 @@ selects the twins (the test suite runs under both), and `MC_HOT_LIBRARY=FILE` lo
 extension from FILE (`make sanitize`'s build):
 
     put           checker.values.record.put_python        a container with one key set
+    take          checker.values.record.take_python       a record's fields at positions
     encode        checker.values.encoding.encode_python   a value's canonical msgpack bytes
     encode_state  checker.values.encoding.encode_state_python
     decode        checker.values.encoding.decode_python
@@ -16,6 +17,8 @@ extension from FILE (`make sanitize`'s build):
     conforms      checker.values.kinds.conforms_python    whether a value is of its kind
     successors    checker.model.successors_python         a state's successors, in order
     candidates    checker.model.candidates_python         the successors not met before
+    holds         checker.model.holds_python              the first predicate that fails
+    changed       checker.model.changed_python            the variables a step changed
 
 Records are built on the extension's types when it is loaded (`RecordBase`, `RecordType`, and
 what `configure_records` hands it); checker.values.record has their Python twins.

@@ -1,8 +1,9 @@
 """The expanders of the local engine: this process, or forked worker processes that each run
 an Expander (checker.search.expansion) behind the same send/receive interface.
 
-Requests and replies are sent between processes as msgpack (never pickle); a worker process is
-forked, so it inherits the model instead of receiving it.
+Requests and replies are sent between processes as msgpack (never pickle), with the encoded
+states they carry as raw payload (checker.local.channel); a worker process is forked, so it
+inherits the model instead of receiving it.
 
 A worker that dies (killed, out of memory) ends the search with an EngineFailure naming it
 (exit 153, the counts so far); a worker whose engine process dies ends too: on Linux the kernel
@@ -23,11 +24,11 @@ import sys
 import threading
 import traceback
 from collections.abc import Sequence
-from multiprocessing.connection import Connection
 
 from checker import errors, guard
 from checker.behaviour import Recording
 from checker.errors import EngineFailure, McError
+from checker.local.channel import Channel
 from checker.model import Model
 from checker.search.expansion import (
     Crashed,
@@ -80,11 +81,11 @@ class _Process:
         model: Model,
         number: int,
         recording: Recording | None,
-        siblings: Sequence[Connection] = (),
+        siblings: Sequence[Channel] = (),
         incremental: bool = True,
     ) -> None:
         context = multiprocessing.get_context("fork")  # the child inherits the loaded model
-        self.conn, child = context.Pipe()
+        self.conn, child = Channel.pair()
         self.number = number
         inherited = [*siblings, self.conn]  # the engine's ends, which the child must close
         self.process = context.Process(
@@ -98,7 +99,7 @@ class _Process:
 
     def send(self, request: Request) -> None:
         try:
-            self.conn.send_bytes(pack(request))
+            self.conn.send(*pack(request))
         except OSError:  # a broken pipe: the worker is gone
             raise self._died() from None
 
@@ -110,7 +111,7 @@ class _Process:
 
     def receive(self) -> Expanded:
         try:
-            reply = unpack(self.conn.recv_bytes())
+            reply = unpack(*self.conn.receive())
         except (EOFError, OSError):
             raise self._died() from None
         if isinstance(reply, Crashed):
@@ -145,10 +146,10 @@ class _Process:
 
 
 def _serve(
-    conn: Connection,
+    conn: Channel,
     model: Model,
     recording: Recording | None,
-    inherited: Sequence[Connection],
+    inherited: Sequence[Channel],
     parent: int,
     incremental: bool,
 ) -> None:
@@ -173,17 +174,17 @@ def _die_with(parent: int) -> None:
         os._exit(0)
 
 
-def _answer(conn: Connection, expander: Expander) -> None:
+def _answer(conn: Channel, expander: Expander) -> None:
     # The engine sends up to IN_FLIGHT requests before it reads a reply. A thread takes them
     # off the pipe as they come, so that a large request never waits behind a large reply:
     # with both pipes full, the engine and this process would each wait for the other.
-    requests: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+    requests: queue.SimpleQueue[tuple[bytes, bytearray] | None] = queue.SimpleQueue()
     threading.Thread(target=_receive, args=(conn, requests), daemon=True).start()
     while True:
         data = requests.get()
         if data is None:
             return
-        request = unpack(data)
+        request = unpack(*data)
         reply: Reply | None
         try:
             reply = expander.handle(request)  # type: ignore[arg-type]
@@ -196,16 +197,16 @@ def _answer(conn: Connection, expander: Expander) -> None:
             reply = Crashed(traceback.format_exc())
         if reply is not None:
             try:
-                conn.send_bytes(pack(reply))
+                conn.send(*pack(reply))
             except OSError:  # the engine closed the pipe: it stopped (a signal) or is gone
                 return
 
 
-def _receive(conn: Connection, requests: queue.SimpleQueue[bytes | None]) -> None:
+def _receive(conn: Channel, requests: queue.SimpleQueue[tuple[bytes, bytearray] | None]) -> None:
     """Move the engine's requests from the pipe to `requests`; None once the pipe is closed."""
     while True:
         try:
-            requests.put(conn.recv_bytes())
+            requests.put(conn.receive())
         except (EOFError, OSError):
             requests.put(None)
             return

@@ -102,25 +102,44 @@ class Forget:
     """Forget the states met so far (the engine keeps this memory within its budget)."""
 
 
+class Pieces:
+    """Encoded states not yet joined: a reply's blob as its encodings. The engine joins only
+    those it admits (checker.local.bfs); between processes they are sent one after the other
+    (checker.local.channel), never joined."""
+
+    __slots__ = ("pieces", "size")
+
+    def __init__(self, pieces: list[bytes]) -> None:
+        self.pieces = pieces
+        self.size = sum(map(len, pieces))
+
+    def __len__(self) -> int:
+        return self.size
+
+    def joined(self) -> bytes:
+        return b"".join(self.pieces)
+
+
 @dataclass(frozen=True)
 class Expanded:
     """The reply to Expand. Per successor, its action (uint16); per state, its number of
     successors (uint32) and whether it is deadlocked (uint8: no action enabled; a state the
     constraints keep from being expanded is not). The candidates: their positions among the
-    successors (uint32), fingerprints (uint64), encodings (a blob and uint64 offsets),
-    [candidate, invariant] for each that violates one, those on which an invariant or a wanted
-    reachability property raised, and [candidate, property] for the first one satisfying each
-    wanted reachability property. `error`: the first state whose expansion raised (none are
-    expanded after it). `bindings`: the candidates' binding indexes, if asked. A recorded
-    search (checker.behaviour) also gets every successor's fingerprint (`targets`), the
-    candidates' predicate values (uint8 rows) and the keyed steps' binding keys (`keys`)."""
+    successors (uint32), fingerprints (uint64), encodings (`blob`: Pieces as made, the bytes
+    received in another process; and uint64 offsets), [candidate, invariant] for each that
+    violates one, those on which an invariant or a wanted reachability property raised, and
+    [candidate, property] for the first one satisfying each wanted reachability property.
+    `error`: the first state whose expansion raised (none are expanded after it). `bindings`:
+    the candidates' binding indexes, if asked. A recorded search (checker.behaviour) also gets
+    every successor's fingerprint (`targets`), the candidates' predicate values (uint8 rows)
+    and the keyed steps' binding keys (`keys`)."""
 
     actions: bytes
     counts: bytes
     stuck: bytes
     positions: bytes
     fps: bytes
-    blob: bytes
+    blob: Pieces | bytes | bytearray
     offsets: bytes
     broken: list[list[Any]] = field(default_factory=list)
     raised: list[int] = field(default_factory=list)
@@ -149,15 +168,30 @@ _KINDS: tuple[type, ...] = (Expand, Admit, StartLevel, Forget, Expanded, Crashed
 _FIELDS = {kind: [f.name for f in dataclasses.fields(kind)] for kind in _KINDS}
 
 
-def pack(message: Request | Reply) -> bytes:
-    """A message as msgpack: its kind, then its fields in order."""
+# The field of a message that holds encoded states: it travels as the frame's payload, after
+# the msgpack header, so that it is copied neither into msgpack's buffer nor out of it.
+_PAYLOAD = {kind: _FIELDS[kind].index("blob") for kind in (Expand, Expanded)}
+
+
+def pack(message: Request | Reply) -> tuple[bytes, list[bytes]]:
+    """A message as a msgpack header (its kind, then its fields in order) and a payload: its
+    encoded states, as the buffers to send one after the other."""
     kind = type(message)
     values = [getattr(message, name) for name in _FIELDS[kind]]
-    return msgpack.packb([_KINDS.index(kind), *values], use_bin_type=True)
+    payload: list[bytes] = []
+    where = _PAYLOAD.get(kind)
+    if where is not None and values[where] is not None:
+        blob = values[where]
+        payload = blob.pieces if isinstance(blob, Pieces) else [blob]
+        values[where] = True  # (in the payload)
+    return msgpack.packb([_KINDS.index(kind), *values], use_bin_type=True), payload
 
 
-def unpack(data: bytes) -> Request | Reply:
-    kind, *values = msgpack.unpackb(data, raw=False)
+def unpack(header: bytes, payload: bytes | bytearray = b"") -> Request | Reply:
+    kind, *values = msgpack.unpackb(header, raw=False)
+    where = _PAYLOAD.get(_KINDS[kind])
+    if where is not None and values[where] is True:
+        values[where] = payload
     return _KINDS[kind](*values)  # type: ignore[no-any-return]
 
 
@@ -288,7 +322,7 @@ class Expander:
             stuck=bytes(batch.stuck),
             positions=array("I", batch.positions).tobytes(),
             fps=batch.fps.tobytes(),
-            blob=b"".join(batch.encodings),
+            blob=Pieces(batch.encodings),
             offsets=np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes)]).tobytes(),
             broken=broken,
             raised=raised,
@@ -375,8 +409,14 @@ class Expansion:
         self.positions = np.frombuffer(reply.positions, dtype=np.uint32).astype(np.int64)
         self.fps = np.frombuffer(reply.fps, dtype=np.uint64)
         self.candidates = int(np.searchsorted(self.positions, self.limit))
-        self.blob = reply.blob
+        self.blob = reply.blob  # Pieces from this process, else the bytes received
         self._offsets = np.frombuffer(reply.offsets, dtype=np.uint64)
+        if isinstance(reply.blob, Pieces):
+            self._pieces: list[bytes] | list[memoryview] = reply.blob.pieces
+        else:
+            view = memoryview(reply.blob)
+            bounds = self._offsets.tolist()
+            self._pieces = [view[bounds[k] : bounds[k + 1]] for k in range(len(bounds) - 1)]
         self.broken: dict[int, str] = {k: name for k, name in reply.broken}
         self.raised = np.zeros(len(self.positions), dtype=bool)
         self.raised[reply.raised] = True
@@ -396,15 +436,11 @@ class Expansion:
             self.values = values.reshape(rows, len(values) // rows if rows else 0)
 
     def encoding(self, candidate: int) -> bytes:
-        return self.blob[int(self._offsets[candidate]) : int(self._offsets[candidate + 1])]
+        return bytes(self._pieces[candidate])
 
     def encodings(self, kept: np.ndarray) -> tuple[bytes, np.ndarray]:
         """The encodings of the candidates `kept` (ascending), back to back, with offsets."""
-        offsets = self._offsets
-        if len(kept) and int(kept[-1]) == len(kept) - 1:  # the first ones: one slice
-            return self.blob[: int(offsets[len(kept)])], offsets[: len(kept) + 1]
-        bounds = offsets.tolist()
-        blob = self.blob
-        pieces = [blob[bounds[k] : bounds[k + 1]] for k in kept.tolist()]
-        sizes = np.fromiter(map(len, pieces), np.uint64, len(pieces))
-        return b"".join(pieces), np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes)])
+        pieces = self._pieces
+        chosen = [pieces[k] for k in kept.tolist()]
+        sizes = np.fromiter(map(len, chosen), np.uint64, len(chosen))
+        return b"".join(chosen), np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes)])

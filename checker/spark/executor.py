@@ -239,7 +239,7 @@ def expand_part(job: ExpandJob, batches: Iterable[pa.RecordBatch]) -> Iterator[p
             kind=np.full(k, STATE, np.int32),
             fp=fps,
             code=codes,
-            state=binary_array(reply.blob, offsets),
+            state=binary_array(reply.blob.joined(), offsets),
             parent=states.fps[first + parent],
             action=exp.actions[positions].astype(np.int32),
             binding=exp.bindings[:k].astype(np.int32),

@@ -2009,6 +2009,74 @@ read_be(Reader *r, int width)
 
 static PyObject *read_value(Reader *r, int depth);
 
+/* Decoding a state made a new str for every field name of every record in it, hashed it to
+ * find the record's shape, and compared it with the shape's own names (kip-966's shipped
+ * cfg: about 250 names in a 2.8 KB state, 90 us a state). Short strings now come from a
+ * direct-mapped cache by their bytes, interned, so that a record's names are the objects its
+ * shape was registered with, and the shape is found by their addresses (SHAPE_CACHE). */
+#define STR_SLOTS 4096
+#define STR_CACHED 64 /* longer strings are decoded afresh */
+static PyObject **STR_CACHE;
+
+static PyObject *
+read_str(const unsigned char *p, Py_ssize_t n)
+{
+    if (n > STR_CACHED || (STR_CACHE == NULL &&
+                           (STR_CACHE = PyMem_Calloc(STR_SLOTS, sizeof(PyObject *))) == NULL))
+        return PyUnicode_DecodeUTF8((const char *)p, n, NULL);
+    uint64_t h = 1469598103934665603ULL ^ (uint64_t)n; /* FNV-1a */
+    for (Py_ssize_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    PyObject **slot = &STR_CACHE[(h ^ (h >> 32)) & (STR_SLOTS - 1)];
+    if (*slot != NULL) {
+        Py_ssize_t size;
+        const char *utf8 = PyUnicode_AsUTF8AndSize(*slot, &size);
+        if (utf8 != NULL && size == n && memcmp(utf8, p, n) == 0) {
+            Py_INCREF(*slot);
+            return *slot;
+        }
+        PyErr_Clear();
+    }
+    PyObject *s = PyUnicode_DecodeUTF8((const char *)p, n, NULL);
+    if (s == NULL)
+        return NULL;
+    PyUnicode_InternInPlace(&s);
+    Py_INCREF(s);
+    Py_XSETREF(*slot, s);
+    return s;
+}
+
+/* A record's shape by the addresses of its field names (and of int keys, which CPython
+ * shares when small): a slot holds the names' tuple, so the addresses stay theirs. */
+#define SHAPE_SLOTS 1024
+typedef struct {
+    PyObject *keys; /* tuple */
+    PyObject *shape;
+} ShapeSlot;
+static ShapeSlot *SHAPE_CACHE;
+
+static ShapeSlot *
+shape_slot(PyObject *const *keys, Py_ssize_t n)
+{
+    if (SHAPE_CACHE == NULL && (SHAPE_CACHE = PyMem_Calloc(SHAPE_SLOTS, sizeof(ShapeSlot))) == NULL)
+        return NULL;
+    uint64_t h = (uint64_t)n;
+    for (Py_ssize_t i = 0; i < n; i++)
+        h = (h ^ ((uintptr_t)keys[i] >> 4)) * 1099511628211ULL;
+    return &SHAPE_CACHE[(h ^ (h >> 32)) & (SHAPE_SLOTS - 1)];
+}
+
+static void
+forget_shapes(void)
+{
+    if (SHAPE_CACHE == NULL)
+        return;
+    for (Py_ssize_t i = 0; i < SHAPE_SLOTS; i++) {
+        Py_CLEAR(SHAPE_CACHE[i].keys);
+        Py_CLEAR(SHAPE_CACHE[i].shape);
+    }
+}
+
 static PyObject *
 read_tuple(Reader *r, Py_ssize_t n, int depth)
 {
@@ -2030,6 +2098,8 @@ read_tuple(Reader *r, Py_ssize_t n, int depth)
     return t;
 }
 
+#define MAP_ON_STACK 32
+
 static PyObject *
 read_map(Reader *r, Py_ssize_t n, int depth)
 {
@@ -2037,36 +2107,57 @@ read_map(Reader *r, Py_ssize_t n, int depth)
         PyErr_SetString(PyExc_ValueError, "truncated state encoding");
         return NULL;
     }
-    PyObject *keys = PyTuple_New(n), *values = PyTuple_New(n), *out = NULL;
-    if (keys == NULL || values == NULL)
-        goto done;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *key = read_value(r, depth + 1);
-        if (key == NULL)
+    PyObject *stack[2 * MAP_ON_STACK], **items = stack, *keys = NULL, *out = NULL;
+    if (n > MAP_ON_STACK && (items = PyMem_Malloc(2 * n * sizeof(PyObject *))) == NULL)
+        return PyErr_NoMemory();
+    PyObject **ks = items, **vs = items + n;
+    Py_ssize_t got = 0;
+    for (; got < n; got++) {
+        if ((ks[got] = read_value(r, depth + 1)) == NULL)
             goto done;
-        PyTuple_SET_ITEM(keys, i, key);
-        PyObject *value = read_value(r, depth + 1);
-        if (value == NULL)
+        if ((vs[got] = read_value(r, depth + 1)) == NULL) {
+            Py_DECREF(ks[got]);
             goto done;
-        PyTuple_SET_ITEM(values, i, value);
+        }
     }
-    PyObject *shape = PyDict_GetItemWithError(SHAPES, keys); /* borrowed */
-    if (shape != NULL) {
-        PyTypeObject *type = (PyTypeObject *)shape;
-        out = shaped(type, n);
-        if (out == NULL)
+    ShapeSlot *slot = shape_slot(ks, n);
+    PyObject *shape = NULL; /* borrowed */
+    if (slot != NULL && slot->keys != NULL && PyTuple_GET_SIZE(slot->keys) == n) {
+        shape = slot->shape;
+        for (Py_ssize_t i = 0; i < n && shape != NULL; i++)
+            if (PyTuple_GET_ITEM(slot->keys, i) != ks[i])
+                shape = NULL;
+    }
+    if (shape == NULL) {
+        if ((keys = PyTuple_New(n)) == NULL)
             goto done;
         for (Py_ssize_t i = 0; i < n; i++) {
-            PyObject *value = PyTuple_GET_ITEM(values, i);
-            Py_INCREF(value);
-            PyTuple_SET_ITEM(out, i + 1, value);
+            Py_INCREF(ks[i]);
+            PyTuple_SET_ITEM(keys, i, ks[i]);
         }
-    } else if (!PyErr_Occurred()) {
+        shape = PyDict_GetItemWithError(SHAPES, keys);
+        if (shape == NULL && PyErr_Occurred())
+            goto done;
+        if (shape != NULL && slot != NULL) {
+            Py_INCREF(keys);
+            Py_XSETREF(slot->keys, keys);
+            Py_INCREF(shape);
+            Py_XSETREF(slot->shape, shape);
+        }
+    }
+    if (shape != NULL) {
+        if ((out = shaped((PyTypeObject *)shape, n)) == NULL)
+            goto done;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_INCREF(vs[i]);
+            PyTuple_SET_ITEM(out, i + 1, vs[i]);
+        }
+    } else {
         PyObject *pairs = PyList_New(n);
         if (pairs == NULL)
             goto done;
         for (Py_ssize_t i = 0; i < n; i++) {
-            PyObject *pair = PyTuple_Pack(2, PyTuple_GET_ITEM(keys, i), PyTuple_GET_ITEM(values, i));
+            PyObject *pair = PyTuple_Pack(2, ks[i], vs[i]);
             if (pair == NULL) {
                 Py_DECREF(pairs);
                 goto done;
@@ -2077,8 +2168,13 @@ read_map(Reader *r, Py_ssize_t n, int depth)
         Py_DECREF(pairs);
     }
 done:
+    for (Py_ssize_t i = 0; i < got; i++) {
+        Py_DECREF(ks[i]);
+        Py_DECREF(vs[i]);
+    }
     Py_XDECREF(keys);
-    Py_XDECREF(values);
+    if (items != stack)
+        PyMem_Free(items);
     return out;
 }
 
@@ -2133,7 +2229,7 @@ read_value(Reader *r, int depth)
         }
         if (need(r, n) < 0)
             return NULL;
-        PyObject *s = PyUnicode_DecodeUTF8((const char *)r->data + r->at, n, NULL);
+        PyObject *s = read_str(r->data + r->at, n);
         r->at += n;
         return s;
     }
@@ -2222,6 +2318,7 @@ hot_decoding(PyObject *module, PyObject *args)
     Py_XSETREF(SHAPES, shapes);
     Py_INCREF(from_pairs);
     Py_XSETREF(FROM_PAIRS, from_pairs);
+    forget_shapes(); /* found in the former table */
     Py_RETURN_NONE;
 }
 

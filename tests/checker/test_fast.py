@@ -207,6 +207,25 @@ def test_take_builds_the_smaller_record_as_its_twin(fields, data):
 
 
 @in_c
+def test_decode_caches_short_strings_and_shapes_and_stays_the_twins_equal():
+    """C decode keeps short strings (interned) and records' shapes in direct-mapped caches:
+    more distinct strings than slots (collisions), long strings, non-ASCII ones, and records
+    whose names collide in the shape cache all decode as the twin does."""
+    decode_c, decode_python = pair("decode")
+    words = tuple(f"w{i}-é" if i % 7 == 0 else f"w{i}" for i in range(6000))
+    long = "x" * 65
+    value = (words, long, tuple(Record({w: i}) for i, w in enumerate(words[:2000])))
+    data = encode(value)
+    for _ in range(2):  # the second time, from the caches
+        got = decode_c(data)
+        assert got == value == decode_python(data)
+        assert [type(r) for r in got[2]] == [type(r) for r in value[2]]
+    first, again = decode_c(encode(("leader", long))), decode_c(encode(("leader", long)))
+    assert first[0] is again[0] is sys.intern("leader")
+    assert first[1] == again[1] == long
+
+
+@in_c
 def test_decode_refuses_broken_bytes():
     native, twin = pair("decode")
     good = encode(Record(a=(1, 2), s=frozenset({3})))

@@ -1,12 +1,13 @@
 """The byte stream between the engine process and a worker process: framed messages, each a
 small msgpack header and an optional raw payload (a part's or a reply's encoded states).
 
-multiprocessing's Connection copies a message five times on its way in (bytes objects as
-large as the message for each read, a BytesIO, its value, then msgpack's copy of each binary
-field): on kip-966's shipped cfg, whose states encode to about 3.7 KB, the engine process
-spent most of its time there. Here a payload goes from the kernel straight into the buffer it
-is read as (`recv_into`), and from the sender's bytes objects straight to the kernel
-(`sendmsg`, no join), so the encodings are never copied in Python on the way.
+multiprocessing's Connection and msgpack copy a message four times on its way in (a bytes
+object as large as the rest of the message for each read, a BytesIO, its value, then
+msgpack's copy of each binary field): on kip-966's shipped cfg, whose states encode to about
+3.7 KB, the engine process spent about half of its CPU time there. Here a payload goes from
+the kernel straight into the buffer it is read as (`recv_into`), and from the sender's bytes
+objects straight to the kernel (`sendmsg`, no join), so the encodings are never copied in
+Python on the way.
 
 A frame is two little-endian uint64 (the header's size, the payload's), the header, then the
 payload. A closed peer reads as EOFError.

@@ -441,6 +441,9 @@ class Expansion:
     def encodings(self, kept: np.ndarray) -> tuple[bytes, np.ndarray]:
         """The encodings of the candidates `kept` (ascending), back to back, with offsets."""
         pieces = self._pieces
-        chosen = [pieces[k] for k in kept.tolist()]
+        if len(kept) and int(kept[-1]) == len(kept) - 1:  # the first ones (most often all)
+            chosen = pieces[: len(kept)]
+        else:
+            chosen = [pieces[k] for k in kept.tolist()]
         sizes = np.fromiter(map(len, chosen), np.uint64, len(chosen))
         return b"".join(chosen), np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes)])

@@ -617,6 +617,29 @@ static PyTypeObject RecordBase = {
 static PyObject *KEY_TUPLES; /* keys tuple -> itself: the maps Record({...}) built share it */
 #define KEY_TUPLES_SIZE 4096
 
+/* The one tuple of a map's key set equal to `tuple` (a new reference; `tuple`'s is taken;
+ * NULL with an exception on failure, or if `tuple` is NULL), so that kind_ok sees a map's
+ * keys unchanged by their identity. */
+static PyObject *
+shared_keys(PyObject *tuple)
+{
+    if (tuple != NULL && KEY_TUPLES == NULL)
+        KEY_TUPLES = PyDict_New();
+    PyObject *shared = tuple == NULL || KEY_TUPLES == NULL ? NULL
+                       : PyDict_GET_SIZE(KEY_TUPLES) < KEY_TUPLES_SIZE
+                           ? PyDict_SetDefault(KEY_TUPLES, tuple, tuple)
+                           : PyDict_GetItemWithError(KEY_TUPLES, tuple); /* borrowed */
+    if (shared == NULL && PyErr_Occurred()) {
+        Py_XDECREF(tuple);
+        return NULL;
+    }
+    if (shared != NULL) {
+        Py_INCREF(shared);
+        Py_SETREF(tuple, shared);
+    }
+    return tuple;
+}
+
 /* Record({1: a, 2: b}): the Map of a dict whose keys are all ints (in their natural order,
  * as canonical_order gives it), its values frozen; NULL without an exception for any other
  * dict (the Python factory builds it). */
@@ -653,23 +676,11 @@ int_map(PyObject *dict)
     Py_INCREF(MAP);
     PyTuple_SET_ITEM(map, 0, (PyObject *)MAP);
     PyTuple_SET_ITEM(map, 2, values);
-    PyObject *tuple = PyList_AsTuple(keys);
+    PyObject *tuple = shared_keys(PyList_AsTuple(keys));
     Py_DECREF(keys);
-    /* One tuple per key set, so that kind_ok sees a map's keys unchanged by their identity. */
-    if (tuple != NULL && KEY_TUPLES == NULL)
-        KEY_TUPLES = PyDict_New();
-    PyObject *shared = tuple == NULL || KEY_TUPLES == NULL ? NULL
-                       : PyDict_GET_SIZE(KEY_TUPLES) < KEY_TUPLES_SIZE
-                           ? PyDict_SetDefault(KEY_TUPLES, tuple, tuple)
-                           : PyDict_GetItemWithError(KEY_TUPLES, tuple); /* borrowed */
-    if (shared == NULL && PyErr_Occurred()) {
-        Py_XDECREF(tuple);
+    if (tuple == NULL) {
         Py_DECREF(map);
         return NULL;
-    }
-    if (shared != NULL) {
-        Py_INCREF(shared);
-        Py_SETREF(tuple, shared);
     }
     PyTuple_SET_ITEM(map, 1, tuple);
     return map;
@@ -2121,31 +2132,55 @@ read_map(Reader *r, Py_ssize_t n, int depth)
         }
     }
     ShapeSlot *slot = shape_slot(ks, n);
-    PyObject *shape = NULL; /* borrowed */
+    PyObject *shape = NULL, *found = NULL; /* borrowed: the shape (or MAP) and its keys */
     if (slot != NULL && slot->keys != NULL && PyTuple_GET_SIZE(slot->keys) == n) {
         shape = slot->shape;
+        found = slot->keys;
         for (Py_ssize_t i = 0; i < n && shape != NULL; i++)
-            if (PyTuple_GET_ITEM(slot->keys, i) != ks[i])
+            if (PyTuple_GET_ITEM(found, i) != ks[i])
                 shape = NULL;
     }
     if (shape == NULL) {
         if ((keys = PyTuple_New(n)) == NULL)
             goto done;
+        int ints = n > 0 && MAP != NULL;
         for (Py_ssize_t i = 0; i < n; i++) {
             Py_INCREF(ks[i]);
             PyTuple_SET_ITEM(keys, i, ks[i]);
+            ints = ints && PyLong_CheckExact(ks[i]);
         }
         shape = PyDict_GetItemWithError(SHAPES, keys);
         if (shape == NULL && PyErr_Occurred())
             goto done;
+        if (shape == NULL && ints) { /* a Map, as from_pairs makes it, its keys shared */
+            if ((keys = shared_keys(keys)) == NULL)
+                goto done;
+            shape = (PyObject *)MAP;
+        }
         if (shape != NULL && slot != NULL) {
             Py_INCREF(keys);
             Py_XSETREF(slot->keys, keys);
             Py_INCREF(shape);
             Py_XSETREF(slot->shape, shape);
         }
+        found = keys;
     }
-    if (shape != NULL) {
+    if (shape == (PyObject *)MAP) {
+        PyObject *values = PyTuple_New(n);
+        if (values == NULL || (out = alloc(MAP, 3)) == NULL) {
+            Py_XDECREF(values);
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_INCREF(vs[i]);
+            PyTuple_SET_ITEM(values, i, vs[i]);
+        }
+        Py_INCREF(MAP);
+        PyTuple_SET_ITEM(out, 0, (PyObject *)MAP);
+        Py_INCREF(found);
+        PyTuple_SET_ITEM(out, 1, found);
+        PyTuple_SET_ITEM(out, 2, values);
+    } else if (shape != NULL) {
         if ((out = shaped((PyTypeObject *)shape, n)) == NULL)
             goto done;
         for (Py_ssize_t i = 0; i < n; i++) {

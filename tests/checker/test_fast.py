@@ -223,6 +223,13 @@ def test_decode_caches_short_strings_and_shapes_and_stays_the_twins_equal():
     first, again = decode_c(encode(("leader", long))), decode_c(encode(("leader", long)))
     assert first[0] is again[0] is sys.intern("leader")
     assert first[1] == again[1] == long
+    # Maps keyed by ints are built in C, their keys the tuple Record({...}) maps share (so
+    # that kind checks see them unchanged by identity), as the twin builds them otherwise.
+    built = Record({1: "a", 2: frozenset({3}), 300: (4,)})
+    for got in (decode_c(encode(built)), decode_c(encode(built))):
+        assert got == built == decode_python(encode(built))
+        assert type(got) is type(built)
+        assert got._keys is built._keys
 
 
 @in_c

@@ -2122,7 +2122,7 @@ read_map(Reader *r, Py_ssize_t n, int depth)
     if (n > MAP_ON_STACK && (items = PyMem_Malloc(2 * n * sizeof(PyObject *))) == NULL)
         return PyErr_NoMemory();
     PyObject **ks = items, **vs = items + n;
-    Py_ssize_t got = 0;
+    Py_ssize_t got = 0, moved = 0; /* pairs read; values given to `out` */
     for (; got < n; got++) {
         if ((ks[got] = read_value(r, depth + 1)) == NULL)
             goto done;
@@ -2167,26 +2167,20 @@ read_map(Reader *r, Py_ssize_t n, int depth)
     }
     if (shape == (PyObject *)MAP) {
         PyObject *values = PyTuple_New(n);
-        if (values == NULL || (out = alloc(MAP, 3)) == NULL) {
+        if (values == NULL || (out = shaped(MAP, 2)) == NULL) {
             Py_XDECREF(values);
             goto done;
         }
-        for (Py_ssize_t i = 0; i < n; i++) {
-            Py_INCREF(vs[i]);
-            PyTuple_SET_ITEM(values, i, vs[i]);
-        }
-        Py_INCREF(MAP);
-        PyTuple_SET_ITEM(out, 0, (PyObject *)MAP);
+        for (; moved < n; moved++)
+            PyTuple_SET_ITEM(values, moved, vs[moved]);
         Py_INCREF(found);
         PyTuple_SET_ITEM(out, 1, found);
         PyTuple_SET_ITEM(out, 2, values);
     } else if (shape != NULL) {
         if ((out = shaped((PyTypeObject *)shape, n)) == NULL)
             goto done;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            Py_INCREF(vs[i]);
-            PyTuple_SET_ITEM(out, i + 1, vs[i]);
-        }
+        for (; moved < n; moved++)
+            PyTuple_SET_ITEM(out, moved + 1, vs[moved]);
     } else {
         PyObject *pairs = PyList_New(n);
         if (pairs == NULL)
@@ -2205,7 +2199,8 @@ read_map(Reader *r, Py_ssize_t n, int depth)
 done:
     for (Py_ssize_t i = 0; i < got; i++) {
         Py_DECREF(ks[i]);
-        Py_DECREF(vs[i]);
+        if (i >= moved)
+            Py_DECREF(vs[i]);
     }
     Py_XDECREF(keys);
     if (items != stack)

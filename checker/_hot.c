@@ -1996,6 +1996,7 @@ static PyObject *FROM_PAIRS; /* checker.values.record.from_pairs: any other map 
 typedef struct {
     const unsigned char *data;
     Py_ssize_t size, at;
+    int memo; /* decode_all: byte-equal values decode to one object (MEMO) */
 } Reader;
 
 static int
@@ -2019,6 +2020,7 @@ read_be(Reader *r, int width)
 }
 
 static PyObject *read_value(Reader *r, int depth);
+static PyObject *read_fresh(Reader *r, int depth);
 
 /* Decoding a state made a new str for every field name of every record in it, hashed it to
  * find the record's shape, and compared it with the shape's own names (kip-966's shipped
@@ -2218,9 +2220,9 @@ read_ext(Reader *r, Py_ssize_t n, int depth)
         PyErr_Format(STATE_ERROR, "unknown msgpack extension type %d", code);
         return NULL;
     }
-    Reader inner = {r->data + r->at, n, 0};
+    Reader inner = {r->data + r->at, n, 0, r->memo};
     r->at += n;
-    PyObject *items = read_value(&inner, depth + 1);
+    PyObject *items = read_fresh(&inner, depth); /* its elements one level below it */
     if (items == NULL)
         return NULL;
     if (!PyTuple_CheckExact(items) || inner.at != inner.size) {
@@ -2234,7 +2236,7 @@ read_ext(Reader *r, Py_ssize_t n, int depth)
 }
 
 static PyObject *
-read_value(Reader *r, int depth)
+read_fresh(Reader *r, int depth)
 {
     if (depth > 500) {
         PyErr_SetString(PyExc_ValueError, "a state encoding nested deeper than 500 levels");
@@ -2320,13 +2322,177 @@ read_value(Reader *r, int depth)
     return NULL;
 }
 
+/* decode_all(blob, offsets): the states of a part sent encoded (a part another expander took
+ * over, a Spark partition). States of one part are mostly siblings and cousins, alike but for
+ * a few variables; decoded one by one they shared no object, so their successors' encodings
+ * missed the encoding cache (keyed by identity) and the dedupe compared equal values deeply.
+ * Within one call, a container down to MEMO_DEPTH whose bytes were decoded before, down to
+ * that depth too, is that same object (values are immutable): found by a hash of its bytes,
+ * skipped over without building it. */
+#define MEMO_DEPTH 4 /* the variables and three levels below them */
+typedef struct {
+    const unsigned char *at; /* its bytes, in the blob being decoded */
+    Py_ssize_t size;
+    uint64_t hash;
+    PyObject *value; /* NULL: a free slot */
+} MemoSlot;
+static MemoSlot *MEMO; /* open addressing, at most half full: nothing is evicted in a call */
+static Py_ssize_t MEMO_CAPACITY, MEMO_USED;
+
+/* The slot of the bytes [p, p + n) with hash h: theirs, or the free one to put them in. */
+static MemoSlot *
+memo_slot(const unsigned char *p, Py_ssize_t n, uint64_t h)
+{
+    for (Py_ssize_t i = (Py_ssize_t)(h & (MEMO_CAPACITY - 1));; i = (i + 1) & (MEMO_CAPACITY - 1)) {
+        MemoSlot *slot = &MEMO[i];
+        if (slot->value == NULL ||
+            (slot->hash == h && slot->size == n && memcmp(slot->at, p, n) == 0))
+            return slot;
+    }
+}
+
+static int
+memo_grow(void)
+{
+    MemoSlot *old = MEMO;
+    Py_ssize_t capacity = MEMO_CAPACITY;
+    MemoSlot *slots = PyMem_Calloc(capacity ? 2 * capacity : 4096, sizeof(MemoSlot));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    MEMO = slots;
+    MEMO_CAPACITY = capacity ? 2 * capacity : 4096;
+    for (Py_ssize_t i = 0; i < capacity; i++)
+        if (old[i].value != NULL)
+            *memo_slot(old[i].at, old[i].size, old[i].hash) = old[i];
+    PyMem_Free(old);
+    return 0;
+}
+
+/* skip(r): past one value without building it; -1 when it is not well formed (nothing is
+ * raised: the caller decodes it, which says what is wrong). */
+static int
+skip(Reader *r, int depth)
+{
+    if (depth > 500 || r->at >= r->size)
+        return -1;
+    unsigned char c = r->data[r->at++];
+    Py_ssize_t n = 0, items = 0;
+    int width = 0;
+    if (c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3)
+        return 0;
+    if ((c & 0xe0) == 0xa0) {
+        n = c & 0x1f;
+        goto bytes;
+    }
+    if ((c & 0xf0) == 0x90 || (c & 0xf0) == 0x80) {
+        items = (c & 0x0f) * ((c & 0xf0) == 0x80 ? 2 : 1);
+        goto items;
+    }
+    switch (c) {
+    case 0xcc: case 0xd0: n = 1; goto bytes;
+    case 0xcd: case 0xd1: n = 2; goto bytes;
+    case 0xce: case 0xd2: n = 4; goto bytes;
+    case 0xcf: case 0xd3: n = 8; goto bytes;
+    case 0xd4: case 0xd5: case 0xd6: case 0xd7: case 0xd8:
+        n = 1 + ((Py_ssize_t)1 << (c - 0xd4)); /* the type byte, then the data */
+        goto bytes;
+    case 0xd9: case 0xc4: case 0xc7: width = 1; break;
+    case 0xda: case 0xc5: case 0xc8: case 0xdc: case 0xde: width = 2; break;
+    case 0xdb: case 0xc6: case 0xc9: case 0xdd: case 0xdf: width = 4; break;
+    default:
+        return -1;
+    }
+    if (width > r->size - r->at)
+        return -1;
+    n = (Py_ssize_t)read_be(r, width);
+    if (c >= 0xdc) { /* an array or a map of n items or pairs */
+        items = c >= 0xde ? 2 * n : n;
+        goto items;
+    }
+    if (c >= 0xc7 && c <= 0xc9)
+        n += 1; /* an ext's type byte */
+bytes:
+    if (n > r->size - r->at)
+        return -1;
+    r->at += n;
+    return 0;
+items:
+    for (Py_ssize_t i = 0; i < items; i++)
+        if (skip(r, depth + 1) < 0)
+            return -1;
+    return 0;
+}
+
+static uint64_t
+span_hash(const unsigned char *p, Py_ssize_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, w;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+        h ^= h >> 29;
+    }
+    w = 0;
+    memcpy(&w, p + i, n - i);
+    h = (h ^ w) * 0x94d049bb133111ebULL;
+    return h ^ (h >> 32);
+}
+
+static int
+is_container_byte(unsigned char c)
+{
+    return (c & 0xe0) == 0x80 || (c >= 0xdc && c <= 0xdf) || (c >= 0xd4 && c <= 0xd8) ||
+           (c >= 0xc7 && c <= 0xc9);
+}
+
+static PyObject *
+read_value(Reader *r, int depth)
+{
+    if (!r->memo || depth < 1 || depth > MEMO_DEPTH || r->at >= r->size ||
+        !is_container_byte(r->data[r->at]))
+        return read_fresh(r, depth);
+    Py_ssize_t start = r->at;
+    if (skip(r, depth) < 0) {
+        r->at = start;
+        return read_fresh(r, depth); /* and its error */
+    }
+    const unsigned char *p = r->data + start;
+    Py_ssize_t n = r->at - start;
+    uint64_t h = span_hash(p, n);
+    MemoSlot *slot = memo_slot(p, n, h);
+    if (slot->value != NULL) {
+        Py_INCREF(slot->value);
+        return slot->value;
+    }
+    r->at = start;
+    PyObject *value = read_fresh(r, depth);
+    if (value == NULL)
+        return NULL;
+    if (2 * (MEMO_USED + 1) > MEMO_CAPACITY) {
+        if (memo_grow() < 0) {
+            Py_DECREF(value);
+            return NULL;
+        }
+    }
+    slot = memo_slot(p, n, h); /* again: decoding the value's items moved the slots */
+    if (slot->value == NULL) {
+        Py_INCREF(value);
+        *slot = (MemoSlot){p, n, h, value};
+        MEMO_USED++;
+    }
+    return value;
+}
+
 static PyObject *
 hot_decode(PyObject *module, PyObject *data)
 {
     Py_buffer view;
     if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0)
         return NULL;
-    Reader r = {view.buf, view.len, 0};
+    Reader r = {view.buf, view.len, 0, 0};
     PyObject *value = read_value(&r, 0);
     if (value != NULL && r.at != r.size) {
         Py_DECREF(value);
@@ -2335,6 +2501,62 @@ hot_decode(PyObject *module, PyObject *data)
     }
     PyBuffer_Release(&view);
     return value;
+}
+
+static PyObject *
+hot_decode_all(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "decode_all() takes 2 arguments");
+        return NULL;
+    }
+    if (MEMO == NULL && memo_grow() < 0)
+        return NULL;
+    Py_buffer blob, offsets;
+    if (PyObject_GetBuffer(args[0], &blob, PyBUF_SIMPLE) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(args[1], &offsets, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&blob);
+        return NULL;
+    }
+    PyObject *out = NULL;
+    Py_ssize_t count = offsets.len / 8 - 1;
+    if (offsets.len % 8 != 0 || count < 0) {
+        PyErr_SetString(PyExc_ValueError, "offsets must be uint64s, one more than the states");
+        goto done;
+    }
+    const uint64_t *at = offsets.buf;
+    for (Py_ssize_t i = 0; i < count; i++)
+        if (at[i] > at[i + 1] || at[i + 1] > (uint64_t)blob.len) {
+            PyErr_SetString(PyExc_ValueError, "offsets out of order or past the blob's end");
+            goto done;
+        }
+    if ((out = PyList_New(count)) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Reader r = {(const unsigned char *)blob.buf + at[i], (Py_ssize_t)(at[i + 1] - at[i]), 0,
+                    1};
+        PyObject *value = read_value(&r, 0);
+        if (value != NULL && r.at != r.size) {
+            Py_DECREF(value);
+            value = NULL;
+            PyErr_SetString(PyExc_ValueError, "extra bytes after a state encoding");
+        }
+        if (value == NULL) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, i, value);
+    }
+done:
+    for (Py_ssize_t i = 0; MEMO_USED > 0 && i < MEMO_CAPACITY; i++) /* spans in this blob */
+        if (MEMO[i].value != NULL) {
+            Py_CLEAR(MEMO[i].value);
+            MEMO_USED--;
+        }
+    PyBuffer_Release(&offsets);
+    PyBuffer_Release(&blob);
+    return out;
 }
 
 /* decoding(shapes, from_pairs): what decode() needs of checker.values.record. */
@@ -2397,6 +2619,8 @@ static PyMethodDef hot_methods[] = {
      "candidates(successors, start, seen, found, positions, offset) -> None or an index"},
     {"encode", hot_encode, METH_O, "The canonical msgpack bytes of a frozen state value."},
     {"decode", hot_decode, METH_O, "The state value that encode() turned into `data`."},
+    {"decode_all", (PyCFunction)(void (*)(void))hot_decode_all, METH_FASTCALL,
+     "decode_all(blob, offsets) -> the states encoded back to back, at uint64 offsets"},
     {"decoding", hot_decoding, METH_VARARGS, "decoding(shapes, from_pairs)"},
     {"encode_state", hot_encode_state, METH_O,
      "encode(state), its container fields' encodings cached by identity."},

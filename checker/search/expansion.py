@@ -35,7 +35,7 @@ from checker.behaviour import Recording, predicate_value
 from checker.errors import EvaluationError
 from checker.model import Memo, Model
 from checker.values import fast
-from checker.values.encoding import decode
+from checker.values.encoding import decode_all
 from checker.values.record import Record
 
 
@@ -279,7 +279,7 @@ class Expander:
         recording = self.recording
         memos: list[Memo | None] | None = None
         if request.blob is not None:
-            states = decoded(request.blob, request.offsets)
+            states = decode_all(request.blob, request.offsets)
             if recording:
                 fingerprint_of = model.fingerprint_of
                 self.seen.update((s, fingerprint_of(s)) for s in states)  # type: ignore[union-attr]
@@ -374,12 +374,6 @@ class Expander:
                     hit.add(i)
                     reached.append([k, i])
         return broken, raised, reached
-
-
-def decoded(blob: bytes, offsets: bytes) -> list[Record]:
-    """The states encoded back to back in `blob`, at uint64 `offsets`."""
-    bounds = np.frombuffer(offsets, np.uint64).tolist()
-    return [decode(blob[bounds[i] : bounds[i + 1]]) for i in range(len(bounds) - 1)]
 
 
 # -- the engine's side -----------------------------------------------------------------------

@@ -19,6 +19,7 @@ order of set elements and map keys, is the order of their encodings.
 
 from __future__ import annotations
 
+import itertools
 import reprlib
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -34,6 +35,7 @@ __all__ = [
     "NESTED",
     "canonical_order",
     "decode",
+    "decode_all",
     "deeper_than",
     "element_encoding",
     "encode",
@@ -340,6 +342,19 @@ def decode_python(data: bytes) -> Any:
     )
 
 
+def decode_all_python(blob: bytes, offsets: bytes) -> list[Any]:
+    """The states encoded back to back in `blob`, at uint64 `offsets` (one more than the
+    states). In C, byte-equal values among them decode to one object."""
+    raw = memoryview(offsets).cast("B")
+    if len(raw) == 0 or len(raw) % 8:
+        raise ValueError("offsets must be uint64s, one more than the states")
+    bounds = raw.cast("Q")
+    if any(a > b for a, b in itertools.pairwise(bounds)) or bounds[-1] > len(blob):
+        raise ValueError("offsets out of order or past the blob's end")
+    view = memoryview(blob)
+    return [decode_python(view[bounds[i] : bounds[i + 1]]) for i in range(len(bounds) - 1)]
+
+
 # The 64-bit fingerprint (unsigned) of an encoded state: xxh3, the builtin itself (no Python
 # call in between on the hot path, where it runs once per candidate).
 fingerprint: Callable[[bytes], int] = xxhash.xxh3_64_intdigest
@@ -349,4 +364,5 @@ fingerprint: Callable[[bytes], int] = xxhash.xxh3_64_intdigest
 encode = fast.pick(encode_python)
 encode_state = fast.pick(encode_state_python)
 decode = fast.pick(decode_python)
+decode_all = fast.pick(decode_all_python)
 forget_encodings = fast.pick(forget_encodings_python)

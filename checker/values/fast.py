@@ -13,6 +13,7 @@ extension from FILE (`make sanitize`'s build):
     encode        checker.values.encoding.encode_python   a value's canonical msgpack bytes
     encode_state  checker.values.encoding.encode_state_python
     decode        checker.values.encoding.decode_python
+    decode_all    checker.values.encoding.decode_all_python  a part's states, sharing values
     forget_encodings  checker.values.encoding.forget_encodings_python  empties its caches
     conforms      checker.values.kinds.conforms_python    whether a value is of its kind
     successors    checker.model.successors_python         a state's successors, in order

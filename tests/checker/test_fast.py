@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from array import array
 
 import pytest
 from hypothesis import given, settings
@@ -26,6 +27,7 @@ TWINS = {
     "encode",
     "encode_state",
     "decode",
+    "decode_all",
     "forget_encodings",
     "conforms",
     "successors",
@@ -230,6 +232,58 @@ def test_decode_caches_short_strings_and_shapes_and_stays_the_twins_equal():
         assert got == built == decode_python(encode(built))
         assert type(got) is type(built)
         assert got._keys is built._keys
+
+
+def _packed(states: list) -> tuple[bytes, bytes]:
+    """`states` encoded back to back, and their uint64 offsets (as a part travels)."""
+    encodings = [encode(s) for s in states]
+    bounds = [0]
+    for data in encodings:
+        bounds.append(bounds[-1] + len(data))
+    return b"".join(encodings), array("Q", bounds).tobytes()
+
+
+@in_c
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from("abc"), values, min_size=1), max_size=6))
+def test_decode_all_decodes_a_part_as_the_twin_and_shares_equal_values(fields):
+    """A part's states decode to what the twin (and decode, one by one) gives; in C, equal
+    variables (byte-equal: the same encoding) are one object across the part's states, and so
+    are equal values inside them that are not inside a shared one."""
+    native, twin = pair("decode_all")
+    states = [Record(**f) for f in fields]
+    states += states[:2]  # whole states again: every variable met before
+    blob, offsets = _packed(states)
+    got = native(blob, offsets)
+    assert got == states == twin(blob, offsets) == [pair("decode")[1](encode(s)) for s in states]
+    assert [encode(s) for s in got] == [encode(s) for s in states]  # the same types, too
+    first: dict[bytes, object] = {}
+    for state in got:
+        for value in state.values():
+            if isinstance(value, (tuple, frozenset)):
+                assert first.setdefault(encode(value), value) is value
+
+
+@in_c
+def test_decode_all_refuses_broken_parts():
+    native, twin = pair("decode_all")
+    blob, offsets = _packed([Record(a=(1, 2), s=frozenset({3})), Record(a=(1, 2), s=frozenset())])
+    bounds = list(array("Q", offsets))
+    bad = [
+        (blob[:-1], offsets),  # the last state truncated
+        (blob, array("Q", [0, bounds[1] - 1, bounds[2]]).tobytes()),  # cut inside a state
+        (blob, array("Q", [0, bounds[2], bounds[1]]).tobytes()),  # out of order
+        (blob, offsets[:-1]),  # not uint64s
+        (blob, b""),  # no offsets at all
+    ]
+    for args in bad:
+        for decode_all in (native, twin):
+            with pytest.raises((ValueError, StateError)):
+                decode_all(*args)
+    assert native(b"", array("Q", [0]).tobytes()) == [] == twin(b"", array("Q", [0]).tobytes())
+    got = native(blob, offsets)
+    assert got == twin(blob, offsets) and got[0].a is got[1].a
+    assert sys.getrefcount(got[0].a) == 4  # two states and the call's argument: not the memo
 
 
 @in_c

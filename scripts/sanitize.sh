@@ -27,5 +27,5 @@ MC_HOT_LIBRARY="$library" \
     tests/checker/test_record.py tests/checker/test_encoding.py tests/checker/test_kinds.py \
     tests/checker/test_bfs.py tests/checker/test_workers.py tests/checker/test_symmetry.py \
     tests/checker/test_random_graphs.py tests/checker/test_guard.py tests/specs/test_bundled.py \
-    tests/checker/test_incremental.py \
+    tests/checker/test_incremental.py tests/checker/test_fast.py \
     "$@"

@@ -293,6 +293,8 @@ class Model:
         """The smallest encoding (of the view, if any) of the candidate images of `state`
         (checker.symmetry), and the encodings of those images (without a view)."""
         assert self.symmetry is not None
+        if not self.symmetry.learned:
+            self.symmetry.learn(self.initial_states()[0])  # the same in every process
         best = None
         renamed = []
         for p in self.symmetry.candidates(state):

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from checker.errors import OUTSIDE, ConfigError, SpecError, StateError
-from checker.values.encoding import encode
+from checker.values.encoding import decode, encode
 from checker.values.record import Map, Record, freeze
 
 _item = tuple.__getitem__
@@ -179,11 +179,24 @@ class Symmetry:
         self._members: tuple[str, ...] = ()  # and the sets of values whose members count
         self._by_order: dict[tuple[Any, ...], Permutation] = {}
 
+    @property
+    def learned(self) -> bool:
+        return self._fields is not None
+
+    def learn(self, state: Record) -> None:
+        """Learn the signature's variables from `state` (see `_learn`), once. Every process
+        of a search must learn the same ones, or an orbit could have two representatives: the
+        search learns from its first initial state (Model), and from a copy of it in which no
+        two variables share an object (decoded afresh), since whether they do varies (a part
+        decoded as a whole shares equal values)."""
+        if self._fields is None:
+            self._fields, self._members = self._learn(decode(encode(state)))
+
     def candidates(self, state: Record) -> Sequence[Permutation]:
         """The renamings whose images may be the representative of `state`'s orbit."""
-        if self._fields is None:
-            self._fields, self._members = self._learn(state)
+        self.learn(state)
         fields, members = self._fields, self._members
+        assert fields is not None and members is not None
         if not fields:
             return self.permutations
         (values,) = self.sets.values()

@@ -2377,6 +2377,23 @@ memo_grow(void)
     return 0;
 }
 
+/* Empty the memo after a call; free a table a big part grew, now much too big. */
+static void
+memo_clear(void)
+{
+    Py_ssize_t used = MEMO_USED;
+    for (Py_ssize_t i = 0; MEMO_USED > 0 && i < MEMO_CAPACITY; i++)
+        if (MEMO[i].value != NULL) {
+            Py_CLEAR(MEMO[i].value);
+            MEMO_USED--;
+        }
+    if (MEMO_CAPACITY > 4096 && 16 * used < MEMO_CAPACITY) {
+        PyMem_Free(MEMO);
+        MEMO = NULL;
+        MEMO_CAPACITY = 0;
+    }
+}
+
 /* skip(r): past one value without building it; -1 when it is not well formed (nothing is
  * raised: the caller decodes it, which says what is wrong). */
 static int
@@ -2556,17 +2573,7 @@ hot_decode_all(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyList_SET_ITEM(out, i, value);
     }
 done:
-    Py_ssize_t used = MEMO_USED;
-    for (Py_ssize_t i = 0; MEMO_USED > 0 && i < MEMO_CAPACITY; i++) /* spans in this blob */
-        if (MEMO[i].value != NULL) {
-            Py_CLEAR(MEMO[i].value);
-            MEMO_USED--;
-        }
-    if (MEMO_CAPACITY > 4096 && 16 * used < MEMO_CAPACITY) { /* a big part's, now too big */
-        PyMem_Free(MEMO);
-        MEMO = NULL;
-        MEMO_CAPACITY = 0;
-    }
+    memo_clear(); /* its spans are in this blob */
     PyBuffer_Release(&offsets);
     PyBuffer_Release(&blob);
     return out;

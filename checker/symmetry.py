@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -51,12 +52,14 @@ __all__ = ["MAX_PERMUTATIONS", "Permutation", "Symmetry"]
 class Permutation:
     """A renaming of the symmetric values, as a spec's `permute(s, p)` applies it."""
 
-    __slots__ = ("_image", "_orders")
+    __slots__ = ("_image", "_orders", "_takes")
 
     def __init__(self, image: Mapping[Any, Any]) -> None:
         self._image = dict(image)
-        # tuple size, or record shape -> where position i comes from (None: not a reordering)
+        # record shape -> where position i comes from (None: not a reordering)
         self._orders: dict[Any, tuple[int, ...] | None] = {}
+        # tuple size -> the function that reorders a tuple of that size
+        self._takes: dict[int, Callable[[Sequence[Any]], tuple[Any, ...]]] = {}
 
     def __call__(self, value: Any) -> Any:
         """The image of `value`; a value outside the symmetric sets (None, an epoch...) is
@@ -65,19 +68,28 @@ class Permutation:
             return value
         return self._image.get(value, value)
 
+    def _each(self, values: Iterable[Any]) -> list[Any]:
+        """Every value renamed (`self` mapped over them, without a call per value)."""
+        get = self._image.get
+        return [v if type(v) is bool else get(v, v) for v in values]
+
     def set(self, values: Iterable[Any]) -> frozenset[Any]:
         """A set of values, each renamed."""
-        return frozenset(map(self, values))
+        if not values and type(values) is frozenset:
+            return values
+        return frozenset(self._each(values))
 
     def indexed(self, values: tuple[Any, ...], each: Callable[[Any], Any] | None = None) -> tuple:
         """A tuple indexed by the symmetric values (`t[b]` belongs to broker b), reordered so
         that what was at position v is at position p(v); `each` maps every element too."""
-        order = self._orders.get(len(values))
-        if order is None:
-            order = self._orders[len(values)] = self._order(len(values))
+        take = self._takes.get(len(values))
+        if take is None:
+            take = self._takes[len(values)] = _taking(self._order(len(values)))
         if each is None:
-            return tuple([values[i] for i in order])
-        return tuple([each(values[i]) for i in order])
+            return take(values)
+        if each is self:
+            return tuple(self._each(take(values)))
+        return tuple(map(each, take(values)))
 
     def _order(self, size: int) -> tuple[int, ...]:
         source = list(range(size))
@@ -194,20 +206,24 @@ class Symmetry:
 
     def candidates(self, state: Record) -> Sequence[Permutation]:
         """The renamings whose images may be the representative of `state`'s orbit."""
-        self.learn(state)
+        if self._fields is None:
+            self.learn(state)
         fields, members = self._fields, self._members
         assert fields is not None and members is not None
         if not fields:
             return self.permutations
         (values,) = self.sets.values()
+        entries = [state[f] for f in fields]
+        sets = [state[m] for m in members]
         try:
             signature = [
-                encode(tuple([state[f][v] for f in fields] + [v in state[m] for m in members]))
-                for v in values
+                encode(tuple([e[v] for e in entries] + [v in m for m in sets])) for v in values
             ]
         except (KeyError, IndexError, TypeError):  # a map without some values: in its whole
             return self.permutations  # orbit, so every renaming is tried for each of them
         order = sorted(range(len(values)), key=signature.__getitem__)
+        if len(set(signature)) == len(signature):  # no ties: one candidate
+            return [self._sorting(tuple(order))]
         # Runs of equal signatures: every arrangement of each run is a candidate.
         runs: list[list[int]] = []
         for v in order:
@@ -303,6 +319,14 @@ class Symmetry:
                 " smaller constants, or --no-symmetry"
             )
         return cls(sets, spec.permute)
+
+
+def _taking(order: tuple[int, ...]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
+    """A function returning the tuple of a sequence's items at `order` (itemgetter, in C)."""
+    if len(order) == 1:
+        (i,) = order
+        return lambda values: (values[i],)
+    return operator.itemgetter(*order)
 
 
 def _entries(value: Any, values: tuple[Any, ...], positions: bool) -> bool:

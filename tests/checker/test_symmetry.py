@@ -460,3 +460,26 @@ def test_the_signature_is_learnt_alike_whatever_objects_a_state_shares():
     model.symmetry._fields = None
     assert model.fingerprint_of(shared) == model.fingerprint_of(state)
     assert model.symmetry._fields == learnt[0][0]  # learnt from the initial state
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 4])
+def test_a_renaming_acts_as_its_definition_says(size):
+    """`indexed`, `set` and the call, whose fast paths (itemgetter, no call per element, an
+    empty set kept) must agree with their definitions on every renaming: a tuple indexed by
+    the values is reordered so that position v moves to p(v); True and False are not ids."""
+    values = tuple(range(size))
+    row = tuple(f"x{i}" for i in values)
+    ids = (*reversed(values), None, True, False, 7)
+    for image in itertools.permutations(values):
+        p = Permutation(dict(zip(values, image)))
+        moved = [None] * size
+        for v in values:
+            moved[image[v]] = row[v]
+        assert p.indexed(row) == tuple(moved)
+        renamed = tuple(image[v] if type(v) is int and 0 <= v < size else v for v in ids)
+        assert [p(v) for v in ids] == list(renamed)
+        assert p.indexed(ids[:size], p) == tuple(renamed[v] for v in p.indexed(values))
+        assert p.indexed(ids[:size], str) == tuple(map(str, p.indexed(ids[:size])))
+        assert p.set(frozenset(ids)) == frozenset(renamed)
+        assert p.set(frozenset()) == frozenset() and p.set(set()) == frozenset()
+        assert type(p.set(set(values))) is frozenset

@@ -91,6 +91,30 @@ def test_put():
             twin(container, key, 0)
 
 
+@in_c
+def test_a_change_to_what_is_there_already_keeps_the_value():
+    """`put` and `replace` that set a value to the object it is already return the container
+    itself (a step that changes nothing makes its own state again: the dedupe finds it by
+    identity), equal to what the twin builds; an equal value that is another object, or a
+    value to freeze, still makes a new container."""
+    native, twin = pair("put")
+    epoch = Record(epoch=1)
+    brokers = Record({1: epoch, 2: None})
+    state = Record(a=1, b=(1, 2), brokers=brokers)
+    word = "aborted"
+    row = (word, "working")
+    same = [(brokers, 1, epoch), (brokers, 2, None), (state, "b", state.b), (row, 0, word)]
+    for container, key, value in same:
+        assert native(container, key, value) is container
+        assert twin(container, key, value) == container
+    assert state.replace(a=1, b=state.b) is state and state.replace() is state
+    assert native(row, 0, "".join(["abort", "ed"])) is not row  # equal, not the same object
+    assert native(state, "b", [1, 2]) is not state  # frozen into a new tuple
+    changed = state.replace(a=1, b=(3,))
+    assert changed is not state and changed == Record(a=1, b=(3,), brokers=brokers)
+    assert state == Record(a=1, b=(1, 2), brokers=brokers)  # the original is unchanged
+
+
 # -- encode, encode_state, decode ----------------------------------------------------------
 
 atoms = (

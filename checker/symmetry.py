@@ -213,9 +213,9 @@ class Symmetry:
         if not fields:
             return self.permutations
         (values,) = self.sets.values()
-        entries = [state[f] for f in fields]
-        sets = [state[m] for m in members]
         try:
+            entries = [state[f] for f in fields]
+            sets = [state[m] for m in members]
             signature = [
                 encode(tuple([e[v] for e in entries] + [v in m for m in sets])) for v in values
             ]
@@ -323,10 +323,9 @@ class Symmetry:
 
 def _taking(order: tuple[int, ...]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
     """A function returning the tuple of a sequence's items at `order` (itemgetter, in C)."""
-    if len(order) == 1:
-        (i,) = order
-        return lambda values: (values[i],)
-    return operator.itemgetter(*order)
+    if len(order) > 1:
+        return operator.itemgetter(*order)
+    return lambda values: tuple([values[i] for i in order])  # (itemgetter takes 1 or more)
 
 
 def _entries(value: Any, values: tuple[Any, ...], positions: bool) -> bool:

@@ -462,7 +462,7 @@ def test_the_signature_is_learnt_alike_whatever_objects_a_state_shares():
     assert model.symmetry._fields == learnt[0][0]  # learnt from the initial state
 
 
-@pytest.mark.parametrize("size", [1, 2, 3, 4])
+@pytest.mark.parametrize("size", [0, 1, 2, 3, 4])
 def test_a_renaming_acts_as_its_definition_says(size):
     """`indexed`, `set` and the call, whose fast paths (itemgetter, no call per element, an
     empty set kept) must agree with their definitions on every renaming: a tuple indexed by

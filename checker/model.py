@@ -286,7 +286,7 @@ class Model:
             cache.clear()
         cache[raw] = fp
         for other in renamed:
-            cache[fingerprint(other)] = fp
+            cache[fp if other is best else fingerprint(other)] = fp
         return fp
 
     def _representative(self, state: Record, data: bytes) -> tuple[bytes, list[bytes]]:

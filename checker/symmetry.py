@@ -231,8 +231,6 @@ class Symmetry:
                 runs[-1].append(v)
             else:
                 runs.append([v])
-        if all(len(run) == 1 for run in runs):
-            return [self._sorting(tuple(order))]
         arrangements = itertools.product(*(itertools.permutations(run) for run in runs))
         return [self._sorting(tuple(itertools.chain(*a))) for a in arrangements]
 

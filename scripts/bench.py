@@ -44,6 +44,7 @@ import sys
 import tempfile
 import time
 import venv
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -285,7 +286,9 @@ def engine_table(
     return lines, two_phase
 
 
-def fastest(run, first: dict | None = None, budget: float = 3.0, most: int = 5) -> dict:
+def fastest(
+    run: Callable[[], dict], first: dict | None = None, budget: float = 3.0, most: int = 5
+) -> dict:
     """The fastest of repeated runs (`first`, if given, is one): a short check is repeated
     while the runs took less than `budget` seconds in all, at most `most` times, since a
     single run of a few milliseconds to a few seconds moves by more than the speed-ups

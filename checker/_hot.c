@@ -1496,6 +1496,40 @@ hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return r;
 }
 
+/* holds() on one state: -1, the first predicate that did not hold, or -2 on Ctrl-C (or the
+ * spec's own KeyboardInterrupt), raised. `masks`: 8 bytes per predicate. */
+static Py_ssize_t
+holds_core(PyObject *predicates, PyObject *state, const char *before, uint64_t changed,
+           char *masks)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(predicates);
+    memset(masks, 0, 8 * n);
+    PyTypeObject *watched = TRACKED;
+    TRACKED = Py_TYPE(state);
+    Py_ssize_t failed = -1;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (still_disabled(before, changed, masks, k)) /* for a predicate: it still holds */
+            continue;
+        READS = 0;
+        PyObject *ok = PyObject_CallOneArg(PyTuple_GET_ITEM(predicates, k), state);
+        if (ok == NULL && PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
+            TRACKED = watched; /* Ctrl-C, or the spec's own: the caller tells them apart */
+            return -2;
+        }
+        if (ok != Py_True) {
+            PyErr_Clear();
+            Py_XDECREF(ok);
+            failed = k;
+            break;
+        }
+        Py_DECREF(ok);
+        uint64_t mask = READS | MARK;
+        memcpy(masks + 8 * k, &mask, 8);
+    }
+    TRACKED = watched;
+    return failed;
+}
+
 /* holds(predicates, state, memo, changed, out) -> -1 if every predicate holds on `state`, else
  * the index of the first that does not: returned anything but True, or raised (the error is
  * dropped: the caller evaluates that one again, which says why). An invariant that held in
@@ -1520,32 +1554,153 @@ hot_holds(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (changed == (uint64_t)-1 && PyErr_Occurred())
         return NULL;
     const char *before = memo == Py_None ? NULL : PyBytes_AS_STRING(memo);
-    char *masks = PyByteArray_AS_STRING(out);
-    memset(masks, 0, 8 * n);
-    PyTypeObject *watched = TRACKED;
-    TRACKED = Py_TYPE(state);
-    Py_ssize_t failed = -1;
-    for (Py_ssize_t k = 0; k < n; k++) {
-        if (still_disabled(before, changed, masks, k)) /* for a predicate: it still holds */
-            continue;
-        READS = 0;
-        PyObject *ok = PyObject_CallOneArg(PyTuple_GET_ITEM(predicates, k), state);
-        if (ok == NULL && PyErr_ExceptionMatches(PyExc_KeyboardInterrupt)) {
-            TRACKED = watched; /* Ctrl-C, or the spec's own: the caller tells them apart */
+    Py_ssize_t failed = holds_core(predicates, state, before, changed, PyByteArray_AS_STRING(out));
+    return failed == -2 ? NULL : PyLong_FromSsize_t(failed);
+}
+
+/* A memo (checker.model.Memo, a tuple of 3) of type `type`, made as tuple.__new__ makes one.
+ * Steals no reference. */
+static PyObject *
+new_memo(PyTypeObject *type, PyObject *parent, PyObject *changed, PyObject *invariants)
+{
+    PyObject *memo = type->tp_alloc(type, 3);
+    if (memo == NULL)
+        return NULL;
+    Py_INCREF(parent);
+    Py_INCREF(changed);
+    Py_INCREF(invariants);
+    PyTuple_SET_ITEM(memo, 0, parent);
+    PyTuple_SET_ITEM(memo, 1, changed);
+    PyTuple_SET_ITEM(memo, 2, invariants);
+    return memo;
+}
+
+static int
+memo_type_ok(PyObject *type)
+{
+    if (PyType_Check(type) && PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type) &&
+        ((PyTypeObject *)type)->tp_basicsize == PyTuple_Type.tp_basicsize)
+        return 1;
+    PyErr_SetString(PyExc_TypeError, "the memo type must be a NamedTuple");
+    return 0;
+}
+
+/* verdicts(predicates, states, memos, Memo) -> (failing, memos): holds() on each state with
+ * its memo (a Memo: the parent's masks, the variables changed, the invariants' masks in the
+ * parent or None). `failing`: [index, predicate] for each state on which one did not hold;
+ * `memos`: a new list, each state's memo with its own invariants' masks instead. The memos
+ * given are not changed (a caller that falls back to evaluating one by one still has them). */
+static PyObject *
+hot_verdicts(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyTuple_Check(args[0]) || !PyList_Check(args[1]) ||
+        !PyList_Check(args[2]) || PyList_GET_SIZE(args[1]) != PyList_GET_SIZE(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "verdicts(predicates, states, memos, Memo)");
+        return NULL;
+    }
+    if (!memo_type_ok(args[3]))
+        return NULL;
+    PyObject *predicates = args[0], *states = args[1], *memos = args[2];
+    PyTypeObject *type = (PyTypeObject *)args[3];
+    Py_ssize_t n = PyTuple_GET_SIZE(predicates), count = PyList_GET_SIZE(states);
+    char *masks = PyMem_Malloc(8 * n + 8);
+    PyObject *failing = PyList_New(0), *made = PyList_New(count);
+    if (masks == NULL || failing == NULL || made == NULL) {
+        PyMem_Free(masks);
+        Py_XDECREF(failing);
+        Py_XDECREF(made);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *memo = PyList_GET_ITEM(memos, k);
+        if (!PyTuple_Check(memo) || PyTuple_GET_SIZE(memo) != 3) {
+            PyErr_SetString(PyExc_TypeError, "verdicts(): a memo is a Memo");
+            goto error;
+        }
+        PyObject *held = PyTuple_GET_ITEM(memo, 2);
+        if (held != Py_None && (!PyBytes_Check(held) || PyBytes_GET_SIZE(held) < 8 * n)) {
+            PyErr_SetString(PyExc_ValueError, "verdicts(): 8 bytes per predicate");
+            goto error;
+        }
+        uint64_t changed = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(memo, 1));
+        if (changed == (uint64_t)-1 && PyErr_Occurred())
+            goto error;
+        const char *before = held == Py_None ? NULL : PyBytes_AS_STRING(held);
+        Py_ssize_t failed =
+            holds_core(predicates, PyList_GET_ITEM(states, k), before, changed, masks);
+        if (failed == -2)
+            goto error;
+        PyObject *own = PyBytes_FromStringAndSize(masks, 8 * n);
+        if (own == NULL)
+            goto error;
+        PyObject *next =
+            new_memo(type, PyTuple_GET_ITEM(memo, 0), PyTuple_GET_ITEM(memo, 1), own);
+        Py_DECREF(own);
+        if (next == NULL)
+            goto error;
+        PyList_SET_ITEM(made, k, next);
+        if (failed >= 0) {
+            PyObject *pair = Py_BuildValue("[nn]", k, failed);
+            if (pair == NULL || PyList_Append(failing, pair) < 0) {
+                Py_XDECREF(pair);
+                goto error;
+            }
+            Py_DECREF(pair);
+        }
+    }
+    PyMem_Free(masks);
+    PyObject *result = PyTuple_Pack(2, failing, made);
+    Py_DECREF(failing);
+    Py_DECREF(made);
+    return result;
+error:
+    PyMem_Free(masks);
+    Py_DECREF(failing);
+    Py_DECREF(made); /* (PyList_New's empty items are NULL: freed as such) */
+    return NULL;
+}
+
+/* memos_of(Memo, parent, states, start, masks, held, out): appends to the list `out`, for each of
+ * states[start:], Memo(masks, changed(parent, state), held): what expand_batch keeps with a
+ * candidate (the parent's guards' masks, what the step changed, the parent's invariants'). */
+static PyObject *
+hot_memos_of(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7 || !PyTuple_Check(args[1]) || !PyList_Check(args[2]) ||
+        !PyList_Check(args[6])) {
+        PyErr_SetString(PyExc_TypeError, "memos_of(Memo, parent, states, start, masks, held, out)");
+        return NULL;
+    }
+    if (!memo_type_ok(args[0]))
+        return NULL;
+    PyTypeObject *type = (PyTypeObject *)args[0];
+    PyObject *parent = args[1], *states = args[2], *out = args[6];
+    Py_ssize_t start = PyLong_AsSsize_t(args[3]);
+    if (start == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t width = PyTuple_GET_SIZE(parent);
+    for (Py_ssize_t k = start < 0 ? 0 : start; k < PyList_GET_SIZE(states); k++) {
+        PyObject *state = PyList_GET_ITEM(states, k);
+        if (!PyTuple_Check(state) || PyTuple_GET_SIZE(state) != width) {
+            PyErr_SetString(PyExc_TypeError, "memos_of(): states of the parent's shape");
             return NULL;
         }
-        if (ok != Py_True) {
-            PyErr_Clear();
-            Py_XDECREF(ok);
-            failed = k;
-            break;
+        uint64_t changed = 0;
+        for (Py_ssize_t i = 1; i < width; i++)
+            if (PyTuple_GET_ITEM(parent, i) != PyTuple_GET_ITEM(state, i))
+                changed |= bit_of(i);
+        PyObject *bits = PyLong_FromUnsignedLongLong(changed);
+        if (bits == NULL)
+            return NULL;
+        PyObject *memo = new_memo(type, args[4], bits, args[5]);
+        Py_DECREF(bits);
+        if (memo == NULL || PyList_Append(out, memo) < 0) {
+            Py_XDECREF(memo);
+            return NULL;
         }
-        Py_DECREF(ok);
-        uint64_t mask = READS | MARK;
-        memcpy(masks + 8 * k, &mask, 8);
+        Py_DECREF(memo);
     }
-    TRACKED = watched;
-    return PyLong_FromSsize_t(failed);
+    Py_RETURN_NONE;
 }
 
 /* changed(parent, state) -> the variables (bits, as in READS) whose values are not the same
@@ -1566,18 +1721,20 @@ hot_changed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromUnsignedLongLong(changed);
 }
 
-/* candidates(successors, start, seen, found, positions, offset) -> None or the index of a
- * successor that cannot be hashed (the caller freezes it and calls again from there).
+/* candidates(successors, start, seen, found, positions, offset, parent) -> None or the index
+ * of a successor that cannot be hashed (the caller freezes it and calls again from there).
  * The successors from `start` on that are not in `seen` are added to it and to `found`,
- * their indices plus `offset` to `positions`. */
+ * their indices plus `offset` to `positions`; a successor that is `parent` itself (a step
+ * that changed nothing) is never new, and is passed over without a look-up. */
 static PyObject *
 hot_candidates(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 6) {
-        PyErr_SetString(PyExc_TypeError, "candidates() takes 6 arguments");
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "candidates() takes 7 arguments");
         return NULL;
     }
     PyObject *successors = args[0], *seen = args[2], *found = args[3], *positions = args[4];
+    PyObject *parent = args[6];
     Py_ssize_t start = PyLong_AsSsize_t(args[1]);
     if (start == -1 && PyErr_Occurred())
         return NULL;
@@ -1587,6 +1744,8 @@ hot_candidates(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t n = PyList_GET_SIZE(successors);
     for (Py_ssize_t i = start; i < n; i++) {
         PyObject *succ = PyList_GET_ITEM(successors, i);
+        if (succ == parent)
+            continue;
         /* One lookup, so one hash (a tuple does not keep its hash): adding a state met
          * before leaves the set's size as it was. */
         Py_ssize_t before = PySet_GET_SIZE(seen);
@@ -2008,6 +2167,60 @@ done:
     else
         PyMem_Free(b.data);
     return out;
+}
+
+/* encoded(states, start, fingerprint, encodings, views) -> bytes: encode_state() of each of
+ * states[start:], appended to the list `encodings`; their fingerprints (fingerprint(data), as
+ * uint64s in native order) returned; with `views` (a list aligned with states, or None), the
+ * fingerprint of each state's view's encoding instead. On an error the encodings made so far
+ * stay appended. */
+static PyObject *
+hot_encoded(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5 || !PyList_Check(args[0]) || !PyList_Check(args[3]) ||
+        (args[4] != Py_None &&
+         (!PyList_Check(args[4]) || PyList_GET_SIZE(args[4]) != PyList_GET_SIZE(args[0])))) {
+        PyErr_SetString(PyExc_TypeError, "encoded(states, start, fingerprint, encodings, views)");
+        return NULL;
+    }
+    PyObject *states = args[0], *fingerprint = args[2], *encodings = args[3];
+    PyObject *views = args[4] == Py_None ? NULL : args[4];
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
+    if (start == -1 && PyErr_Occurred())
+        return NULL;
+    if (start < 0)
+        start = 0;
+    Py_ssize_t count = PyList_GET_SIZE(states) - start;
+    if (count <= 0)
+        return PyBytes_FromStringAndSize(NULL, 0);
+    PyObject *fps = PyBytes_FromStringAndSize(NULL, 8 * count);
+    if (fps == NULL)
+        return NULL;
+    uint64_t *out = (uint64_t *)PyBytes_AS_STRING(fps);
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *data = hot_encode_state(module, PyList_GET_ITEM(states, start + k));
+        if (data == NULL)
+            goto error;
+        int appended = PyList_Append(encodings, data);
+        if (views != NULL) {
+            Py_DECREF(data);
+            data = appended < 0 ? NULL : hot_encode_state(module, PyList_GET_ITEM(views, start + k));
+            if (data == NULL)
+                goto error;
+        }
+        PyObject *fp = appended < 0 ? NULL : PyObject_CallOneArg(fingerprint, data);
+        Py_DECREF(data);
+        if (fp == NULL)
+            goto error;
+        out[k] = PyLong_AsUnsignedLongLong(fp);
+        Py_DECREF(fp);
+        if (out[k] == (uint64_t)-1 && PyErr_Occurred())
+            goto error;
+    }
+    return fps;
+error:
+    Py_DECREF(fps);
+    return NULL;
 }
 
 static PyObject *
@@ -2659,13 +2872,17 @@ static PyMethodDef hot_methods[] = {
      " kind_error[, memo, changed, out]) -> enabled"},
     {"holds", (PyCFunction)(void (*)(void))hot_holds, METH_FASTCALL,
      "holds(predicates, state, memo, changed, out) -> -1 or the first that does not hold"},
+    {"verdicts", (PyCFunction)(void (*)(void))hot_verdicts, METH_FASTCALL,
+     "verdicts(predicates, states, memos, Memo) -> ([[index, predicate], ...], new memos)"},
+    {"memos_of", (PyCFunction)(void (*)(void))hot_memos_of, METH_FASTCALL,
+     "memos_of(Memo, parent, states, start, masks, held, out): each state's Memo, appended"},
     {"changed", (PyCFunction)(void (*)(void))hot_changed, METH_FASTCALL,
      "changed(parent, state) -> the variables that are not the same objects, as bits"},
     {"conforms", (PyCFunction)(void (*)(void))hot_conforms, METH_FASTCALL,
      "conforms(value, old, kind) -> whether value is of kind (kinds.conforms_python)"},
     {"field", hot_field, METH_VARARGS, "field(index, doc): a record shape's field"},
     {"candidates", (PyCFunction)(void (*)(void))hot_candidates, METH_FASTCALL,
-     "candidates(successors, start, seen, found, positions, offset) -> None or an index"},
+     "candidates(successors, start, seen, found, positions, offset, parent) -> None or an index"},
     {"encode", hot_encode, METH_O, "The canonical msgpack bytes of a frozen state value."},
     {"decode", hot_decode, METH_O, "The state value that encode() turned into `data`."},
     {"decode_all", (PyCFunction)(void (*)(void))hot_decode_all, METH_FASTCALL,
@@ -2673,6 +2890,8 @@ static PyMethodDef hot_methods[] = {
     {"decoding", hot_decoding, METH_VARARGS, "decoding(shapes, from_pairs)"},
     {"encode_state", hot_encode_state, METH_O,
      "encode(state), its container fields' encodings cached by identity."},
+    {"encoded", (PyCFunction)(void (*)(void))hot_encoded, METH_FASTCALL,
+     "encoded(states, start, fingerprint, encodings, views) -> the fingerprints, uint64 bytes"},
     {"forget_encodings", hot_forget_encodings, METH_NOARGS,
      "Empty encode_state's cache (the field values it holds)."},
     {NULL, NULL, 0, NULL},

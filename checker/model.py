@@ -30,6 +30,7 @@ from checker.values.encoding import (
     deeper_than,
     encode,
     encode_state,
+    encoded,
     fingerprint,
 )
 from checker.values.record import Map, Record, freeze
@@ -541,10 +542,10 @@ class Model:
         if batch.raised is not None:
             raise batch.raised
         out = Successors(deadlocked=bool(batch.stuck[0]))
-        for succ, ai, index, encoded, fp in zip(
+        for succ, ai, index, data, fp in zip(
             batch.candidates, batch.actions, batch.indexes, batch.encodings, batch.fps
         ):
-            out.append(Successor(ai, index, succ, encoded, fp))
+            out.append(Successor(ai, index, succ, data, fp))
         return out
 
     def expand_batch(
@@ -574,7 +575,6 @@ class Model:
         the batch has each candidate's Memo."""
         out = Batch(indexes, keyed is not None, bool(keyed))
         incremental = memos is not None
-        new = tuple.__new__
         slots = self.slots
         made: list[Memo] = []
         if incremental:
@@ -600,7 +600,10 @@ class Model:
         # Met by their views (see __init__): each candidate's view, aligned with the
         # candidates, gives its fingerprint.
         by_view = self.by_view and type(seen) is set
+        # Fingerprinted as encoded (or by their views), and nothing else to note per candidate.
+        plain = (by_view or not identify) and binding_indexes is None
         views: list[Any] = []
+        shown = views if by_view else None
         successors: list[Record] = []
         total = 0  # successors of the batch so far
         for i, state in enumerate(states):
@@ -646,15 +649,16 @@ class Model:
                     upto = None if stepped is None else stepped.index
                     self._exclude(state, candidates, positions, first, total, seen, upto)
                 if incremental:
-                    done = bytes(masks)
                     held = None if memo is None else memo.invariants
-                    made += [  # (tuple.__new__: a NamedTuple's own __new__ is Python code)
-                        new(Memo, (done, changed_variables(state, succ), held))
-                        for succ in candidates[first:]
-                    ]
+                    memos_of(Memo, state, candidates, first, bytes(masks), held, made)
                 if stepped is not None:
                     raise stepped
-                for k in range(first, len(candidates)):
+                if plain:  # all at once; one that cannot be encoded: again below, which says why
+                    try:
+                        fps.frombytes(encoded(candidates, first, fingerprint, encodings, shown))
+                    except StateError:
+                        del encodings[len(fps) :]
+                for k in range(len(fps), len(candidates)):
                     succ = candidates[k]
                     position = positions[k]
                     try:
@@ -736,7 +740,7 @@ class Model:
             succ = successors[index]
             raise self._on_successor(exc, actions[offset + index], binding, succ) from exc
         start = 0
-        while (stop := candidates(mine, start, seen, views, positions, offset)) is not None:
+        while (stop := candidates(mine, start, seen, views, positions, offset, None)) is not None:
             # A list or set inside a tuple: the successor frozen as put() would, then its view.
             ai = actions[offset + stop]
             succ = successors[stop] = _refrozen(self, state, ai, successors[stop])
@@ -886,19 +890,29 @@ class Model:
         """`violated`, noting in `out` (8 bytes per invariant) what each invariant read, and
         not evaluating those that held in the parent and read nothing the step changed (`memo`,
         as expand_batch made it: docs/architecture.md)."""
-        invariants = self.invariants
-        if self._predicates is None or self._predicates[0] is not invariants:
-            self._predicates = (invariants, tuple(inv.fn for inv in invariants))
         before, changed = (None, 0) if memo is None else (memo.invariants, memo.changed)
         try:
-            first = holds(self._predicates[1], state, before, changed, out)
+            first = holds(self._predicates_of_invariants(), state, before, changed, out)
         except Interrupted:
             raise
         except KeyboardInterrupt:  # the spec's own (C lets it through): say so, as violated does
             first = 0
-        if first < 0:
-            return None
-        # Evaluated again in Python, the one that did not hold: it says why.
+        return None if first < 0 else self.violated_at(state, first)
+
+    def verdicts(
+        self, states: list[Record], memos: list[Memo]
+    ) -> tuple[list[list[int]], list[Memo]]:
+        """`violated_incrementally` on each state with its memo (as expand_batch made it), at
+        once: [index, invariant index] for each state on which an invariant failed or raised
+        (`violated_at` says which and why), and the states' own memos, in a new list.
+        KeyboardInterrupt from spec code (not Ctrl-C: Interrupted) goes on: evaluate one by
+        one to say where."""
+        return verdicts(self._predicates_of_invariants(), states, memos, Memo)
+
+    def violated_at(self, state: Record, first: int) -> Invariant:
+        """The invariant (index `first`) that failed or raised when evaluated on `state` with
+        the C hot path, evaluated again in Python, which says why (EvaluationError if it
+        raised); NondeterminismError if it holds now."""
         inv = self.invariants[first]
         if not _holds("invariant", inv.name, inv.fn, state):
             return inv
@@ -906,6 +920,12 @@ class Model:
             f"in state {show(state)}, invariant {inv.name} failed or raised, then held when"
             " evaluated again"
         )
+
+    def _predicates_of_invariants(self) -> tuple[Callable[[Record], Any], ...]:
+        invariants = self.invariants
+        if self._predicates is None or self._predicates[0] is not invariants:
+            self._predicates = (invariants, tuple(inv.fn for inv in invariants))
+        return self._predicates[1]
 
     def settle_reachability(
         self,
@@ -1001,13 +1021,17 @@ def candidates_python(
     found: list[Record],
     positions: list[int],
     offset: int,
+    parent: Record | None,
 ) -> int | None:
     """The successors from `start` on that are not in `seen`, added to it and to `found`,
     their indexes plus `offset` to `positions` (the twin of the C loop); None when done, else
     the index of a successor that cannot be hashed (the caller freezes it and goes on from
-    there)."""
+    there). A successor that is `parent` itself (a step that changed nothing) is never new:
+    passed over without a look-up (the parent was found, whether or not `seen` still has it)."""
     for index in range(start, len(successors)):
         succ = successors[index]
+        if succ is parent:
+            continue
         try:
             met = succ in seen
         except TypeError:
@@ -1061,6 +1085,50 @@ def changed_python(parent: Record, state: Record) -> int:
 changed_variables = fast.pick(changed_python)
 
 
+def memos_of_python(
+    memo: type[Memo],
+    parent: Record,
+    states: list[Record],
+    start: int,
+    masks: bytes,
+    held: bytes | None,
+    out: list[Memo],
+) -> None:
+    """Append to `out`, for each of `states[start:]` (the parent's candidates), the Memo
+    expand_batch keeps with it: the parent's guards' `masks`, the variables the step changed,
+    the parent's invariants' masks (`held`)."""
+    out += [
+        tuple.__new__(memo, (masks, changed_variables(parent, state), held))
+        for state in states[max(start, 0) :]
+    ]
+
+
+memos_of = fast.pick(memos_of_python)
+
+
+def verdicts_python(
+    predicates: tuple[Callable[[Record], Any], ...],
+    states: list[Record],
+    memos: list[Memo],
+    memo: type[Memo],
+) -> tuple[list[list[int]], list[Memo]]:
+    """`holds` on each state with its memo: [index, predicate] for each state on which one did
+    not hold, and a new list of memos, each with the state's own invariants' masks (the memos
+    given are not changed)."""
+    failing: list[list[int]] = []
+    made: list[Memo] = []
+    for k, (state, before) in enumerate(zip(states, memos, strict=True)):
+        out = bytearray(8 * len(predicates))
+        first = holds(predicates, state, before.invariants, before.changed, out)
+        made.append(tuple.__new__(memo, (before.parent, before.changed, bytes(out))))
+        if first >= 0:
+            failing.append([k, first])
+    return failing, made
+
+
+verdicts = fast.pick(verdicts_python)
+
+
 def _unmet(
     model: Model,
     state: Record,
@@ -1076,7 +1144,7 @@ def _unmet(
     `actions[offset:]`."""
     start = 0
     while True:
-        stop = candidates(successors, start, seen, found, positions, offset)
+        stop = candidates(successors, start, seen, found, positions, offset, state)
         if stop is None:
             return
         # A list or set inside a tuple: freeze it as put() would, then go on from there.

@@ -204,8 +204,7 @@ class _Search(LevelSearch):
         kept = decision.kept
         # Candidates found at an earlier level: the expander's memory of the states it met
         # did not reach back far enough (see _start_level).
-        known = decision.unique[decision.known]
-        self._back[worker.number] += int(np.count_nonzero(self.visited.earlier(known)))
+        self._back[worker.number] += self.visited.older  # (decide asked the visited set)
         self._sent[worker.number] += len(decision.used)
         self._met[worker.number] += len(exp.blob)
         self._bound_memory(worker)

@@ -22,6 +22,7 @@ class Visited:
     def __init__(self) -> None:
         self._sorted = np.empty(0, dtype=np.uint64)
         self._level: list[np.ndarray] = []  # sorted runs, each at most half the one before
+        self.older = 0  # of the fingerprints `known` was last given, those of finished levels
 
     @classmethod
     def of(cls, fps: np.ndarray) -> Visited:
@@ -39,8 +40,10 @@ class Visited:
         return self._sorted
 
     def known(self, fps: np.ndarray) -> np.ndarray:
-        """A boolean mask: which of `fps` (uint64) were found before."""
+        """A boolean mask: which of `fps` (uint64) were found before (`older`: how many of
+        them at a finished level)."""
         found = self.earlier(fps)
+        self.older = int(np.count_nonzero(found))
         for run in self._level:
             found |= _within(run, fps)
         return found

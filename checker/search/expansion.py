@@ -32,7 +32,7 @@ import msgpack
 import numpy as np
 
 from checker.behaviour import Recording, predicate_value
-from checker.errors import EvaluationError
+from checker.errors import EvaluationError, Interrupted
 from checker.model import Memo, Model
 from checker.values import fast
 from checker.values.encoding import decode_all
@@ -348,10 +348,25 @@ class Expander:
         raised: list[int] = []
         reached: list[list[int]] = []
         model = self.model
+        wanted = self.wanted
+        if memos is not None and not wanted:  # all at once (the common case)
+            try:
+                failing, made = model.verdicts(candidates, memos)
+            except Interrupted:
+                raise
+            except KeyboardInterrupt:  # the spec's own: one by one below, which says where
+                pass
+            else:
+                memos[:] = made
+                for k, first in failing:
+                    try:
+                        broken.append([k, model.violated_at(candidates[k], first).name])
+                    except EvaluationError:
+                        raised.append(k)
+                return broken, raised, reached
         violated = model.violated
         incrementally = model.violated_incrementally
         size = 8 * len(model.invariants)
-        wanted = self.wanted
         hit: set[int] = set()
         new = tuple.__new__  # (a NamedTuple's own __new__ and _replace are Python code)
         for k, state in enumerate(candidates):
@@ -405,12 +420,6 @@ class Expansion:
         self.candidates = int(np.searchsorted(self.positions, self.limit))
         self.blob = reply.blob  # Pieces from this process, else the bytes received
         self._offsets = np.frombuffer(reply.offsets, dtype=np.uint64)
-        if isinstance(reply.blob, Pieces):
-            self._pieces: list[bytes] | list[memoryview] = reply.blob.pieces
-        else:
-            view = memoryview(reply.blob)
-            bounds = self._offsets.tolist()
-            self._pieces = [view[bounds[k] : bounds[k + 1]] for k in range(len(bounds) - 1)]
         self.broken: dict[int, str] = {k: name for k, name in reply.broken}
         self.raised = np.zeros(len(self.positions), dtype=bool)
         self.raised[reply.raised] = True
@@ -430,14 +439,28 @@ class Expansion:
             self.values = values.reshape(rows, len(values) // rows if rows else 0)
 
     def encoding(self, candidate: int) -> bytes:
-        return bytes(self._pieces[candidate])
+        if isinstance(self.blob, Pieces):
+            return self.blob.pieces[candidate]
+        offsets = self._offsets
+        return bytes(memoryview(self.blob)[int(offsets[candidate]) : int(offsets[candidate + 1])])
 
     def encodings(self, kept: np.ndarray) -> tuple[bytes, np.ndarray]:
         """The encodings of the candidates `kept` (ascending), back to back, with offsets."""
-        pieces = self._pieces
-        if len(kept) and int(kept[-1]) == len(kept) - 1:  # the first ones (most often all)
-            chosen = pieces[: len(kept)]
-        else:
-            chosen = [pieces[k] for k in kept.tolist()]
-        sizes = np.fromiter(map(len, chosen), np.uint64, len(chosen))
-        return b"".join(chosen), np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes)])
+        blob, offsets = self.blob, self._offsets
+        if not len(kept):
+            return b"", np.zeros(1, np.uint64)
+        if int(kept[-1]) == len(kept) - 1:  # the first ones (most often all)
+            end = len(kept)
+            if isinstance(blob, Pieces):
+                return b"".join(blob.pieces[:end]), offsets[: end + 1].copy()
+            return bytes(memoryview(blob)[: int(offsets[end])]), offsets[: end + 1].copy()
+        sizes = offsets[kept + 1] - offsets[kept]
+        joined = np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes)])
+        if isinstance(blob, Pieces):
+            return b"".join([blob.pieces[k] for k in kept.tolist()]), joined
+        # Received bytes: one slice per run of consecutive candidates kept.
+        breaks = np.flatnonzero(np.diff(kept) != 1) + 1
+        starts = offsets[kept[np.concatenate([[0], breaks])]].tolist()
+        ends = offsets[kept[np.concatenate([breaks - 1, [len(kept) - 1]])] + 1].tolist()
+        view = memoryview(blob)
+        return b"".join([view[a:b] for a, b in zip(starts, ends, strict=True)]), joined

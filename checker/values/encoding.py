@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import reprlib
+from array import array
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -40,6 +41,7 @@ __all__ = [
     "element_encoding",
     "encode",
     "encode_state",
+    "encoded",
     "fingerprint",
 ]
 
@@ -363,6 +365,28 @@ fingerprint: Callable[[bytes], int] = xxhash.xxh3_64_intdigest
 # The same bytes in C: fast enough to encode every new state whole.
 encode = fast.pick(encode_python)
 encode_state = fast.pick(encode_state_python)
+
+
+def encoded_python(
+    states: list[Any],
+    start: int,
+    fingerprint: Callable[[bytes], int],
+    encodings: list[bytes],
+    views: list[Any] | None,
+) -> bytes:
+    """encode_state() of each of `states[start:]`, appended to `encodings`; their
+    fingerprints returned as uint64s (native order); with `views` (aligned with `states`),
+    the fingerprints of the views' encodings instead. On an error the encodings made so far
+    stay appended."""
+    fps = array("Q")
+    for k in range(max(start, 0), len(states)):
+        data = encode_state(states[k])
+        encodings.append(data)
+        fps.append(fingerprint(data if views is None else encode_state(views[k])))
+    return fps.tobytes()
+
+
+encoded = fast.pick(encoded_python)
 decode = fast.pick(decode_python)
 decode_all = fast.pick(decode_all_python)
 forget_encodings = fast.pick(forget_encodings_python)

@@ -15,10 +15,10 @@ from checker import Record, Spec, action
 from checker import model as models
 from checker.errors import EvaluationError, StateError
 from checker.loader import load_model
-from checker.model import Model
+from checker.model import Memo, Model
 from checker.values import fast
 from checker.values import kinds as K
-from checker.values.encoding import encode
+from checker.values.encoding import encode, fingerprint
 from checker.values.record import Map, freeze, mapping, put, shape
 from tests.conftest import ROOT
 
@@ -34,6 +34,9 @@ TWINS = {
     "candidates",
     "holds",
     "changed",
+    "memos_of",
+    "verdicts",
+    "encoded",
     "take",
 }
 in_c = pytest.mark.skipif(not fast.C, reason="checker._hot is not built (or MC_PURE_PYTHON=1)")
@@ -168,6 +171,34 @@ def test_encode_state(fields):
     assert native(state) == twin(state) == encode(state)
     changed = state.replace(**{next(iter(fields)): (1, 2)})  # shares the other fields' values
     assert native(changed) == twin(changed) == encode(changed)
+
+
+@in_c
+def test_encoded_encodes_and_fingerprints_from_start_on():
+    """`encoded` is encode_state and the fingerprint of each state from `start` on (of its
+    view, given views); a state or view that cannot be encoded raises StateError, the
+    encodings before it appended."""
+    states = [Record(a=1, b=(1,)), Record(a=2, b=(1, 2)), Record(a=3, b=frozenset({4}))]
+    views = [Record(a=s.a) for s in states]
+    unencodable = tuple.__new__(type(states[0]), (type(states[0]), 1, [2]))
+    for function in pair("encoded"):
+        encodings: list[bytes] = [b"kept"]
+        fps = array("Q", function(states, 1, fingerprint, encodings, None))
+        assert encodings == [b"kept", *map(encode, states[1:])]
+        assert list(fps) == [fingerprint(encode(s)) for s in states[1:]]
+        assert function(states, 3, fingerprint, encodings, None) == b""
+        encodings = []
+        fps = array("Q", function(states, 0, fingerprint, encodings, views))
+        assert encodings == list(map(encode, states))
+        assert list(fps) == [fingerprint(encode(v)) for v in views]
+        made: list[bytes] = []
+        with pytest.raises(StateError):
+            function([*states, unencodable], 2, fingerprint, made, None)
+        assert made == [encode(states[2])]
+        made = []
+        with pytest.raises(StateError):
+            function(states, 1, fingerprint, made, [*views[:2], unencodable])
+        assert made == [encode(states[1]), encode(states[2])]
 
 
 @in_c
@@ -462,14 +493,17 @@ ITEMS = st.lists(
 
 @in_c
 @settings(max_examples=300, deadline=None)
-@given(ITEMS, st.sets(st.integers(0, 5)), st.integers(0, 3), st.integers(0, 100))
-def test_candidates(successors, seen, start, offset):
+@given(ITEMS, st.sets(st.integers(0, 5)), st.integers(0, 3), st.integers(0, 100), st.data())
+def test_candidates(successors, seen, start, offset, data):
+    """Both give the same candidates; a successor that is the parent itself is never one."""
     assert models.candidates is pair("candidates")[0]
+    parent = data.draw(st.sampled_from([None, *successors]))
     results = []
     for function in pair("candidates"):
         met, found, positions = set(seen), [], []
-        stop = function(list(successors), start, met, found, positions, offset)
+        stop = function(list(successors), start, met, found, positions, offset, parent)
         results.append((stop, met, found, positions))
+        assert parent is None or all(s is not parent for s in found)
     assert results[0] == results[1]
 
 
@@ -519,3 +553,59 @@ def test_holds(before, after):
         assert native(predicates, state, bytes(masks), changed, bytearray(16)) == expected
         read = int.from_bytes(masks[8:], "little") & ~(1 << 63)
         assert read == 1 << 2  # _reads_c read c only
+
+
+@in_c
+@settings(max_examples=200, deadline=None)
+@given(FIELDS, st.lists(FIELDS, max_size=4), st.integers(0, 4))
+def test_memos_of(before, afters, start):
+    """Each state's Memo from `start` on: the parent's masks, the variables the step changed
+    (as `changed` says), the parent's invariants' masks."""
+    parent = Record(**{k: (v,) for k, v in before.items()})
+    states = []
+    for after in afters:
+        new = {k: (v,) for k, v in after.items() if v != before[k]}
+        states.append(parent.replace(**new) if new else parent)
+    changed = pair("changed")[0]
+    expected = [Memo(b"m", changed(parent, s), None) for s in states[start:]]
+    for function in pair("memos_of"):
+        out: list[Memo] = [Memo(b"", 0, b"x")]
+        function(Memo, parent, states, start, b"m", None, out)
+        assert out[1:] == expected and all(type(m) is Memo for m in out)
+        assert out[0] == Memo(b"", 0, b"x")
+
+
+@in_c
+@settings(max_examples=200, deadline=None)
+@given(FIELDS, st.lists(FIELDS, max_size=4))
+def test_verdicts(before, afters):
+    """`holds` on each state with its memo: the [index, predicate] of each failure, and new
+    memos with each state's own invariants' masks (C's are those holds() notes); the memos
+    given are left as they were."""
+    predicates = (_reads_b_if_a, _reads_c)
+    parent = Record(**before)
+    held = bytearray(16)
+    parent_failed = pair("holds")[0](predicates, parent, None, 0, held) >= 0
+    states = []
+    for after in afters:
+        new = {k: v for k, v in after.items() if v != before[k]}
+        states.append(parent.replace(**new) if new else parent)
+    changed = pair("changed")[0]
+    memos = [Memo(b"p", changed(parent, s), None if parent_failed else bytes(held)) for s in states]
+    given = list(memos)
+    native, twin = pair("verdicts")
+    expected = []
+    for k, s in enumerate(states):
+        failed = [i for i, p in enumerate(predicates) if p(s) is not True]
+        if failed:
+            expected.append([k, failed[0]])
+    for function in (native, twin):
+        failing, made = function(predicates, states, memos, Memo)
+        assert failing == expected and memos == given
+        assert [(m.parent, m.changed) for m in made] == [(m.parent, m.changed) for m in memos]
+        assert all(type(m) is Memo for m in made)
+    _, made = native(predicates, states, memos, Memo)
+    for s, memo, mine in zip(states, memos, made, strict=True):  # C: holds() on each
+        masks = bytearray(16)
+        pair("holds")[0](predicates, s, memo.invariants, memo.changed, masks)
+        assert mine.invariants == bytes(masks)

@@ -10,12 +10,16 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from checker import Record, Spec, action, guard, invariant
 from checker.loader import load_model
 from checker.local.bfs import check
 from checker.model import Model
+from checker.search.expansion import Expanded, Expansion, Pieces
 from checker.search.options import Options
 from tests.bundled import BUNDLED
 from tests.checker.test_hostile_input import SPIN
@@ -305,3 +309,26 @@ def test_the_live_state_budget_follows_the_measured_memory(monkeypatch, grown):
         assert not any(live)
     else:
         assert live.count(True) > len(live) // 2
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.binary(max_size=5), max_size=12), st.data())
+def test_a_reply_gives_the_encodings_of_the_candidates_kept(pieces, data):
+    """The engine joins the kept candidates' encodings from a reply made in this process
+    (Pieces) or received as bytes: the same bytes and offsets, for any candidates kept."""
+    kept = np.array(
+        data.draw(
+            st.lists(st.sampled_from(range(len(pieces))), unique=True) if pieces else st.just([])
+        ),
+        dtype=np.int64,
+    )
+    kept.sort()
+    sizes = np.array([len(p) for p in pieces], dtype=np.uint64)
+    offsets = np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes, dtype=np.uint64)])
+    for blob in (Pieces(pieces), b"".join(pieces)):
+        reply = Expanded(b"", b"", b"", b"", b"", blob, offsets.tobytes())
+        exp = Expansion(reply, deadlock=False)
+        joined, bounds = exp.encodings(kept)
+        assert joined == b"".join(pieces[k] for k in kept.tolist())
+        assert bounds.tolist() == [0, *np.cumsum([len(pieces[k]) for k in kept.tolist()]).tolist()]
+        assert [exp.encoding(k) for k in range(len(pieces))] == pieces

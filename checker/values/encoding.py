@@ -357,16 +357,6 @@ def decode_all_python(blob: bytes, offsets: bytes) -> list[Any]:
     return [decode_python(view[bounds[i] : bounds[i + 1]]) for i in range(len(bounds) - 1)]
 
 
-# The 64-bit fingerprint (unsigned) of an encoded state: xxh3, the builtin itself (no Python
-# call in between on the hot path, where it runs once per candidate).
-fingerprint: Callable[[bytes], int] = xxhash.xxh3_64_intdigest
-
-
-# The same bytes in C: fast enough to encode every new state whole.
-encode = fast.pick(encode_python)
-encode_state = fast.pick(encode_state_python)
-
-
 def encoded_python(
     states: list[Any],
     start: int,
@@ -386,6 +376,14 @@ def encoded_python(
     return fps.tobytes()
 
 
+# The 64-bit fingerprint (unsigned) of an encoded state: xxh3, the builtin itself (no Python
+# call in between on the hot path, where it runs once per candidate).
+fingerprint: Callable[[bytes], int] = xxhash.xxh3_64_intdigest
+
+
+# The same bytes in C: fast enough to encode every new state whole.
+encode = fast.pick(encode_python)
+encode_state = fast.pick(encode_state_python)
 encoded = fast.pick(encoded_python)
 decode = fast.pick(decode_python)
 decode_all = fast.pick(decode_all_python)

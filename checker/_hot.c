@@ -1660,6 +1660,19 @@ error:
     return NULL;
 }
 
+/* The variables (bits, as in READS) whose values are not the same objects in `parent` and
+ * `state`, two tuples of one size: an unchanged variable is shared with the parent. */
+static uint64_t
+changed_bits(PyObject *parent, PyObject *state)
+{
+    uint64_t changed = 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(parent);
+    for (Py_ssize_t i = 1; i < n; i++)
+        if (PyTuple_GET_ITEM(parent, i) != PyTuple_GET_ITEM(state, i))
+            changed |= bit_of(i);
+    return changed;
+}
+
 /* memos_of(Memo, parent, states, start, masks, held, out): appends to the list `out`, for each of
  * states[start:], Memo(masks, changed(parent, state), held): what expand_batch keeps with a
  * candidate (the parent's guards' masks, what the step changed, the parent's invariants'). */
@@ -1685,11 +1698,7 @@ hot_memos_of(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             PyErr_SetString(PyExc_TypeError, "memos_of(): states of the parent's shape");
             return NULL;
         }
-        uint64_t changed = 0;
-        for (Py_ssize_t i = 1; i < width; i++)
-            if (PyTuple_GET_ITEM(parent, i) != PyTuple_GET_ITEM(state, i))
-                changed |= bit_of(i);
-        PyObject *bits = PyLong_FromUnsignedLongLong(changed);
+        PyObject *bits = PyLong_FromUnsignedLongLong(changed_bits(parent, state));
         if (bits == NULL)
             return NULL;
         PyObject *memo = new_memo(type, args[4], bits, args[5]);
@@ -1713,12 +1722,7 @@ hot_changed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "changed(parent, state): two states of one shape");
         return NULL;
     }
-    uint64_t changed = 0;
-    Py_ssize_t n = PyTuple_GET_SIZE(args[0]);
-    for (Py_ssize_t i = 1; i < n; i++)
-        if (PyTuple_GET_ITEM(args[0], i) != PyTuple_GET_ITEM(args[1], i))
-            changed |= bit_of(i);
-    return PyLong_FromUnsignedLongLong(changed);
+    return PyLong_FromUnsignedLongLong(changed_bits(args[0], args[1]));
 }
 
 /* candidates(successors, start, seen, found, positions, offset, parent) -> None or the index

@@ -42,15 +42,17 @@ class Visited:
     def known(self, fps: np.ndarray) -> np.ndarray:
         """A boolean mask: which of `fps` (uint64) were found before (`older`: how many of
         them at a finished level)."""
-        found = self.earlier(fps)
+        # Looked up in ascending order: successive binary searches then share the top of
+        # their paths, in the cache (about 1.5x faster on a large array).
+        order = np.argsort(fps)
+        ascending = fps[order]
+        found = _within(self._sorted, ascending)
         self.older = int(np.count_nonzero(found))
         for run in self._level:
-            found |= _within(run, fps)
-        return found
-
-    def earlier(self, fps: np.ndarray) -> np.ndarray:
-        """A boolean mask: which of `fps` were found at a finished level."""
-        return _within(self._sorted, fps)
+            found |= _within(run, ascending)
+        mask = np.empty(len(fps), dtype=bool)
+        mask[order] = found
+        return mask
 
     def __contains__(self, fp: int) -> bool:
         return bool(self.known(np.array([fp], dtype=np.uint64))[0])

@@ -220,6 +220,10 @@ class Expander:
         self.fps: dict[int, list[int]] = {}  # level -> its kept states' fingerprints (recording)
         # chunk -> (level, candidates, their fingerprints, their memos or None)
         self.pending: dict[int, tuple[int, list[Record], array[int], list[Memo] | None]] = {}
+        # Whether `seen` holds, besides the level's states, only the candidates the engine
+        # admitted and this expander kept (or found before): then the next level's are those
+        # minus this level's (see start_level).
+        self.tidy = False
         # The reachability properties (indexes) not reached when the level started: checked
         # on the level's candidates.
         self.wanted: list[int] = list(range(len(model.reachables)))
@@ -234,6 +238,7 @@ class Expander:
             self.start_level(request)
         elif isinstance(request, Forget):
             self.seen = {} if self.recording else set()
+            self.tidy = False
         else:
             raise TypeError(f"unknown request {request!r}")
         return None
@@ -245,12 +250,16 @@ class Expander:
         self.memos.clear()
         self.pending.clear()
         self.seen = {} if self.recording else set()
+        self.tidy = False
 
     def start_level(self, request: StartLevel) -> None:
         """Earlier levels and undecided candidates (of a depth-bound probe) are dropped; the
         states met are those kept for this level, or (`forget` False) all those met so far."""
         level = request.level
         self.wanted = request.wanted
+        tidy = self.tidy and not self.pending and request.forget and not self.recording
+        if tidy:  # removing the level expanded costs less than adding the next one's
+            self.seen.difference_update(self.model.met(self.levels.get(level - 1, ())))  # type: ignore[union-attr]
         for old in [n for n in self.levels if n < level]:
             del self.levels[old]
             self.fps.pop(old, None)
@@ -258,11 +267,13 @@ class Expander:
         self.pending.clear()
         if request.forget and self.recording:
             self.seen = dict(zip(self.levels.get(level, ()), self.fps.get(level, ())))
-        elif request.forget:
+        elif request.forget and not tidy:
             self.seen = set(self.model.met(self.levels.get(level, ())))
+        self.tidy = request.forget and not self.recording
 
     def admit(self, request: Admit) -> None:
         level, candidates, fps, memos = self.pending.pop(request.chunk)
+        self.tidy = self.tidy and request.keep
         if request.keep:
             indices = np.frombuffer(request.indices, np.uint32).tolist()
             self.levels.setdefault(level + 1, []).extend([candidates[i] for i in indices])
@@ -279,6 +290,7 @@ class Expander:
         recording = self.recording
         memos: list[Memo | None] | None = None
         if request.blob is not None:
+            self.tidy = False  # (these states are not among the level's kept live)
             states = decode_all(request.blob, request.offsets)
             if recording:
                 fingerprint_of = model.fingerprint_of

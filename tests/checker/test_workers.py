@@ -332,3 +332,108 @@ def test_a_reply_gives_the_encodings_of_the_candidates_kept(pieces, data):
         assert joined == b"".join(pieces[k] for k in kept.tolist())
         assert bounds.tolist() == [0, *np.cumsum([len(pieces[k]) for k in kept.tolist()]).tolist()]
         assert [exp.encoding(k) for k in range(len(pieces))] == pieces
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.lists(st.integers(0, 60), unique=True, max_size=8), max_size=4), max_size=4
+    ),
+    st.lists(st.integers(0, 70), max_size=20),
+)
+def test_the_visited_set_knows_what_was_added_and_how_much_at_finished_levels(levels, asked):
+    """`known` (fingerprints looked up in ascending order, the mask given back in the order
+    asked) agrees with a Python set; `older` counts those of finished levels."""
+    from checker.local.visited import Visited
+
+    visited, finished, current = Visited(), set(), set()
+    for level in levels:
+        for fps in level:
+            fresh = [fp for fp in fps if fp not in finished | current]
+            visited.add(np.array(fresh, dtype=np.uint64))
+            current.update(fresh)
+            fps_asked = np.array(asked, dtype=np.uint64)
+            assert visited.known(fps_asked).tolist() == [fp in finished | current for fp in asked]
+            assert visited.older == sum(fp in finished for fp in asked)
+        visited.end_level()
+        finished |= current
+        current = set()
+    assert len(visited) == len(finished)
+
+
+@pytest.mark.parametrize(
+    ("options", "distinct", "tidy"),
+    [
+        (Options(), 288, True),
+        (Options(live_bytes=0), 288, False),  # (nothing kept live: rebuilt each time)
+        (Options(max_depth=5), 117, True),
+        (Options(max_states=100), 100, True),
+    ],
+    ids=["kept", "none-kept", "depth-bound", "cut"],
+)
+def test_an_expander_remembers_only_states_already_admitted(monkeypatch, options, distinct, tidy):
+    """Whether the expander made its memory of met states by removing the level it
+    expanded (all it found was admitted and kept) or by rebuilding it: after StartLevel it
+    holds the states kept for the level and never a candidate the engine did not admit."""
+    from checker.search import expansion
+
+    admitted: set[Record] = set()
+    removed = []
+    admit, start_level = expansion.Expander.admit, expansion.Expander.start_level
+
+    def spy_admit(self, message):
+        candidates = self.pending[message.chunk][1]
+        admitted.update(candidates[i] for i in np.frombuffer(message.indices, np.uint32))
+        admit(self, message)
+
+    def spy_start_level(self, message):
+        removed.append(self.tidy and not self.pending and message.forget)
+        start_level(self, message)
+        if message.forget:
+            kept = set(self.levels.get(message.level, ()))
+            assert kept <= self.seen
+            assert self.seen <= admitted | kept  # (kept: also the initial states)
+
+    monkeypatch.setattr(expansion.Expander, "admit", spy_admit)
+    monkeypatch.setattr(expansion.Expander, "start_level", spy_start_level)
+    model = load_model(str(ROOT / "specs/examples/two_phase.py"), {"rm": "3"})
+    assert check(model, options).distinct_states == distinct
+    assert any(removed) == tidy
+
+
+@pytest.mark.parametrize("then", ["admit-kept", "admit-not-kept", "undecided", "received"])
+def test_an_expander_forgets_candidates_not_kept_or_not_decided(then):
+    """After StartLevel an expander remembers the states kept for the level, and a candidate
+    the engine found old may stay: never one it did not keep (memory) or did not decide
+    about (it may be new). Removing the level expanded from its memory (`tidy`) is right
+    only in the first case; the others rebuild it."""
+    from checker.search.expansion import Admit, Expand, Expander, StartLevel
+    from checker.values.encoding import encode_state
+
+    model = load_model(str(ROOT / "specs/examples/two_phase.py"), {"rm": "2"})
+    expander = Expander(model)
+    init = model.initial_states()[0]
+    if then == "received":  # the level's states come encoded, not kept here
+        expander.start_level(StartLevel(0, True, []))
+        data = encode_state(init)
+        offsets = np.array([0, len(data)], np.uint64).tobytes()
+        expander.handle(Expand(0, 0, blob=data, offsets=offsets))
+    else:
+        expander.levels[0] = [init]
+        expander.start_level(StartLevel(0, True, []))
+        assert expander.seen == {init}
+        expander.handle(Expand(0, 0, start=0, count=1))
+    candidates = expander.pending[0][1]
+    assert len(candidates) == 5  # TMAbort, then RMPrepare and RMChooseToAbort of each RM
+    new = np.array([0, 2, 3, 4], np.uint32).tobytes()  # (candidate 1 found old by the engine)
+    if then != "undecided":
+        expander.handle(Admit(0, new, keep=then != "admit-not-kept"))
+    assert expander.tidy == (then in ("admit-kept", "undecided"))  # (undecided: pending)
+    expander.start_level(StartLevel(1, True, []))
+    kept = set(expander.levels.get(1, ()))
+    admitted = {candidates[k] for k in (0, 2, 3, 4)}
+    assert kept == (admitted if then in ("admit-kept", "received") else set())
+    if then == "admit-kept":
+        assert expander.seen == set(candidates)  # (the one found old may stay)
+    else:
+        assert expander.seen == kept

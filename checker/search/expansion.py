@@ -220,10 +220,11 @@ class Expander:
         self.fps: dict[int, list[int]] = {}  # level -> its kept states' fingerprints (recording)
         # chunk -> (level, candidates, their fingerprints, their memos or None)
         self.pending: dict[int, tuple[int, list[Record], array[int], list[Memo] | None]] = {}
-        # Whether `seen` holds, besides the level's states, only the candidates the engine
-        # admitted and this expander kept (or found before): then the next level's are those
-        # minus this level's (see start_level).
+        # Whether `seen` holds, besides the level's states and those received encoded
+        # (`received`, as met), only candidates the engine decided about and this expander
+        # kept if admitted: then the next level's are those minus the level's (start_level).
         self.tidy = False
+        self.received: list[Any] = []
         # The reachability properties (indexes) not reached when the level started: checked
         # on the level's candidates.
         self.wanted: list[int] = list(range(len(model.reachables)))
@@ -237,8 +238,7 @@ class Expander:
         elif isinstance(request, StartLevel):
             self.start_level(request)
         elif isinstance(request, Forget):
-            self.seen = {} if self.recording else set()
-            self.tidy = False
+            self.forget()
         else:
             raise TypeError(f"unknown request {request!r}")
         return None
@@ -249,8 +249,12 @@ class Expander:
         self.fps.clear()
         self.memos.clear()
         self.pending.clear()
+        self.forget()
+
+    def forget(self) -> None:
         self.seen = {} if self.recording else set()
         self.tidy = False
+        self.received = []
 
     def start_level(self, request: StartLevel) -> None:
         """Earlier levels and undecided candidates (of a depth-bound probe) are dropped; the
@@ -259,7 +263,10 @@ class Expander:
         self.wanted = request.wanted
         tidy = self.tidy and not self.pending and request.forget and not self.recording
         if tidy:  # removing the level expanded costs less than adding the next one's
-            self.seen.difference_update(self.model.met(self.levels.get(level - 1, ())))  # type: ignore[union-attr]
+            seen: set[Any] = self.seen  # type: ignore[assignment]
+            seen.difference_update(self.model.met(self.levels.get(level - 1, ())))
+            seen.difference_update(self.received)
+        self.received = []
         for old in [n for n in self.levels if n < level]:
             del self.levels[old]
             self.fps.pop(old, None)
@@ -273,7 +280,7 @@ class Expander:
 
     def admit(self, request: Admit) -> None:
         level, candidates, fps, memos = self.pending.pop(request.chunk)
-        self.tidy = self.tidy and request.keep
+        self.tidy = self.tidy and (request.keep or not request.indices)
         if request.keep:
             indices = np.frombuffer(request.indices, np.uint32).tolist()
             self.levels.setdefault(level + 1, []).extend([candidates[i] for i in indices])
@@ -290,13 +297,15 @@ class Expander:
         recording = self.recording
         memos: list[Memo | None] | None = None
         if request.blob is not None:
-            self.tidy = False  # (these states are not among the level's kept live)
             states = decode_all(request.blob, request.offsets)
             if recording:
                 fingerprint_of = model.fingerprint_of
                 self.seen.update((s, fingerprint_of(s)) for s in states)  # type: ignore[union-attr]
             else:
-                self.seen.update(model.met(states))  # type: ignore[union-attr]
+                met = list(model.met(states))
+                self.seen.update(met)  # type: ignore[union-attr]
+                if self.tidy:
+                    self.received += met
             if self.incremental:  # states that come encoded come without their memos
                 memos = [None] * len(states)
         else:

@@ -401,12 +401,15 @@ def test_an_expander_remembers_only_states_already_admitted(monkeypatch, options
     assert any(removed) == tidy
 
 
-@pytest.mark.parametrize("then", ["admit-kept", "admit-not-kept", "undecided", "received"])
+@pytest.mark.parametrize(
+    "then", ["admit-kept", "admit-not-kept", "admit-none", "undecided", "received"]
+)
 def test_an_expander_forgets_candidates_not_kept_or_not_decided(then):
     """After StartLevel an expander remembers the states kept for the level, and a candidate
     the engine found old may stay: never one it did not keep (memory) or did not decide
-    about (it may be new). Removing the level expanded from its memory (`tidy`) is right
-    only in the first case; the others rebuild it."""
+    about (it may be new), nor a state of the level expanded. Removing that level (and the
+    states received encoded) from its memory (`tidy`) is right unless a candidate admitted
+    was not kept or one was not decided about; then the memory is rebuilt."""
     from checker.search.expansion import Admit, Expand, Expander, StartLevel
     from checker.values.encoding import encode_state
 
@@ -425,15 +428,18 @@ def test_an_expander_forgets_candidates_not_kept_or_not_decided(then):
         expander.handle(Expand(0, 0, start=0, count=1))
     candidates = expander.pending[0][1]
     assert len(candidates) == 5  # TMAbort, then RMPrepare and RMChooseToAbort of each RM
-    new = np.array([0, 2, 3, 4], np.uint32).tobytes()  # (candidate 1 found old by the engine)
+    admitted = [0, 2, 3, 4]  # (candidate 1 found old by the engine)
+    if then == "admit-none":
+        admitted = []
     if then != "undecided":
-        expander.handle(Admit(0, new, keep=then != "admit-not-kept"))
-    assert expander.tidy == (then in ("admit-kept", "undecided"))  # (undecided: pending)
+        new = np.array(admitted, np.uint32).tobytes()
+        expander.handle(Admit(0, new, keep=then not in ("admit-not-kept", "admit-none")))
+    assert expander.tidy == (then != "admit-not-kept")  # (undecided: still pending)
     expander.start_level(StartLevel(1, True, []))
     kept = set(expander.levels.get(1, ()))
-    admitted = {candidates[k] for k in (0, 2, 3, 4)}
-    assert kept == (admitted if then in ("admit-kept", "received") else set())
-    if then == "admit-kept":
-        assert expander.seen == set(candidates)  # (the one found old may stay)
+    live = then in ("admit-kept", "received")  # (admitted and kept here)
+    assert kept == ({candidates[k] for k in admitted} if live else set())
+    if then in ("admit-kept", "admit-none", "received"):
+        assert expander.seen == set(candidates)  # (the level removed; one found old may stay)
     else:
         assert expander.seen == kept

@@ -2227,6 +2227,243 @@ error:
     return NULL;
 }
 
+/* Undo what expand_run did for the state it was expanding: the candidates it added to `seen`
+ * and to the lists from `cand0` (`made0` memos) on, its actions from `total` on, its
+ * successors. An exception being raised stays so. */
+static void
+undo_state(PyObject *seen, PyObject *candidates, PyObject *positions, PyObject *encodings,
+           PyObject *made, PyObject *actions, PyObject *successors, Py_ssize_t cand0,
+           Py_ssize_t made0, Py_ssize_t total)
+{
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    for (Py_ssize_t k = cand0; k < PyList_GET_SIZE(candidates); k++)
+        if (PySet_Discard(seen, PyList_GET_ITEM(candidates, k)) < 0)
+            PyErr_Clear(); /* (each was added, so it hashes) */
+    PyList_SetSlice(candidates, cand0, PY_SSIZE_T_MAX, NULL);
+    PyList_SetSlice(positions, cand0, PY_SSIZE_T_MAX, NULL);
+    PyList_SetSlice(encodings, cand0, PY_SSIZE_T_MAX, NULL);
+    if (made != Py_None)
+        PyList_SetSlice(made, made0, PY_SSIZE_T_MAX, NULL);
+    PyList_SetSlice(actions, total, PY_SSIZE_T_MAX, NULL);
+    PyList_SetSlice(successors, 0, PY_SSIZE_T_MAX, NULL);
+    PyErr_Restore(type, value, traceback);
+}
+
+/* Append n bytes to a bytearray. */
+static int
+append_bytes(PyObject *array, const void *bytes, Py_ssize_t n)
+{
+    Py_ssize_t size = PyByteArray_GET_SIZE(array);
+    if (PyByteArray_Resize(array, size + n) < 0)
+        return -1;
+    memcpy(PyByteArray_AS_STRING(array) + size, bytes, n);
+    return 0;
+}
+
+/* expand_run(call, states, start, stop, memos, seen, Memo, fingerprint, candidates, positions,
+ *            encodings, made, counts, stuck, fps, slots, terminals, bail) -> next
+ *
+ * Model.expand_batch's common case, one state after another from states[start] to before
+ * states[stop]: each state's successors (call: Model.successors's arguments, its state
+ * ignored; call[2] the successors list, empty, and call[3] the batch's actions, one per
+ * successor so far), those neither the state itself nor in the set `seen` added to it and
+ * to `candidates` (their positions to `positions`), each one's Memo to `made` when `memos`
+ * (one per state, a Memo or None; `slots` masks) is given, its encoding to `encodings`.
+ * Each finished state's number of successors (uint32), whether it is stuck (a byte) and its
+ * candidates' fingerprints (uint64) are appended to the bytearrays `counts`, `stuck`, `fps`.
+ * Returns the state it stopped before: `stop`, or one that needs the caller's general path
+ * (an error of a class in `bail`, a successor that cannot be hashed, a deadlock when
+ * `terminals`), undone. Any other error is raised, what was done for that state undone:
+ * the caller finds the state in the counts. */
+static PyObject *
+hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 18 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != 10 ||
+        !PyList_Check(args[1]) || !PySet_Check(args[5]) || !PyList_Check(args[8]) ||
+        !PyList_Check(args[9]) || !PyList_Check(args[10]) || !PyByteArray_Check(args[12]) ||
+        !PyByteArray_Check(args[13]) || !PyByteArray_Check(args[14]) ||
+        (args[4] != Py_None && (!PyList_Check(args[4]) || !PyList_Check(args[11])))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "expand_run(call, states, start, stop, memos, seen, Memo, fingerprint,"
+                        " candidates, positions, encodings, made, counts, stuck, fps, slots,"
+                        " terminals, bail)");
+        return NULL;
+    }
+    PyObject *call = args[0], *states = args[1], *memos = args[4], *seen = args[5];
+    PyObject *fingerprint = args[7], *candidates = args[8], *positions = args[9];
+    PyObject *encodings = args[10], *made = args[11], *counts = args[12], *stuck = args[13];
+    PyObject *fps = args[14], *bail = args[17];
+    PyObject *successors = PyTuple_GET_ITEM(call, 2), *actions = PyTuple_GET_ITEM(call, 3);
+    if (!PyList_Check(successors) || !PyList_Check(actions)) {
+        PyErr_SetString(PyExc_TypeError, "expand_run(): the successors and actions are lists");
+        return NULL;
+    }
+    if (memos == Py_None)
+        made = Py_None;
+    else if (!memo_type_ok(args[6]))
+        return NULL;
+    PyTypeObject *memo_type = (PyTypeObject *)args[6];
+    Py_ssize_t start = PyLong_AsSsize_t(args[2]), stop = PyLong_AsSsize_t(args[3]);
+    Py_ssize_t slots = PyLong_AsSsize_t(args[15]);
+    if ((start == -1 || stop == -1 || slots == -1) && PyErr_Occurred())
+        return NULL;
+    int terminals = PyObject_IsTrue(args[16]);
+    if (terminals < 0)
+        return NULL;
+    if (start < 0)
+        start = 0;
+    if (slots < 0)
+        slots = 0;
+    if (stop > PyList_GET_SIZE(states))
+        stop = PyList_GET_SIZE(states);
+    if (memos != Py_None && PyList_GET_SIZE(memos) < stop) {
+        PyErr_SetString(PyExc_TypeError, "expand_run(): one memo per state");
+        return NULL;
+    }
+    char *masks = PyMem_Calloc(slots ? 8 * slots : 8, 1);
+    if (masks == NULL)
+        return PyErr_NoMemory();
+    PyObject *sargs[10];
+    for (int a = 0; a < 10; a++)
+        sargs[a] = PyTuple_GET_ITEM(call, a);
+    int raised = 0;
+    Py_ssize_t i = start;
+    for (; i < stop; i++) {
+        PyObject *state = PyList_GET_ITEM(states, i);
+        Py_ssize_t total = PyList_GET_SIZE(actions);
+        Py_ssize_t cand0 = PyList_GET_SIZE(candidates);
+        Py_ssize_t made0 = made != Py_None ? PyList_GET_SIZE(made) : 0;
+        PyObject *memo = memos != Py_None ? PyList_GET_ITEM(memos, i) : Py_None;
+        const char *before = NULL;
+        uint64_t changed = 0;
+        if (memo != Py_None) {
+            PyObject *parent = PyTuple_GET_ITEM(memo, 0);
+            if (!PyBytes_Check(parent) || PyBytes_GET_SIZE(parent) < 8 * slots) {
+                PyErr_SetString(PyExc_TypeError, "expand_run(): a memo's masks are bytes");
+                raised = 1;
+                break;
+            }
+            before = PyBytes_AS_STRING(parent);
+            changed = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(memo, 1));
+            if (changed == (uint64_t)-1 && PyErr_Occurred()) {
+                raised = 1;
+                break;
+            }
+        }
+        sargs[1] = state;
+        PyObject *enabled;
+        if (memos != Py_None) {
+            memset(masks, 0, 8 * slots);
+            PyTypeObject *watched = TRACKED;
+            TRACKED = Py_TYPE(state);
+            enabled = successors_loop(sargs, before, changed, masks, slots);
+            TRACKED = watched;
+        } else {
+            enabled = successors_loop(sargs, NULL, 0, NULL, 0);
+        }
+        if (enabled == NULL)
+            goto failed;
+        int any = enabled == Py_True;
+        Py_DECREF(enabled);
+        if (!any && terminals) /* an intended final state? Model.final, in the caller */
+            goto general;
+        Py_ssize_t n = PyList_GET_SIZE(successors);
+        for (Py_ssize_t j = 0; j < n; j++) {
+            PyObject *succ = PyList_GET_ITEM(successors, j);
+            if (succ == state)
+                continue;
+            Py_ssize_t size = PySet_GET_SIZE(seen);
+            if (PySet_Add(seen, succ) < 0) {
+                if (!PyErr_ExceptionMatches(PyExc_TypeError))
+                    goto failed;
+                PyErr_Clear(); /* a list or set inside a tuple: the caller freezes it */
+                goto general;
+            }
+            if (PySet_GET_SIZE(seen) == size)
+                continue;
+            PyObject *position = PyLong_FromSsize_t(total + j);
+            int appended = position != NULL && PyList_Append(candidates, succ) == 0 &&
+                           PyList_Append(positions, position) == 0;
+            Py_XDECREF(position);
+            if (!appended)
+                goto failed;
+        }
+        if (made != Py_None) {
+            PyObject *kept = PyBytes_FromStringAndSize(masks, 8 * slots);
+            if (kept == NULL)
+                goto failed;
+            PyObject *held = memo != Py_None ? PyTuple_GET_ITEM(memo, 2) : Py_None;
+            Py_ssize_t width = PyTuple_GET_SIZE(state);
+            for (Py_ssize_t k = cand0; k < PyList_GET_SIZE(candidates); k++) {
+                PyObject *cand = PyList_GET_ITEM(candidates, k);
+                if (!PyTuple_Check(cand) || PyTuple_GET_SIZE(cand) != width) {
+                    PyErr_SetString(PyExc_TypeError,
+                                    "expand_run(): successors of the parent's shape");
+                    Py_DECREF(kept);
+                    goto failed;
+                }
+                PyObject *bits = PyLong_FromUnsignedLongLong(changed_bits(state, cand));
+                PyObject *next = bits == NULL ? NULL : new_memo(memo_type, kept, bits, held);
+                Py_XDECREF(bits);
+                if (next == NULL || PyList_Append(made, next) < 0) {
+                    Py_XDECREF(next);
+                    Py_DECREF(kept);
+                    goto failed;
+                }
+                Py_DECREF(next);
+            }
+            Py_DECREF(kept);
+        }
+        Py_ssize_t fps0 = PyByteArray_GET_SIZE(fps);
+        for (Py_ssize_t k = cand0; k < PyList_GET_SIZE(candidates); k++) {
+            PyObject *data = hot_encode_state(module, PyList_GET_ITEM(candidates, k));
+            if (data == NULL)
+                goto unfinished;
+            int appended = PyList_Append(encodings, data);
+            PyObject *fp = appended < 0 ? NULL : PyObject_CallOneArg(fingerprint, data);
+            Py_DECREF(data);
+            uint64_t value = fp == NULL ? 0 : PyLong_AsUnsignedLongLong(fp);
+            Py_XDECREF(fp);
+            if (fp == NULL || (value == (uint64_t)-1 && PyErr_Occurred()) ||
+                append_bytes(fps, &value, 8) < 0)
+                goto unfinished;
+        }
+        uint32_t count = (uint32_t)n;
+        unsigned char flag = !any;
+        if (append_bytes(counts, &count, 4) < 0)
+            goto unfinished;
+        if (append_bytes(stuck, &flag, 1) < 0) {
+            PyByteArray_Resize(counts, PyByteArray_GET_SIZE(counts) - 4);
+            goto unfinished;
+        }
+        if (PyList_SetSlice(successors, 0, PY_SSIZE_T_MAX, NULL) < 0) {
+            raised = 1; /* (the state is counted: what the caller sees is consistent) */
+            i++;
+            break;
+        }
+        continue;
+    unfinished:
+        PyByteArray_Resize(fps, fps0); /* (a smaller size: cannot fail) */
+        goto failed;
+    general:
+        undo_state(seen, candidates, positions, encodings, made, actions, successors, cand0,
+                   made0, total);
+        break;
+    failed:
+        undo_state(seen, candidates, positions, encodings, made, actions, successors, cand0,
+                   made0, total);
+        if (!PyErr_ExceptionMatches(bail)) {
+            raised = 1;
+            break;
+        }
+        PyErr_Clear(); /* the caller's general path raises it again, and says where */
+        break;
+    }
+    PyMem_Free(masks);
+    return raised ? NULL : PyLong_FromSsize_t(i);
+}
+
 static PyObject *
 hot_encode(PyObject *module, PyObject *value)
 {
@@ -2896,6 +3133,9 @@ static PyMethodDef hot_methods[] = {
      "encode(state), its container fields' encodings cached by identity."},
     {"encoded", (PyCFunction)(void (*)(void))hot_encoded, METH_FASTCALL,
      "encoded(states, start, fingerprint, encodings, views) -> the fingerprints, uint64 bytes"},
+    {"expand_run", (PyCFunction)(void (*)(void))hot_expand_run, METH_FASTCALL,
+     "expand_run(call, states, start, stop, memos, seen, Memo, fingerprint, candidates,"
+     " positions, encodings, made, counts, stuck, fps, slots, terminals, bail) -> next"},
     {"forget_encodings", hot_forget_encodings, METH_NOARGS,
      "Empty encode_state's cache (the field values it holds)."},
     {NULL, NULL, 0, NULL},

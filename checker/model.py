@@ -606,7 +606,58 @@ class Model:
         shown = views if by_view else None
         successors: list[Record] = []
         total = 0  # successors of the batch so far
+        # The common case: runs of states in one call (expand_run), a state it cannot take
+        # (an error, a successor to freeze, a deadlock to ask `final` about) and each one
+        # expanded twice (determinism) by the loop below.
+        run = (
+            type(seen) is set
+            and type(states) is list
+            and (memos is None or type(memos) is list)
+            and not identify
+            and bindings is None
+            and not constraints
+            and step_checks is None
+            and not exclusions
+        )
+        call = (
+            self._plan,
+            None,
+            successors,
+            actions,
+            None,
+            self._add,
+            self._reraise,
+            self._constrained,
+            self._kinds if self._kinds is not None else self.kinds,
+            self._kind_error,
+        )
+        resume = 0  # the first state the run has not expanded
+        ran, found = bytearray(), bytearray()  # (its counts and fingerprints)
         for i, state in enumerate(states):
+            if i < resume:
+                continue
+            if run and (self.recheck <= 0 or self._until_recheck > 1):
+                stop = len(states)
+                if self.recheck > 0:
+                    stop = min(stop, i + self._until_recheck - 1)
+                try:
+                    resume = expand_run(
+                        call, states, i, stop, memos, seen, Memo, fingerprint, candidates,  # type: ignore[arg-type]
+                        positions, encodings, made if incremental else None, ran, stuck, found,
+                        slots, bool(terminals), (StateError,),
+                    )  # fmt: skip
+                except EvaluationError as exc:  # (the state that raised: the next one counted)
+                    resume = i + len(ran) // 4
+                    out.error, out.raised = resume, exc
+                    break
+                finally:
+                    self._until_recheck -= len(ran) // 4
+                    counts.frombytes(ran)
+                    fps.frombytes(found)
+                    del ran[:], found[:]
+                    total = len(actions)
+                if resume > i:
+                    continue
             try:
                 if constraints and not self.within_constraints(state):
                     counts.append(0)
@@ -1127,6 +1178,89 @@ def verdicts_python(
 
 
 verdicts = fast.pick(verdicts_python)
+
+
+def expand_run_python(
+    call: tuple[Any, ...],
+    states: list[Record],
+    start: int,
+    stop: int,
+    memos: list[Memo | None] | None,
+    seen: set[Record],
+    memo: type[Memo],
+    fingerprint: Callable[[bytes], int],
+    found: list[Record],
+    positions: list[int],
+    encodings: list[bytes],
+    made: list[Memo] | None,
+    counts: bytearray,
+    stuck: bytearray,
+    fps: bytearray,
+    slots: int,
+    terminals: bool,
+    bail: tuple[type[BaseException], ...],
+) -> int:
+    """`Model.expand_batch`'s common case from `states[start]` to before `states[stop]` (the
+    twin of the C loop): each state's successors (`call`: the arguments of `successors`, its
+    state replaced; call[2] the successors list, empty, call[3] the batch's actions, one per
+    successor so far), the candidates among them added to `seen`, `found`, `positions`, their
+    Memos to `made` (with `memos`, one per state, `slots` masks each), their encodings to
+    `encodings`; each finished state's count (uint32), stuck flag (a byte) and candidates'
+    fingerprints (uint64) appended to `counts`, `stuck`, `fps`. Returns the state it stopped
+    before: `stop`, or one that needs the general path (an error of a class in `bail`, a
+    successor that cannot be hashed, a deadlock when `terminals`), undone. Any other error
+    is raised, what was done for that state undone."""
+    successors_list, actions = call[2], call[3]
+    if memos is None:
+        made = None
+    i, stop = max(start, 0), min(stop, len(states))
+    while i < stop:
+        state = states[i]
+        total, first, made_first = len(actions), len(found), 0 if made is None else len(made)
+        before = None if memos is None else memos[i]
+        masks = bytearray(8 * slots)
+        made_fps = array("Q")
+        try:
+            args = (call[0], state, *call[2:])
+            if memos is None:
+                enabled = successors(*args)
+            else:
+                parent, changed = (None, 0) if before is None else (before.parent, before.changed)
+                enabled = successors(*args, parent, changed, masks)
+            if not enabled and terminals:
+                raise _Bail  # (an intended final state?)
+            if candidates(successors_list, 0, seen, found, positions, total, state) is not None:
+                raise _Bail  # (a successor to freeze)
+            if made is not None:
+                held = None if before is None else before.invariants
+                memos_of(memo, state, found, first, bytes(masks), held, made)
+            for succ in found[first:]:
+                data = encode_state(succ)
+                encodings.append(data)
+                made_fps.append(fingerprint(data))
+        except BaseException as exc:
+            for succ in found[first:]:
+                seen.discard(succ)
+            del found[first:], positions[first:], encodings[first:], actions[total:]
+            if made is not None:
+                del made[made_first:]
+            successors_list.clear()
+            if isinstance(exc, (_Bail, *bail)):
+                return i
+            raise
+        fps += made_fps.tobytes()
+        counts += array("I", [len(successors_list)]).tobytes()
+        stuck.append(not enabled)
+        successors_list.clear()
+        i += 1
+    return i
+
+
+class _Bail(Exception):
+    """expand_run_python: this state takes the general path."""
+
+
+expand_run = fast.pick(expand_run_python)
 
 
 def _unmet(

@@ -20,6 +20,10 @@ extension from FILE (`make sanitize`'s build):
     candidates    checker.model.candidates_python         the successors not met before
     holds         checker.model.holds_python              the first predicate that fails
     changed       checker.model.changed_python            the variables a step changed
+    memos_of      checker.model.memos_of_python           a parent's candidates' memos
+    verdicts      checker.model.verdicts_python           the invariants on a part's candidates
+    encoded       checker.values.encoding.encoded_python  candidates' encodings, fingerprints
+    expand_run    checker.model.expand_run_python         expand_batch's common case, a run
 
 Records are built on the extension's types when it is loaded (`RecordBase`, `RecordType`, and
 what `configure_records` hands it); checker.values.record has their Python twins.

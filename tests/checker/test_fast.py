@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from checker import Record, Spec, action
+from checker import Record, Spec, action, terminal
 from checker import model as models
 from checker.errors import EvaluationError, StateError
 from checker.loader import load_model
@@ -37,6 +37,7 @@ TWINS = {
     "memos_of",
     "verdicts",
     "encoded",
+    "expand_run",
     "take",
 }
 in_c = pytest.mark.skipif(not fast.C, reason="checker._hot is not built (or MC_PURE_PYTHON=1)")
@@ -609,3 +610,92 @@ def test_verdicts(before, afters):
         masks = bytearray(16)
         pair("holds")[0](predicates, s, memo.invariants, memo.changed, masks)
         assert mine.invariants == bytes(masks)
+
+
+# -- expand_run (expand_batch's common case) -------------------------------------------------
+
+
+class Runs(Spec):
+    """States that take every way out of expand_run's common case: an action that raises, a
+    successor with a list inside a tuple (frozen by the general path), a deadlock (which may
+    be an intended final state, when the spec declares some), and steps that change nothing."""
+
+    def init(self):
+        return Record(x=0, y=0, log=())
+
+    @action(k=(0, 1, 2))
+    def step(self, s, k):
+        if s.x == 7:
+            return None  # (deadlocked)
+        if s.x == 5 and k == 2:
+            raise ValueError("five")
+        if k == 1 and s.y == 2:
+            return None
+        return s.replace(x=min(s.x + k, 7), y=(s.y + k) % 3)
+
+    @action
+    def unfrozen(self, s):
+        return s.replace(log=([s.x],)) if s.x == 3 else None
+
+    @terminal
+    def ended(self, s):
+        return s.x == 7
+
+
+@in_c
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 7), st.integers(0, 2)), min_size=1, max_size=8),
+    st.lists(st.tuples(st.integers(0, 7), st.integers(0, 2)), max_size=6),
+    st.booleans(),
+    st.booleans(),
+    st.data(),
+)
+def test_expand_run(xs, met, with_memos, ends, data):
+    """Both expand the same states the same way and stop before the same one: a successor
+    to freeze, a deadlock when states may be final (`ends`: the spec declares some), or, an
+    error, raised; what they did for that state is undone (the set of met states, the
+    lists, the actions) and the finished states are in the counts."""
+    model = Model(Runs())
+    states = [Record(x=x, y=y, log=()) for x, y in xs]
+    start = data.draw(st.integers(0, len(states)))
+    stop = data.draw(st.integers(start, len(states) + 1))
+    memos = [None] * len(states) if with_memos else None
+    results = []
+    for function in pair("expand_run"):
+        seen = {Record(x=x, y=y, log=()) for x, y in met}
+        successors: list[Record] = []
+        actions = [9] * 3  # (three successors of earlier states in the batch)
+        call = (
+            model._plan, None, successors, actions, None, model._add, model._reraise,
+            model._constrained, model.kinds, model._kind_error,
+        )  # fmt: skip
+        found, positions, encodings = [], [], []
+        made: list[Memo] = []
+        counts, stuck, fps = bytearray(), bytearray(), bytearray()
+        try:
+            got: int | str = function(
+                call, states, start, stop, memos, seen, Memo, fingerprint, found, positions,
+                encodings, made if with_memos else None, counts, stuck, fps, model.slots, ends,
+                (StateError,),
+            )  # fmt: skip
+        except EvaluationError as exc:
+            got = exc.message
+        assert successors == []
+        results.append((got, seen, found, positions, encodings, made, actions, counts, stuck, fps))
+    assert results[0] == results[1]
+    got, seen, found, positions, encodings, made, actions, counts, stuck, fps = results[0]
+    done = len(stuck)
+    after = start + done
+    assert len(counts) == 4 * done
+    assert len(actions) == 3 + sum(array("I", counts))
+    assert array("Q", fps).tolist() == [fingerprint(e) for e in encodings]
+    assert len(found) == len(positions) == len(encodings)
+    assert len(made) == (len(found) if with_memos else 0)
+    assert set(found) <= seen
+    if isinstance(got, str):  # raised by the state after the last one counted
+        assert "five" in got and states[after].x == 5
+    elif got < min(stop, len(states)):  # stopped before a state the general path takes
+        assert got == after and states[after].x in ((3, 7) if ends else (3,))
+    else:
+        assert got == after == max(start, min(stop, len(states)))

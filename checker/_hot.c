@@ -2227,20 +2227,23 @@ error:
     return NULL;
 }
 
-/* Undo what expand_run did for the state it was expanding: the candidates it added to `seen`
- * and to the lists from `cand0` (`made0` memos) on, its actions from `total` on, its
- * successors. An exception being raised stays so. */
+/* Undo what expand_run did for the state it was expanding: the candidates (or their views)
+ * it added to `seen`, to the lists from `cand0` (`made0` memos) on, its actions from `total`
+ * on, its successors. An exception being raised stays so. */
 static void
-undo_state(PyObject *seen, PyObject *candidates, PyObject *positions, PyObject *encodings,
-           PyObject *made, PyObject *actions, PyObject *successors, Py_ssize_t cand0,
-           Py_ssize_t made0, Py_ssize_t total)
+undo_state(PyObject *seen, PyObject *candidates, PyObject *views, PyObject *positions,
+           PyObject *encodings, PyObject *made, PyObject *actions, PyObject *successors,
+           Py_ssize_t cand0, Py_ssize_t made0, Py_ssize_t total)
 {
     PyObject *type, *value, *traceback;
     PyErr_Fetch(&type, &value, &traceback);
-    for (Py_ssize_t k = cand0; k < PyList_GET_SIZE(candidates); k++)
-        if (PySet_Discard(seen, PyList_GET_ITEM(candidates, k)) < 0)
+    PyObject *met = views != Py_None ? views : candidates;
+    for (Py_ssize_t k = cand0; k < PyList_GET_SIZE(met); k++)
+        if (PySet_Discard(seen, PyList_GET_ITEM(met, k)) < 0)
             PyErr_Clear(); /* (each was added, so it hashes) */
     PyList_SetSlice(candidates, cand0, PY_SSIZE_T_MAX, NULL);
+    if (views != Py_None)
+        PyList_SetSlice(views, cand0, PY_SSIZE_T_MAX, NULL);
     PyList_SetSlice(positions, cand0, PY_SSIZE_T_MAX, NULL);
     PyList_SetSlice(encodings, cand0, PY_SSIZE_T_MAX, NULL);
     if (made != Py_None)
@@ -2262,7 +2265,8 @@ append_bytes(PyObject *array, const void *bytes, Py_ssize_t n)
 }
 
 /* expand_run(call, states, start, stop, memos, seen, Memo, fingerprint, candidates, positions,
- *            encodings, made, counts, stuck, fps, slots, terminals, bail) -> next
+ *            encodings, made, counts, stuck, fps, slots, terminals, bail, within, view_of,
+ *            views, redo) -> next
  *
  * Model.expand_batch's common case, one state after another from states[start] to before
  * states[stop]: each state's successors (call: Model.successors's arguments, its state
@@ -2275,25 +2279,33 @@ append_bytes(PyObject *array, const void *bytes, Py_ssize_t n)
  * Returns the state it stopped before: `stop`, or one that needs the caller's general path
  * (an error of a class in `bail`, a successor that cannot be hashed, a deadlock when
  * `terminals`), undone. Any other error is raised, what was done for that state undone:
- * the caller finds the state in the counts. */
+ * the caller finds the state in the counts.
+ *
+ * `within` (or None): whether a state is within the state constraints (if not, it has no
+ * successors and is not stuck). `view_of` (or None): successors are met by their views
+ * (appended to `views` with the candidates), and fingerprinted by them; a view that raises
+ * an error of a class in `redo` sends the state to the general path (which says which step
+ * built the successor). */
 static PyObject *
 hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 18 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != 10 ||
+    if (nargs != 22 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != 10 ||
         !PyList_Check(args[1]) || !PySet_Check(args[5]) || !PyList_Check(args[8]) ||
         !PyList_Check(args[9]) || !PyList_Check(args[10]) || !PyByteArray_Check(args[12]) ||
         !PyByteArray_Check(args[13]) || !PyByteArray_Check(args[14]) ||
-        (args[4] != Py_None && (!PyList_Check(args[4]) || !PyList_Check(args[11])))) {
+        (args[4] != Py_None && (!PyList_Check(args[4]) || !PyList_Check(args[11]))) ||
+        (args[19] != Py_None && !PyList_Check(args[20]))) {
         PyErr_SetString(PyExc_TypeError,
                         "expand_run(call, states, start, stop, memos, seen, Memo, fingerprint,"
                         " candidates, positions, encodings, made, counts, stuck, fps, slots,"
-                        " terminals, bail)");
+                        " terminals, bail, within, view_of, views, redo)");
         return NULL;
     }
     PyObject *call = args[0], *states = args[1], *memos = args[4], *seen = args[5];
     PyObject *fingerprint = args[7], *candidates = args[8], *positions = args[9];
     PyObject *encodings = args[10], *made = args[11], *counts = args[12], *stuck = args[13];
-    PyObject *fps = args[14], *bail = args[17];
+    PyObject *fps = args[14], *bail = args[17], *within = args[18], *view_of = args[19];
+    PyObject *views = view_of != Py_None ? args[20] : Py_None, *redo = args[21];
     PyObject *successors = PyTuple_GET_ITEM(call, 2), *actions = PyTuple_GET_ITEM(call, 3);
     if (!PyList_Check(successors) || !PyList_Check(actions)) {
         PyErr_SetString(PyExc_TypeError, "expand_run(): the successors and actions are lists");
@@ -2351,6 +2363,29 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 break;
             }
         }
+        if (within != Py_None) {
+            PyObject *inside = PyObject_CallOneArg(within, state);
+            int is = inside == NULL ? -1 : PyObject_IsTrue(inside);
+            Py_XDECREF(inside);
+            if (is < 0) {
+                raised = 1; /* (nothing to undo) */
+                break;
+            }
+            if (!is) {
+                uint32_t none = 0;
+                unsigned char not_stuck = 0;
+                if (append_bytes(counts, &none, 4) < 0) {
+                    raised = 1;
+                    break;
+                }
+                if (append_bytes(stuck, &not_stuck, 1) < 0) {
+                    PyByteArray_Resize(counts, PyByteArray_GET_SIZE(counts) - 4);
+                    raised = 1;
+                    break;
+                }
+                continue;
+            }
+        }
         sargs[1] = state;
         PyObject *enabled;
         if (memos != Py_None) {
@@ -2373,19 +2408,54 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             PyObject *succ = PyList_GET_ITEM(successors, j);
             if (succ == state)
                 continue;
+            PyObject *met = succ; /* (a new reference with a view) */
+            if (view_of != Py_None && (met = PyObject_CallOneArg(view_of, succ)) == NULL) {
+                if (!PyErr_ExceptionMatches(redo))
+                    goto failed;
+                PyErr_Clear(); /* the caller says which step built the successor */
+                goto general;
+            }
             Py_ssize_t size = PySet_GET_SIZE(seen);
-            if (PySet_Add(seen, succ) < 0) {
+            int added = PySet_Add(seen, met);
+            /* A new one must hash itself too (its view may not show a list inside a tuple). */
+            if (added == 0 && PySet_GET_SIZE(seen) != size && met != succ &&
+                PyObject_Hash(succ) == -1) {
+                PyObject *type, *value, *traceback;
+                PyErr_Fetch(&type, &value, &traceback);
+                PySet_Discard(seen, met);
+                PyErr_Restore(type, value, traceback);
+                added = -1;
+            }
+            if (added < 0) {
+                if (met != succ)
+                    Py_DECREF(met);
                 if (!PyErr_ExceptionMatches(PyExc_TypeError))
                     goto failed;
                 PyErr_Clear(); /* a list or set inside a tuple: the caller freezes it */
                 goto general;
             }
-            if (PySet_GET_SIZE(seen) == size)
+            if (PySet_GET_SIZE(seen) == size) {
+                if (met != succ)
+                    Py_DECREF(met);
                 continue;
+            }
             PyObject *position = PyLong_FromSsize_t(total + j);
+            Py_ssize_t count = PyList_GET_SIZE(candidates);
             int appended = position != NULL && PyList_Append(candidates, succ) == 0 &&
+                           (views == Py_None || PyList_Append(views, met) == 0) &&
                            PyList_Append(positions, position) == 0;
             Py_XDECREF(position);
+            if (!appended) { /* (out of memory) the lists as they were, `met` forgotten */
+                PyObject *type, *value, *traceback;
+                PyErr_Fetch(&type, &value, &traceback);
+                PyList_SetSlice(candidates, count, PY_SSIZE_T_MAX, NULL);
+                if (views != Py_None)
+                    PyList_SetSlice(views, count, PY_SSIZE_T_MAX, NULL);
+                PySet_Discard(seen, met);
+                PyErr_Restore(type, value, traceback);
+            }
+            if (met != succ)
+                Py_DECREF(met);
             if (!appended)
                 goto failed;
         }
@@ -2421,6 +2491,12 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             if (data == NULL)
                 goto unfinished;
             int appended = PyList_Append(encodings, data);
+            if (views != Py_None) { /* fingerprinted by the view's encoding */
+                Py_DECREF(data);
+                data = appended < 0 ? NULL : hot_encode_state(module, PyList_GET_ITEM(views, k));
+                if (data == NULL)
+                    goto unfinished;
+            }
             PyObject *fp = appended < 0 ? NULL : PyObject_CallOneArg(fingerprint, data);
             Py_DECREF(data);
             uint64_t value = fp == NULL ? 0 : PyLong_AsUnsignedLongLong(fp);
@@ -2447,12 +2523,12 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyByteArray_Resize(fps, fps0); /* (a smaller size: cannot fail) */
         goto failed;
     general:
-        undo_state(seen, candidates, positions, encodings, made, actions, successors, cand0,
-                   made0, total);
+        undo_state(seen, candidates, views, positions, encodings, made, actions, successors,
+                   cand0, made0, total);
         break;
     failed:
-        undo_state(seen, candidates, positions, encodings, made, actions, successors, cand0,
-                   made0, total);
+        undo_state(seen, candidates, views, positions, encodings, made, actions, successors,
+                   cand0, made0, total);
         if (!PyErr_ExceptionMatches(bail)) {
             raised = 1;
             break;
@@ -3135,7 +3211,8 @@ static PyMethodDef hot_methods[] = {
      "encoded(states, start, fingerprint, encodings, views) -> the fingerprints, uint64 bytes"},
     {"expand_run", (PyCFunction)(void (*)(void))hot_expand_run, METH_FASTCALL,
      "expand_run(call, states, start, stop, memos, seen, Memo, fingerprint, candidates,"
-     " positions, encodings, made, counts, stuck, fps, slots, terminals, bail) -> next"},
+     " positions, encodings, made, counts, stuck, fps, slots, terminals, bail, within,"
+     " view_of, views, redo) -> next"},
     {"forget_encodings", hot_forget_encodings, METH_NOARGS,
      "Empty encode_state's cache (the field values it holds)."},
     {NULL, NULL, 0, NULL},

@@ -613,9 +613,8 @@ class Model:
             type(seen) is set
             and type(states) is list
             and (memos is None or type(memos) is list)
-            and not identify
+            and (by_view or not identify)
             and bindings is None
-            and not constraints
             and step_checks is None
             and not exclusions
         )
@@ -645,6 +644,8 @@ class Model:
                         call, states, i, stop, memos, seen, Memo, fingerprint, candidates,  # type: ignore[arg-type]
                         positions, encodings, made if incremental else None, ran, stuck, found,
                         slots, bool(terminals), (StateError,),
+                        self.within_constraints if constraints else None,
+                        self.view_of if by_view else None, views, (EvaluationError,),
                     )  # fmt: skip
                 except EvaluationError as exc:  # (the state that raised: the next one counted)
                     resume = i + len(ran) // 4
@@ -1199,6 +1200,10 @@ def expand_run_python(
     slots: int,
     terminals: bool,
     bail: tuple[type[BaseException], ...],
+    within: Callable[[Record], bool] | None,
+    view_of: Callable[[Record], Any] | None,
+    views: list[Any],
+    redo: tuple[type[BaseException], ...],
 ) -> int:
     """`Model.expand_batch`'s common case from `states[start]` to before `states[stop]` (the
     twin of the C loop): each state's successors (`call`: the arguments of `successors`, its
@@ -1209,13 +1214,22 @@ def expand_run_python(
     fingerprints (uint64) appended to `counts`, `stuck`, `fps`. Returns the state it stopped
     before: `stop`, or one that needs the general path (an error of a class in `bail`, a
     successor that cannot be hashed, a deadlock when `terminals`), undone. Any other error
-    is raised, what was done for that state undone."""
+    is raised, what was done for that state undone. `within` (or None): whether a state is
+    within the state constraints (if not: no successors, not stuck). `view_of` (or None):
+    successors are met by their views (appended to `views` with the candidates), and
+    fingerprinted by them; a view that raises an error of a class in `redo` sends the state
+    to the general path (which says which step built the successor)."""
     successors_list, actions = call[2], call[3]
     if memos is None:
         made = None
     i, stop = max(start, 0), min(stop, len(states))
     while i < stop:
         state = states[i]
+        if within is not None and not within(state):
+            counts += array("I", [0]).tobytes()
+            stuck.append(0)
+            i += 1
+            continue
         total, first, made_first = len(actions), len(found), 0 if made is None else len(made)
         before = None if memos is None else memos[i]
         masks = bytearray(8 * slots)
@@ -1229,19 +1243,27 @@ def expand_run_python(
                 enabled = successors(*args, parent, changed, masks)
             if not enabled and terminals:
                 raise _Bail  # (an intended final state?)
-            if candidates(successors_list, 0, seen, found, positions, total, state) is not None:
-                raise _Bail  # (a successor to freeze)
+            if view_of is None:
+                met = candidates(successors_list, 0, seen, found, positions, total, state)
+                if met is not None:
+                    raise _Bail  # (a successor to freeze)
+            else:
+                _met_by_views(
+                    successors_list, state, view_of, redo, seen, found, views, positions, total
+                )
             if made is not None:
                 held = None if before is None else before.invariants
                 memos_of(memo, state, found, first, bytes(masks), held, made)
-            for succ in found[first:]:
-                data = encode_state(succ)
+            for k in range(first, len(found)):
+                data = encode_state(found[k])
                 encodings.append(data)
-                made_fps.append(fingerprint(data))
+                made_fps.append(fingerprint(data if view_of is None else encode_state(views[k])))
         except BaseException as exc:
-            for succ in found[first:]:
-                seen.discard(succ)
+            for met in (found if view_of is None else views)[first:]:
+                seen.discard(met)
             del found[first:], positions[first:], encodings[first:], actions[total:]
+            if view_of is not None:
+                del views[first:]
             if made is not None:
                 del made[made_first:]
             successors_list.clear()
@@ -1254,6 +1276,39 @@ def expand_run_python(
         successors_list.clear()
         i += 1
     return i
+
+
+def _met_by_views(
+    successors: list[Record],
+    state: Record,
+    view_of: Callable[[Record], Any],
+    redo: tuple[type[BaseException], ...],
+    seen: set[Any],
+    found: list[Record],
+    views: list[Any],
+    positions: list[int],
+    total: int,
+) -> None:
+    """expand_run_python's look-up by views: a successor whose view is not in `seen` is a
+    candidate (its view added to `seen` and `views`)."""
+    for j, succ in enumerate(successors):
+        if succ is state:
+            continue
+        try:
+            met = view_of(succ)
+        except redo:
+            raise _Bail from None  # (the general path says which step built it)
+        try:
+            new = met not in seen
+            if new:
+                hash(succ)  # (its view may not show a list inside a tuple)
+        except TypeError:
+            raise _Bail from None  # (a successor to freeze)
+        if new:
+            seen.add(met)
+            found.append(succ)
+            views.append(met)
+            positions.append(total + j)
 
 
 class _Bail(Exception):

@@ -649,14 +649,25 @@ class Runs(Spec):
     st.lists(st.tuples(st.integers(0, 7), st.integers(0, 2)), max_size=6),
     st.booleans(),
     st.booleans(),
+    st.booleans(),
+    st.booleans(),
     st.data(),
 )
-def test_expand_run(xs, met, with_memos, ends, data):
+def test_expand_run(xs, met, with_memos, ends, by_view, constrained, data):
     """Both expand the same states the same way and stop before the same one: a successor
-    to freeze, a deadlock when states may be final (`ends`: the spec declares some), or, an
-    error, raised; what they did for that state is undone (the set of met states, the
-    lists, the actions) and the finished states are in the counts."""
+    to freeze, a deadlock when states may be final (`ends`: the spec declares some), a view
+    that raises, or, an error, raised; what they did for that state is undone (the set of
+    met states, the lists, the actions) and the finished states are in the counts. Met by
+    their views or not, within state constraints or not."""
     model = Model(Runs())
+
+    def view_of(s):
+        if s.x == 6 and s.y == 1:
+            raise EvaluationError("view", "view", "six")
+        return Record(x=s.x, y=s.y // 2)
+
+    def within(s):
+        return s.y != 2
     states = [Record(x=x, y=y, log=()) for x, y in xs]
     start = data.draw(st.integers(0, len(states)))
     stop = data.draw(st.integers(start, len(states) + 1))
@@ -673,29 +684,40 @@ def test_expand_run(xs, met, with_memos, ends, data):
         found, positions, encodings = [], [], []
         made: list[Memo] = []
         counts, stuck, fps = bytearray(), bytearray(), bytearray()
+        views: list[Record] = []
+        if by_view:
+            seen = {view_of(s) for s in seen if (s.x, s.y) != (6, 1)}
         try:
             got: int | str = function(
                 call, states, start, stop, memos, seen, Memo, fingerprint, found, positions,
                 encodings, made if with_memos else None, counts, stuck, fps, model.slots, ends,
-                (StateError,),
+                (StateError,), within if constrained else None, view_of if by_view else None,
+                views, (EvaluationError,),
             )  # fmt: skip
         except EvaluationError as exc:
             got = exc.message
         assert successors == []
-        results.append((got, seen, found, positions, encodings, made, actions, counts, stuck, fps))
+        assert len(views) == (len(found) if by_view else 0)
+        results.append(
+            (got, seen, found, views, positions, encodings, made, actions, counts, stuck, fps)
+        )
     assert results[0] == results[1]
-    got, seen, found, positions, encodings, made, actions, counts, stuck, fps = results[0]
+    got, seen, found, views, positions, encodings, made, actions, counts, stuck, fps = results[0]
     done = len(stuck)
     after = start + done
     assert len(counts) == 4 * done
     assert len(actions) == 3 + sum(array("I", counts))
-    assert array("Q", fps).tolist() == [fingerprint(e) for e in encodings]
+    shown = [encode(v) for v in views] if by_view else encodings
+    assert array("Q", fps).tolist() == [fingerprint(e) for e in shown]
     assert len(found) == len(positions) == len(encodings)
     assert len(made) == (len(found) if with_memos else 0)
-    assert set(found) <= seen
+    assert set(views if by_view else found) <= seen
+    if constrained:
+        assert all(c == 0 for c, s in zip(array("I", counts), states[start:]) if s.y == 2)
     if isinstance(got, str):  # raised by the state after the last one counted
         assert "five" in got and states[after].x == 5
     elif got < min(stop, len(states)):  # stopped before a state the general path takes
-        assert got == after and states[after].x in ((3, 7) if ends else (3,))
+        x = states[after].x
+        assert got == after and (x in ((3, 7) if ends else (3,)) or (by_view and x in (4, 5, 6)))
     else:
         assert got == after == max(start, min(stop, len(states)))

@@ -631,11 +631,12 @@ class Model:
             self._kind_error,
         )
         resume = 0  # the first state the run has not expanded
+        general = -1  # a state the run stopped before: the loop's
         ran, found = bytearray(), bytearray()  # (its counts and fingerprints)
         for i, state in enumerate(states):
             if i < resume:
                 continue
-            if run and (self.recheck <= 0 or self._until_recheck > 1):
+            if run and i != general and (self.recheck <= 0 or self._until_recheck > 1):
                 stop = len(states)
                 if self.recheck > 0:
                     stop = min(stop, i + self._until_recheck - 1)
@@ -657,6 +658,8 @@ class Model:
                     fps.frombytes(found)
                     del ran[:], found[:]
                     total = len(actions)
+                if resume < stop:
+                    general = resume
                 if resume > i:
                     continue
             try:

@@ -338,7 +338,7 @@ class Expander:
                     row.append(predicate_value(predicate, state))
             values = bytes(row)
         return Expanded(
-            actions=array("H", batch.actions).tobytes(),
+            actions=_uint16(batch.actions),
             counts=batch.counts.tobytes(),
             stuck=bytes(batch.stuck),
             positions=array("I", batch.positions).tobytes(),
@@ -410,6 +410,15 @@ class Expander:
                     hit.add(i)
                     reached.append([k, i])
         return broken, raised, reached
+
+
+def _uint16(values: list[int]) -> bytes:
+    """`values` (each below 65,536) as uint16s: through `bytes` when each fits in a byte (a
+    spec's action numbers, nearly always), about 4x faster than array's parse of each item."""
+    try:
+        return np.frombuffer(bytes(values), np.uint8).astype(np.uint16).tobytes()
+    except ValueError:
+        return array("H", values).tobytes()
 
 
 # -- the engine's side -----------------------------------------------------------------------

@@ -443,3 +443,13 @@ def test_an_expander_forgets_candidates_not_kept_or_not_decided(then):
         assert expander.seen == set(candidates)  # (the level removed; one found old may stay)
     else:
         assert expander.seen == kept
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 65535), max_size=40), st.booleans())
+def test_a_reply_gives_every_successors_action_as_uint16(values, small):
+    """An Expanded's actions: uint16s, whether each fits in a byte (the fast way) or not."""
+    from checker.search.expansion import _uint16
+
+    values = [v % 256 for v in values] if small else values
+    assert np.frombuffer(_uint16(values), np.uint16).tolist() == values

@@ -2350,9 +2350,10 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         const char *before = NULL;
         uint64_t changed = 0;
         if (memo != Py_None) {
-            PyObject *parent = PyTuple_GET_ITEM(memo, 0);
-            if (!PyBytes_Check(parent) || PyBytes_GET_SIZE(parent) < 8 * slots) {
-                PyErr_SetString(PyExc_TypeError, "expand_run(): a memo's masks are bytes");
+            PyObject *parent = PyTuple_Check(memo) && PyTuple_GET_SIZE(memo) == 3
+                                   ? PyTuple_GET_ITEM(memo, 0) : NULL;
+            if (parent == NULL || !PyBytes_Check(parent) || PyBytes_GET_SIZE(parent) < 8 * slots) {
+                PyErr_SetString(PyExc_TypeError, "expand_run(): a memo is a Memo, or None");
                 raised = 1;
                 break;
             }

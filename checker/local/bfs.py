@@ -207,7 +207,8 @@ class _Search(LevelSearch):
         self._back[worker.number] += self.visited.older  # (decide asked the visited set)
         self._sent[worker.number] += len(decision.used)
         self._met[worker.number] += len(exp.blob)
-        self._bound_memory(worker)
+        used = self._used(worker)  # (read once: both decisions of the part take it)
+        self._bound_memory(worker, used)
         before = found.states
         first = len(self.links)  # the number of the first state admitted now
         self.note_reached(exp, kept, lambda j: first + j, found.depth)
@@ -220,7 +221,7 @@ class _Search(LevelSearch):
             self.distinct += len(kept)
             self.new += np.bincount(exp.actions[positions], minlength=len(self.new))
             blob, offsets = exp.encodings(kept)
-            keep = self._keep(worker, len(blob))
+            keep = self._keep(worker, len(blob), used)
             held = self._held[worker.number]
             if keep:
                 self._held[worker.number] += len(kept)
@@ -290,7 +291,7 @@ class _Search(LevelSearch):
                 cursor += 1
                 if request.blob is not None:  # the expander remembers the part's states
                     self._met[worker.number] += len(request.blob)
-                    self._bound_memory(worker)
+                    self._bound_memory(worker, self._used(worker))
 
         while done < len(parts):
             send()
@@ -314,15 +315,15 @@ class _Search(LevelSearch):
         limit = 1 if part.owner is not None else IN_FLIGHT  # take another's part only if idle
         return (idle, False) if busy[idle.number] < limit else (None, False)
 
-    def _bound_memory(self, worker: Worker) -> None:
+    def _bound_memory(self, worker: Worker, used: int | None) -> None:
         """Keep the states an expander remembers meeting within its share of the budget,
         inside a level too: a large level's states alone can outgrow it. Forgetting costs
         only duplicate candidates, which the visited set drops. Measured memory over the
         share makes it forget once a level (again only if it met much since: the memory a
-        set frees is reused, not returned), the estimate when the states met alone are."""
+        set frees is reused, not returned), the estimate when the states met alone are.
+        `used`: `_used(worker)`."""
         number = worker.number
         share = self.options.live_bytes // len(self.workers)
-        used = self._used(worker)
         if used is None:
             over = LIVE_FACTOR * self._met[number] > share
         else:
@@ -393,14 +394,13 @@ class _Search(LevelSearch):
         self._back = {w.number: 0 for w in self.workers}
         self._sent = {w.number: 0 for w in self.workers}
 
-    def _keep(self, worker: Worker, encoded: int) -> bool:
+    def _keep(self, worker: Worker, encoded: int, used: int | None) -> bool:
         """Whether `worker` keeps states of `encoded` bytes live for the next level, within
-        its share of the live-state budget: its measured memory (the states are in it
-        already, as candidates), else the estimates of both levels it holds."""
+        its share of the live-state budget: its measured memory `used` (`_used`: the states
+        are in it already, as candidates), else the estimates of both levels it holds."""
         estimate = LIVE_FACTOR * encoded
         share = self.options.live_bytes // len(self.workers)
         number = worker.number
-        used = self._used(worker)
         if used is None:
             used = self._live_now.get(number, 0) + self._live_next[number] + estimate
         if used >= share:  # (a budget of 0 keeps none)

@@ -258,7 +258,10 @@ class Expander:
 
     def start_level(self, request: StartLevel) -> None:
         """Earlier levels and undecided candidates (of a depth-bound probe) are dropped; the
-        states met are those kept for this level, or (`forget` False) all those met so far."""
+        states met are those kept for this level, or (`forget` False) all those met so far.
+        When all this expander found at the level was decided and, if admitted, kept here
+        (`tidy`), its set of met states already holds the next level's: the level expanded
+        and the states received encoded are removed from it, else it is built again."""
         level = request.level
         self.wanted = request.wanted
         tidy = self.tidy and not self.pending and request.forget and not self.recording

@@ -2253,6 +2253,17 @@ undo_state(PyObject *seen, PyObject *candidates, PyObject *views, PyObject *posi
     PyErr_Restore(type, value, traceback);
 }
 
+/* Cut a bytearray back to `size` bytes (smaller: cannot fail), an exception being raised
+ * staying so. */
+static void
+cut_bytes(PyObject *array, Py_ssize_t size)
+{
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyByteArray_Resize(array, size);
+    PyErr_Restore(type, value, traceback);
+}
+
 /* Append n bytes to a bytearray. */
 static int
 append_bytes(PyObject *array, const void *bytes, Py_ssize_t n)
@@ -2380,7 +2391,7 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                     break;
                 }
                 if (append_bytes(stuck, &not_stuck, 1) < 0) {
-                    PyByteArray_Resize(counts, PyByteArray_GET_SIZE(counts) - 4);
+                    cut_bytes(counts, PyByteArray_GET_SIZE(counts) - 4);
                     raised = 1;
                     break;
                 }
@@ -2511,7 +2522,7 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (append_bytes(counts, &count, 4) < 0)
             goto unfinished;
         if (append_bytes(stuck, &flag, 1) < 0) {
-            PyByteArray_Resize(counts, PyByteArray_GET_SIZE(counts) - 4);
+            cut_bytes(counts, PyByteArray_GET_SIZE(counts) - 4);
             goto unfinished;
         }
         if (PyList_SetSlice(successors, 0, PY_SSIZE_T_MAX, NULL) < 0) {
@@ -2521,7 +2532,7 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         continue;
     unfinished:
-        PyByteArray_Resize(fps, fps0); /* (a smaller size: cannot fail) */
+        cut_bytes(fps, fps0);
         goto failed;
     general:
         undo_state(seen, candidates, views, positions, encodings, made, actions, successors,

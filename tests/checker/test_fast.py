@@ -668,10 +668,23 @@ def test_expand_run(xs, met, with_memos, ends, by_view, constrained, data):
 
     def within(s):
         return s.y != 2
+
+    def memo_of(state):
+        """A memo as the engine keeps one: the masks of a parent's guards, what changed."""
+        parent = Record(x=max(state.x - 1, 0), y=state.y, log=())
+        masks, out, acts = bytearray(8 * model.slots), [], []
+        try:
+            model.successors(parent, out, acts, None, None, 0, masks)
+        except EvaluationError:  # (a parent that raises has no memo to give)
+            return None
+        return Memo(bytes(masks), models.changed_variables(parent, state), None)
+
     states = [Record(x=x, y=y, log=()) for x, y in xs]
     start = data.draw(st.integers(0, len(states)))
     stop = data.draw(st.integers(start, len(states) + 1))
-    memos = [None] * len(states) if with_memos else None
+    memos = None
+    if with_memos:
+        memos = [memo_of(s) if data.draw(st.booleans()) else None for s in states]
     results = []
     for function in pair("expand_run"):
         seen = {Record(x=x, y=y, log=()) for x, y in met}

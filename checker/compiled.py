@@ -131,9 +131,17 @@ class Action:
         return tuple(itertools.product(*domains))
 
     def values(self, state: Record) -> Sequence[Any]:
-        """The values of a one-parameter action's parameter in `state` (bindings unpacked)."""
+        """The values of a one-parameter action's parameter in `state` (bindings unpacked).
+        (`_domain` inlined: the successors loop asks once per state and such action.)"""
         domain = self.domains[0]
-        return self._domain(self.params[0], domain, state, ()) if callable(domain) else domain
+        if not callable(domain):
+            return domain
+        try:
+            return domain_order(domain(state))
+        except OUTSIDE:
+            raise
+        except BaseException as exc:
+            raise self._domain_error(self.params[0], exc, state, ()) from exc
 
     def _dependent_bindings(self, state: Record) -> tuple[Binding, ...]:
         """The bindings when a domain depends on earlier parameters: for each binding of
@@ -164,15 +172,21 @@ class Action:
         except OUTSIDE:
             raise
         except BaseException as exc:
-            said = str(exc) if isinstance(exc, DomainTooLarge) else raised(exc)
-            raise EvaluationError(
-                "action",
-                self.name,
-                f"the domain of parameter {param!r} {said}",
-                state=state,
-                params=dict(zip(self.params, earlier)) if earlier else None,
-                cause=exc,
-            ) from exc
+            raise self._domain_error(param, exc, state, earlier) from exc
+
+    def _domain_error(
+        self, param: str, exc: BaseException, state: Record, earlier: tuple[Any, ...]
+    ) -> EvaluationError:
+        """What a parameter's domain raised (or its size), as the action's error."""
+        said = str(exc) if isinstance(exc, DomainTooLarge) else raised(exc)
+        return EvaluationError(
+            "action",
+            self.name,
+            f"the domain of parameter {param!r} {said}",
+            state=state,
+            params=dict(zip(self.params, earlier)) if earlier else None,
+            cause=exc,
+        )
 
     def describe(self, binding: Binding) -> dict[str, Any]:
         return dict(zip(self.params, binding))

@@ -1673,6 +1673,33 @@ changed_bits(PyObject *parent, PyObject *state)
     return changed;
 }
 
+/* Append to the list `out`, for each of states[start:], Memo(masks, changed(parent, state),
+ * held); -1 on an error. */
+static int
+append_memos(PyTypeObject *type, PyObject *parent, PyObject *states, Py_ssize_t start,
+             PyObject *masks, PyObject *held, PyObject *out)
+{
+    Py_ssize_t width = PyTuple_GET_SIZE(parent);
+    for (Py_ssize_t k = start < 0 ? 0 : start; k < PyList_GET_SIZE(states); k++) {
+        PyObject *state = PyList_GET_ITEM(states, k);
+        if (!PyTuple_Check(state) || PyTuple_GET_SIZE(state) != width) {
+            PyErr_SetString(PyExc_TypeError, "memos_of(): states of the parent's shape");
+            return -1;
+        }
+        PyObject *bits = PyLong_FromUnsignedLongLong(changed_bits(parent, state));
+        if (bits == NULL)
+            return -1;
+        PyObject *memo = new_memo(type, masks, bits, held);
+        Py_DECREF(bits);
+        if (memo == NULL || PyList_Append(out, memo) < 0) {
+            Py_XDECREF(memo);
+            return -1;
+        }
+        Py_DECREF(memo);
+    }
+    return 0;
+}
+
 /* memos_of(Memo, parent, states, start, masks, held, out): appends to the list `out`, for each of
  * states[start:], Memo(masks, changed(parent, state), held): what expand_batch keeps with a
  * candidate (the parent's guards' masks, what the step changed, the parent's invariants'). */
@@ -1691,24 +1718,8 @@ hot_memos_of(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t start = PyLong_AsSsize_t(args[3]);
     if (start == -1 && PyErr_Occurred())
         return NULL;
-    Py_ssize_t width = PyTuple_GET_SIZE(parent);
-    for (Py_ssize_t k = start < 0 ? 0 : start; k < PyList_GET_SIZE(states); k++) {
-        PyObject *state = PyList_GET_ITEM(states, k);
-        if (!PyTuple_Check(state) || PyTuple_GET_SIZE(state) != width) {
-            PyErr_SetString(PyExc_TypeError, "memos_of(): states of the parent's shape");
-            return NULL;
-        }
-        PyObject *bits = PyLong_FromUnsignedLongLong(changed_bits(parent, state));
-        if (bits == NULL)
-            return NULL;
-        PyObject *memo = new_memo(type, args[4], bits, args[5]);
-        Py_DECREF(bits);
-        if (memo == NULL || PyList_Append(out, memo) < 0) {
-            Py_XDECREF(memo);
-            return NULL;
-        }
-        Py_DECREF(memo);
-    }
+    if (append_memos(type, parent, states, start, args[4], args[5], out) < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -2173,6 +2184,37 @@ done:
     return out;
 }
 
+/* encode_state() of each of the `count` states from states[start], appended to the list
+ * `encodings`, their fingerprints (of their views' encodings, with `views`, a list aligned
+ * with states, else NULL) to out[0..count); -1 on an error (the encodings made so far stay
+ * appended). */
+static int
+encode_into(PyObject *module, PyObject *states, Py_ssize_t start, Py_ssize_t count,
+            PyObject *fingerprint, PyObject *encodings, PyObject *views, uint64_t *out)
+{
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *data = hot_encode_state(module, PyList_GET_ITEM(states, start + k));
+        if (data == NULL)
+            return -1;
+        int appended = PyList_Append(encodings, data);
+        if (views != NULL) {
+            Py_DECREF(data);
+            data = appended < 0 ? NULL : hot_encode_state(module, PyList_GET_ITEM(views, start + k));
+            if (data == NULL)
+                return -1;
+        }
+        PyObject *fp = appended < 0 ? NULL : PyObject_CallOneArg(fingerprint, data);
+        Py_DECREF(data);
+        if (fp == NULL)
+            return -1;
+        out[k] = PyLong_AsUnsignedLongLong(fp);
+        Py_DECREF(fp);
+        if (out[k] == (uint64_t)-1 && PyErr_Occurred())
+            return -1;
+    }
+    return 0;
+}
+
 /* encoded(states, start, fingerprint, encodings, views) -> bytes: encode_state() of each of
  * states[start:], appended to the list `encodings`; their fingerprints (fingerprint(data), as
  * uint64s in native order) returned; with `views` (a list aligned with states, or None), the
@@ -2200,31 +2242,12 @@ hot_encoded(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *fps = PyBytes_FromStringAndSize(NULL, 8 * count);
     if (fps == NULL)
         return NULL;
-    uint64_t *out = (uint64_t *)PyBytes_AS_STRING(fps);
-    for (Py_ssize_t k = 0; k < count; k++) {
-        PyObject *data = hot_encode_state(module, PyList_GET_ITEM(states, start + k));
-        if (data == NULL)
-            goto error;
-        int appended = PyList_Append(encodings, data);
-        if (views != NULL) {
-            Py_DECREF(data);
-            data = appended < 0 ? NULL : hot_encode_state(module, PyList_GET_ITEM(views, start + k));
-            if (data == NULL)
-                goto error;
-        }
-        PyObject *fp = appended < 0 ? NULL : PyObject_CallOneArg(fingerprint, data);
-        Py_DECREF(data);
-        if (fp == NULL)
-            goto error;
-        out[k] = PyLong_AsUnsignedLongLong(fp);
-        Py_DECREF(fp);
-        if (out[k] == (uint64_t)-1 && PyErr_Occurred())
-            goto error;
+    if (encode_into(module, states, start, count, fingerprint, encodings, views,
+                    (uint64_t *)PyBytes_AS_STRING(fps)) < 0) {
+        Py_DECREF(fps);
+        return NULL;
     }
     return fps;
-error:
-    Py_DECREF(fps);
-    return NULL;
 }
 
 /* Undo what expand_run did for the state it was expanding: the candidates (or their views)
@@ -2473,50 +2496,21 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         if (made != Py_None) {
             PyObject *kept = PyBytes_FromStringAndSize(masks, 8 * slots);
-            if (kept == NULL)
-                goto failed;
             PyObject *held = memo != Py_None ? PyTuple_GET_ITEM(memo, 2) : Py_None;
-            Py_ssize_t width = PyTuple_GET_SIZE(state);
-            for (Py_ssize_t k = cand0; k < PyList_GET_SIZE(candidates); k++) {
-                PyObject *cand = PyList_GET_ITEM(candidates, k);
-                if (!PyTuple_Check(cand) || PyTuple_GET_SIZE(cand) != width) {
-                    PyErr_SetString(PyExc_TypeError,
-                                    "expand_run(): successors of the parent's shape");
-                    Py_DECREF(kept);
-                    goto failed;
-                }
-                PyObject *bits = PyLong_FromUnsignedLongLong(changed_bits(state, cand));
-                PyObject *next = bits == NULL ? NULL : new_memo(memo_type, kept, bits, held);
-                Py_XDECREF(bits);
-                if (next == NULL || PyList_Append(made, next) < 0) {
-                    Py_XDECREF(next);
-                    Py_DECREF(kept);
-                    goto failed;
-                }
-                Py_DECREF(next);
-            }
-            Py_DECREF(kept);
+            int done = kept == NULL ? -1
+                                    : append_memos(memo_type, state, candidates, cand0, kept,
+                                                   held, made);
+            Py_XDECREF(kept);
+            if (done < 0)
+                goto failed;
         }
         Py_ssize_t fps0 = PyByteArray_GET_SIZE(fps);
-        for (Py_ssize_t k = cand0; k < PyList_GET_SIZE(candidates); k++) {
-            PyObject *data = hot_encode_state(module, PyList_GET_ITEM(candidates, k));
-            if (data == NULL)
-                goto unfinished;
-            int appended = PyList_Append(encodings, data);
-            if (views != Py_None) { /* fingerprinted by the view's encoding */
-                Py_DECREF(data);
-                data = appended < 0 ? NULL : hot_encode_state(module, PyList_GET_ITEM(views, k));
-                if (data == NULL)
-                    goto unfinished;
-            }
-            PyObject *fp = appended < 0 ? NULL : PyObject_CallOneArg(fingerprint, data);
-            Py_DECREF(data);
-            uint64_t value = fp == NULL ? 0 : PyLong_AsUnsignedLongLong(fp);
-            Py_XDECREF(fp);
-            if (fp == NULL || (value == (uint64_t)-1 && PyErr_Occurred()) ||
-                append_bytes(fps, &value, 8) < 0)
-                goto unfinished;
-        }
+        Py_ssize_t found = PyList_GET_SIZE(candidates) - cand0;
+        if (PyByteArray_Resize(fps, fps0 + 8 * found) < 0 ||
+            encode_into(module, candidates, cand0, found, fingerprint, encodings,
+                        views == Py_None ? NULL : views,
+                        (uint64_t *)(PyByteArray_AS_STRING(fps) + fps0)) < 0)
+            goto unfinished;
         uint32_t count = (uint32_t)n;
         unsigned char flag = !any;
         if (append_bytes(counts, &count, 4) < 0)

@@ -2186,14 +2186,16 @@ done:
 
 /* encode_state() of each of the `count` states from states[start], appended to the list
  * `encodings`, their fingerprints (of their views' encodings, with `views`, a list aligned
- * with states, else NULL) to out[0..count); -1 on an error (the encodings made so far stay
- * appended). */
+ * with states, else NULL; identify(state, encoding), with `identify`, else NULL) to
+ * out[0..count); -1 on an error (the encodings made so far stay appended). */
 static int
 encode_into(PyObject *module, PyObject *states, Py_ssize_t start, Py_ssize_t count,
-            PyObject *fingerprint, PyObject *encodings, PyObject *views, uint64_t *out)
+            PyObject *fingerprint, PyObject *encodings, PyObject *views, PyObject *identify,
+            uint64_t *out)
 {
     for (Py_ssize_t k = 0; k < count; k++) {
-        PyObject *data = hot_encode_state(module, PyList_GET_ITEM(states, start + k));
+        PyObject *state = PyList_GET_ITEM(states, start + k);
+        PyObject *data = hot_encode_state(module, state);
         if (data == NULL)
             return -1;
         int appended = PyList_Append(encodings, data);
@@ -2203,7 +2205,13 @@ encode_into(PyObject *module, PyObject *states, Py_ssize_t start, Py_ssize_t cou
             if (data == NULL)
                 return -1;
         }
-        PyObject *fp = appended < 0 ? NULL : PyObject_CallOneArg(fingerprint, data);
+        PyObject *fp = NULL;
+        if (appended == 0 && identify != NULL) {
+            PyObject *argv[2] = {state, data};
+            fp = PyObject_Vectorcall(identify, argv, 2, NULL);
+        } else if (appended == 0) {
+            fp = PyObject_CallOneArg(fingerprint, data);
+        }
         Py_DECREF(data);
         if (fp == NULL)
             return -1;
@@ -2242,7 +2250,7 @@ hot_encoded(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *fps = PyBytes_FromStringAndSize(NULL, 8 * count);
     if (fps == NULL)
         return NULL;
-    if (encode_into(module, states, start, count, fingerprint, encodings, views,
+    if (encode_into(module, states, start, count, fingerprint, encodings, views, NULL,
                     (uint64_t *)PyBytes_AS_STRING(fps)) < 0) {
         Py_DECREF(fps);
         return NULL;
@@ -2300,7 +2308,7 @@ append_bytes(PyObject *array, const void *bytes, Py_ssize_t n)
 
 /* expand_run(call, states, start, stop, memos, seen, Memo, fingerprint, candidates, positions,
  *            encodings, made, counts, stuck, fps, slots, terminals, bail, within, view_of,
- *            views, redo) -> next
+ *            views, redo, identify) -> next
  *
  * Model.expand_batch's common case, one state after another from states[start] to before
  * states[stop]: each state's successors (call: Model.successors's arguments, its state
@@ -2319,11 +2327,13 @@ append_bytes(PyObject *array, const void *bytes, Py_ssize_t n)
  * successors and is not stuck). `view_of` (or None): successors are met by their views
  * (appended to `views` with the candidates), and fingerprinted by them; a view that raises
  * an error of a class in `redo` sends the state to the general path (which says which step
- * built the successor). */
+ * built the successor). `identify` (or None): the candidates' fingerprints are
+ * identify(candidate, its encoding) (a symmetry's representative), an error of a class in
+ * `redo` sending the state to the general path too. */
 static PyObject *
 hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 22 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != 10 ||
+    if (nargs != 23 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != 10 ||
         !PyList_Check(args[1]) || !PySet_Check(args[5]) || !PyList_Check(args[8]) ||
         !PyList_Check(args[9]) || !PyList_Check(args[10]) || !PyByteArray_Check(args[12]) ||
         !PyByteArray_Check(args[13]) || !PyByteArray_Check(args[14]) ||
@@ -2332,7 +2342,7 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError,
                         "expand_run(call, states, start, stop, memos, seen, Memo, fingerprint,"
                         " candidates, positions, encodings, made, counts, stuck, fps, slots,"
-                        " terminals, bail, within, view_of, views, redo)");
+                        " terminals, bail, within, view_of, views, redo, identify)");
         return NULL;
     }
     PyObject *call = args[0], *states = args[1], *memos = args[4], *seen = args[5];
@@ -2340,6 +2350,7 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *encodings = args[10], *made = args[11], *counts = args[12], *stuck = args[13];
     PyObject *fps = args[14], *bail = args[17], *within = args[18], *view_of = args[19];
     PyObject *views = view_of != Py_None ? args[20] : Py_None, *redo = args[21];
+    PyObject *identify = args[22] != Py_None ? args[22] : NULL;
     PyObject *successors = PyTuple_GET_ITEM(call, 2), *actions = PyTuple_GET_ITEM(call, 3);
     if (!PyList_Check(successors) || !PyList_Check(actions)) {
         PyErr_SetString(PyExc_TypeError, "expand_run(): the successors and actions are lists");
@@ -2508,7 +2519,7 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_ssize_t found = PyList_GET_SIZE(candidates) - cand0;
         if (PyByteArray_Resize(fps, fps0 + 8 * found) < 0 ||
             encode_into(module, candidates, cand0, found, fingerprint, encodings,
-                        views == Py_None ? NULL : views,
+                        views == Py_None ? NULL : views, identify,
                         (uint64_t *)(PyByteArray_AS_STRING(fps) + fps0)) < 0)
             goto unfinished;
         uint32_t count = (uint32_t)n;
@@ -2527,6 +2538,10 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         continue;
     unfinished:
         cut_bytes(fps, fps0);
+        if (identify != NULL && PyErr_ExceptionMatches(redo)) {
+            PyErr_Clear(); /* the caller says which step built the successor */
+            goto general;
+        }
         goto failed;
     general:
         undo_state(seen, candidates, views, positions, encodings, made, actions, successors,
@@ -3218,7 +3233,7 @@ static PyMethodDef hot_methods[] = {
     {"expand_run", (PyCFunction)(void (*)(void))hot_expand_run, METH_FASTCALL,
      "expand_run(call, states, start, stop, memos, seen, Memo, fingerprint, candidates,"
      " positions, encodings, made, counts, stuck, fps, slots, terminals, bail, within,"
-     " view_of, views, redo) -> next"},
+     " view_of, views, redo, identify) -> next"},
     {"forget_encodings", hot_forget_encodings, METH_NOARGS,
      "Empty encode_state's cache (the field values it holds)."},
     {NULL, NULL, 0, NULL},

@@ -613,7 +613,6 @@ class Model:
             type(seen) is set
             and type(states) is list
             and (memos is None or type(memos) is list)
-            and (by_view or not identify)
             and bindings is None
             and step_checks is None
             and not exclusions
@@ -647,6 +646,7 @@ class Model:
                         slots, bool(terminals), (StateError,),
                         self.within_constraints if constraints else None,
                         self.view_of if by_view else None, views, (EvaluationError,),
+                        None if by_view or not identify else fingerprint_of,
                     )  # fmt: skip
                 except EvaluationError as exc:  # (the state that raised: the next one counted)
                     resume = i + len(ran) // 4
@@ -1207,6 +1207,7 @@ def expand_run_python(
     view_of: Callable[[Record], Any] | None,
     views: list[Any],
     redo: tuple[type[BaseException], ...],
+    identify: Callable[[Record, bytes], int] | None,
 ) -> int:
     """`Model.expand_batch`'s common case from `states[start]` to before `states[stop]` (the
     twin of the C loop): each state's successors (`call`: the arguments of `successors`, its
@@ -1221,7 +1222,9 @@ def expand_run_python(
     within the state constraints (if not: no successors, not stuck). `view_of` (or None):
     successors are met by their views (appended to `views` with the candidates), and
     fingerprinted by them; a view that raises an error of a class in `redo` sends the state
-    to the general path (which says which step built the successor)."""
+    to the general path (which says which step built the successor). `identify` (or None):
+    the candidates' fingerprints are `identify(candidate, its encoding)` (a symmetry's
+    representative), an error of a class in `redo` sending the state to the general path."""
     successors_list, actions = call[2], call[3]
     if memos is None:
         made = None
@@ -1260,7 +1263,13 @@ def expand_run_python(
             for k in range(first, len(found)):
                 data = encode_state(found[k])
                 encodings.append(data)
-                made_fps.append(fingerprint(data if view_of is None else encode_state(views[k])))
+                if identify is None:
+                    made_fps.append(fingerprint(data if view_of is None else encode_state(views[k])))
+                    continue
+                try:
+                    made_fps.append(identify(found[k], data))
+                except redo:
+                    raise _Bail from None  # (the general path says which step built it)
         except BaseException as exc:
             for met in (found if view_of is None else views)[first:]:
                 seen.discard(met)

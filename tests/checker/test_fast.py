@@ -643,28 +643,36 @@ class Runs(Spec):
 
 
 @in_c
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 7), st.integers(0, 2)), min_size=1, max_size=8),
     st.lists(st.tuples(st.integers(0, 7), st.integers(0, 2)), max_size=6),
     st.booleans(),
     st.booleans(),
-    st.booleans(),
+    st.sampled_from(["encoding", "view", "identify"]),
     st.booleans(),
     st.data(),
 )
-def test_expand_run(xs, met, with_memos, ends, by_view, constrained, data):
+def test_expand_run(xs, met, with_memos, ends, fingerprinted, constrained, data):
     """Both expand the same states the same way and stop before the same one: a successor
     to freeze, a deadlock when states may be final (`ends`: the spec declares some), a view
-    that raises, or, an error, raised; what they did for that state is undone (the set of
-    met states, the lists, the actions) and the finished states are in the counts. Met by
-    their views or not, within state constraints or not."""
+    or an `identify` (a symmetry's representative) that raises, or, an error, raised; what
+    they did for that state is undone (the set of met states, the lists, the actions) and
+    the finished states are in the counts. Fingerprinted by their encodings, their views or
+    `identify`; within state constraints or not."""
     model = Model(Runs())
+    by_view = fingerprinted == "view"
 
     def view_of(s):
         if s.x == 6 and s.y == 1:
             raise EvaluationError("view", "view", "six")
         return Record(x=s.x, y=s.y // 2)
+
+    def identify(s, data):
+        assert data == encode(s)
+        if s.x == 4 and s.y == 0:
+            raise EvaluationError("permute", "permute", "four")
+        return fingerprint(encode(Record(x=s.x)))
 
     def within(s):
         return s.y != 2
@@ -705,7 +713,7 @@ def test_expand_run(xs, met, with_memos, ends, by_view, constrained, data):
                 call, states, start, stop, memos, seen, Memo, fingerprint, found, positions,
                 encodings, made if with_memos else None, counts, stuck, fps, model.slots, ends,
                 (StateError,), within if constrained else None, view_of if by_view else None,
-                views, (EvaluationError,),
+                views, (EvaluationError,), identify if fingerprinted == "identify" else None,
             )  # fmt: skip
         except EvaluationError as exc:
             got = exc.message
@@ -721,6 +729,8 @@ def test_expand_run(xs, met, with_memos, ends, by_view, constrained, data):
     assert len(counts) == 4 * done
     assert len(actions) == 3 + sum(array("I", counts))
     shown = [encode(v) for v in views] if by_view else encodings
+    if fingerprinted == "identify":
+        shown = [encode(Record(x=s.x)) for s in found]
     assert array("Q", fps).tolist() == [fingerprint(e) for e in shown]
     assert len(found) == len(positions) == len(encodings)
     assert len(made) == (len(found) if with_memos else 0)
@@ -731,6 +741,10 @@ def test_expand_run(xs, met, with_memos, ends, by_view, constrained, data):
         assert "five" in got and states[after].x == 5
     elif got < min(stop, len(states)):  # stopped before a state the general path takes
         x = states[after].x
-        assert got == after and (x in ((3, 7) if ends else (3,)) or (by_view and x in (4, 5, 6)))
+        assert got == after and (
+            x in ((3, 7) if ends else (3,))
+            or (by_view and x in (4, 5, 6))
+            or (fingerprinted == "identify" and x in (2, 3, 4))
+        )
     else:
         assert got == after == max(start, min(stop, len(states)))

@@ -332,6 +332,12 @@ def test_too_many_permutations_is_a_config_error_and_no_symmetry_the_way_out(mc,
             "Error: permute raised StateError: p.indexed: position 1 is renamed 2, outside a"
             " tuple of 2",
         ),
+        (  # (on a successor: the step that built it is named)
+            "return s.bits[9] if sum(s.bits) == 2 else s.replace(bits=p.indexed(s.bits))",
+            "Error: permute raised IndexError: tuple index out of range (renaming"
+            " Permutation({2: 0, 0: 1, 1: 2})), on the successor that toggle built\n"
+            "  in state {bits: (1, 0, 0)}",
+        ),
     ],
 )
 def test_a_permute_that_fails_is_an_evaluation_error(mc, write_spec, permute, message):

@@ -1264,7 +1264,8 @@ def expand_run_python(
                 data = encode_state(found[k])
                 encodings.append(data)
                 if identify is None:
-                    made_fps.append(fingerprint(data if view_of is None else encode_state(views[k])))
+                    shown = data if view_of is None else encode_state(views[k])
+                    made_fps.append(fingerprint(shown))
                     continue
                 try:
                     made_fps.append(identify(found[k], data))

@@ -33,7 +33,8 @@ static PyTypeObject *MAP;     /* checker.values.record.Map */
 static PyObject *STR_INDEX;   /* "_index" */
 static PyObject *STR_KEYS;    /* "_keys" */
 static PyObject *STR_BINDINGS; /* "bindings" */
-static PyObject *STR_VALUES;   /* "values" */
+static PyObject *STR_ORDERED;  /* "ordered" */
+static PyObject *STR_DOMAIN_FAILED; /* "domain_failed" */
 static PyObject *RECORD;      /* checker.values.record.Record: calling it builds a record */
 static PyObject *FACTORY;     /* checker.values.record._factory: Record(...) in Python */
 static PyObject *MAKERS;      /* keyword order as written -> (shape, where each field is) */
@@ -1305,6 +1306,74 @@ note_reads(char *out, Py_ssize_t slot, PyObject *result)
     memcpy(out + 8 * slot, &mask, 8);
 }
 
+/* A one-parameter action's values in `state`, as Action.values gives them: `domain(state)` in
+ * canonical order. A tuple is its own order (up to checker.compiled.MAX_DOMAIN values); a
+ * frozenset's order is computed once per set object (the same message set is the domain in
+ * many states: the set is held while cached, so its address is not reused); anything else,
+ * or a set not cached, goes to Action.ordered. What the domain raises goes to
+ * Action.domain_failed, which raises the error naming the action and the state. */
+#define MAX_DOMAIN 1000000
+#define ORDER_SLOTS 512
+typedef struct {
+    PyObject *set;
+    PyObject *order;
+} OrderSlot;
+static OrderSlot *ORDERS;
+
+static PyObject *
+domain_values(PyObject *act, PyObject *domain, PyObject *state)
+{
+    PyObject *found = PyObject_CallOneArg(domain, state);
+    if (found == NULL) {
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyErr_NormalizeException(&type, &value, &traceback);
+        if (traceback != NULL)
+            PyException_SetTraceback(value, traceback);
+        PyObject *raised = PyObject_CallMethodObjArgs(act, STR_DOMAIN_FAILED, state, value, NULL);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(traceback);
+        if (raised != NULL) { /* (it always raises) */
+            Py_DECREF(raised);
+            PyErr_SetString(PyExc_SystemError, "Action.domain_failed returned");
+        }
+        return NULL;
+    }
+    if (PyTuple_CheckExact(found) && PyTuple_GET_SIZE(found) <= MAX_DOMAIN)
+        return found;
+    OrderSlot *slot = NULL;
+    if (PyFrozenSet_CheckExact(found)) {
+        if (PySet_GET_SIZE(found) == 0) {
+            Py_DECREF(found);
+            return PyTuple_New(0);
+        }
+        if (ORDERS == NULL && (ORDERS = PyMem_Calloc(ORDER_SLOTS, sizeof(OrderSlot))) == NULL) {
+            Py_DECREF(found);
+            return PyErr_NoMemory();
+        }
+        slot = &ORDERS[((uintptr_t)found >> 4) & (ORDER_SLOTS - 1)];
+        if (slot->set == found) {
+            Py_DECREF(found);
+            Py_INCREF(slot->order);
+            return slot->order;
+        }
+    }
+    PyObject *order = PyObject_CallMethodObjArgs(act, STR_ORDERED, state, found, NULL);
+    if (order != NULL && !PyTuple_CheckExact(order)) {
+        Py_SETREF(order, NULL);
+        PyErr_SetString(PyExc_SystemError, "Action.ordered returned no tuple");
+    }
+    if (order != NULL && slot != NULL) {
+        Py_XSETREF(slot->set, found); /* (the reference taken by the call) */
+        Py_INCREF(order);
+        Py_XSETREF(slot->order, order);
+        return order;
+    }
+    Py_DECREF(found);
+    return order;
+}
+
 static PyObject *
 successors_loop(PyObject *const *args, const char *memo, uint64_t changed, char *out,
                 Py_ssize_t slots)
@@ -1343,9 +1412,12 @@ successors_loop(PyObject *const *args, const char *memo, uint64_t changed, char 
         if (fixed != Py_None) {
             bindings = fixed;
             Py_INCREF(bindings);
-        } else {  /* a one-parameter action's values, else the bindings, in this state */
-            PyObject *name = arity == 1 ? STR_VALUES : STR_BINDINGS;
-            PyObject *found = PyObject_CallMethodOneArg(act, name, state);
+        } else if (arity == 1) { /* a one-parameter action's values in this state */
+            bindings = domain_values(act, PyTuple_GET_ITEM(entry, 5), state);
+            if (bindings == NULL)
+                return NULL;
+        } else { /* the bindings in this state */
+            PyObject *found = PyObject_CallMethodOneArg(act, STR_BINDINGS, state);
             if (found == NULL)
                 return NULL;
             bindings = PySequence_Tuple(found);
@@ -3258,8 +3330,10 @@ PyInit__hot(void)
     STR_INDEX = PyUnicode_InternFromString("_index");
     STR_KEYS = PyUnicode_InternFromString("_keys");
     STR_BINDINGS = PyUnicode_InternFromString("bindings");
-    STR_VALUES = PyUnicode_InternFromString("values");
-    if (STR_INDEX == NULL || STR_KEYS == NULL || STR_BINDINGS == NULL || STR_VALUES == NULL)
+    STR_ORDERED = PyUnicode_InternFromString("ordered");
+    STR_DOMAIN_FAILED = PyUnicode_InternFromString("domain_failed");
+    if (STR_INDEX == NULL || STR_KEYS == NULL || STR_BINDINGS == NULL ||
+        STR_ORDERED == NULL || STR_DOMAIN_FAILED == NULL)
         return NULL;
     PyObject *module = PyModule_Create(&hot_module);
     if (module == NULL)

@@ -131,17 +131,31 @@ class Action:
         return tuple(itertools.product(*domains))
 
     def values(self, state: Record) -> Sequence[Any]:
-        """The values of a one-parameter action's parameter in `state` (bindings unpacked).
-        (`_domain` inlined: the successors loop asks once per state and such action.)"""
+        """The values of a one-parameter action's parameter in `state` (bindings unpacked)."""
         domain = self.domains[0]
         if not callable(domain):
             return domain
         try:
-            return domain_order(domain(state))
+            found = domain(state)
+        except BaseException as exc:
+            self.domain_failed(state, exc)
+        return self.ordered(state, found)
+
+    def ordered(self, state: Record, found: Any) -> tuple[Any, ...]:
+        """`values` once the domain gave `found` in `state`: in canonical order. (The
+        successors loop in C asks this of what is neither a tuple nor a set it has ordered.)"""
+        try:
+            return domain_order(found)
         except OUTSIDE:
             raise
         except BaseException as exc:
             raise self._domain_error(self.params[0], exc, state, ()) from exc
+
+    def domain_failed(self, state: Record, exc: BaseException) -> typing.NoReturn:
+        """Raise the error of this one-parameter action's domain raising `exc` in `state`."""
+        if isinstance(exc, OUTSIDE):
+            raise exc
+        raise self._domain_error(self.params[0], exc, state, ()) from exc
 
     def _dependent_bindings(self, state: Record) -> tuple[Binding, ...]:
         """The bindings when a domain depends on earlier parameters: for each binding of
@@ -234,8 +248,9 @@ class CompiledSpec:
         self.actions = tuple(self._compile_action(n, f, d) for n, (f, d) in found.items())
         if not self.actions:
             raise SpecError(f"{self.name} declares no actions (decorate methods with @action)")
-        # What `Model.successors` loops over: (index, function, arity, static bindings, action),
-        # the bindings of a one-parameter action as bare values (no argument unpacking).
+        # What `Model.successors` loops over: (index, function, arity, static bindings, action,
+        # domain), the bindings of a one-parameter action as bare values (no argument
+        # unpacking); the domain of a one-parameter action whose domain depends on the state.
         self.plan = tuple(
             (
                 ai,
@@ -247,6 +262,9 @@ class CompiledSpec:
                 if len(act.params) == 1
                 else act.static_bindings,
                 act,
+                act.domains[0]
+                if act.static_bindings is None and len(act.params) == 1
+                else None,
             )
             for ai, act in enumerate(self.actions)
         )

@@ -160,7 +160,7 @@ class Model:
         self._predicates: tuple[tuple[Invariant, ...], tuple[Callable[..., Any], ...]] | None = None
         self.slots = sum(
             1 if arity == 0 else len(static) if static is not None else 0
-            for _, _, arity, static, _ in compiled.plan
+            for _, _, arity, static, _, _ in compiled.plan
         )
         self._reduced_fps: dict[int, int] = {}  # concrete fingerprint -> fingerprint_of
         # The states' kind (checker.values.kinds), from the initial states and the declared types:
@@ -1017,7 +1017,7 @@ class Model:
 
 
 def successors_python(
-    plan: tuple[tuple[int, Callable[..., Any], int, Any, Any], ...],
+    plan: tuple[tuple[int, Callable[..., Any], int, Any, Any, Any], ...],
     state: Record,
     states: list[Record],
     actions: list[int],
@@ -1040,7 +1040,7 @@ def successors_python(
     shape = state.__class__
     add, mark = states.append, actions.append
     enabled = False
-    for ai, fn, arity, static, act in plan:
+    for ai, fn, arity, static, act, _ in plan:
         if static is None:
             static = act.values(state) if arity == 1 else act.bindings(state)
         for value in static:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from checker import Record, Spec, action, terminal
 from checker import model as models
+from checker.compiled import MAX_DOMAIN
 from checker.errors import EvaluationError, StateError
 from checker.loader import load_model
 from checker.model import Memo, Model
@@ -427,6 +428,34 @@ class Shapes(Spec):
             raise ValueError("no")
         return None
 
+    @action(m=lambda s: Shapes.domain(s))
+    def pick(self, s, m):
+        return s.replace(log=(m,)) if s.x < 3 and s.log != (m,) else None
+
+    @staticmethod
+    def domain(s):
+        """A domain of every type the loops order (tuple, set, list, range, iterator, a set
+        seen before), one too large, or one that raises."""
+        if s.log == (9,):
+            raise KeyError("nine")
+        if s.log == (2, 2):
+            return range(MAX_DOMAIN + 1)
+        if s.log == (1, 1):
+            return tuple(range(MAX_DOMAIN + 1))
+        return (
+            (9, 1),
+            PICKS,
+            frozenset((9, x) for x in range(3)),
+            [3, 1],
+            range(2),
+            frozenset(),
+            (v for v in (4, s.x)),
+            PICKS,
+        )[(s.x + len(s.log)) % 8]
+
+
+PICKS = frozenset({"b", 2, "a", (1, 2)})  # the same set object in many states
+
 
 def _successors(name: str, model: Model, state: Record, recording: bool):
     native, twin = pair("successors")
@@ -465,7 +494,7 @@ def _successors(name: str, model: Model, state: Record, recording: bool):
 )
 def test_successors(spec, constants):
     """On the states a few levels deep, both loops give the same successors, actions and
-    bindings (or raise the same error)."""
+    bindings (or raise the same error: an action's, or a domain's)."""
     model = Model(Shapes()) if spec is None else load_model(ROOT / spec, constants)
     level = model.initial_states()
     seen = set(level)

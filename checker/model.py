@@ -298,10 +298,15 @@ class Model:
             self.symmetry.learn(self.initial_states()[0])  # the same in every process
         best = None
         renamed = []
+        identity = self.symmetry.identity
         for p in self.symmetry.candidates(state):
-            image = self._permuted(state, p)
+            # (the identity's image is the state: permute is not asked, the encoding is known)
+            image = state if p is identity else self._permuted(state, p)
             if self.view is None:
-                other = _encoded(image, "permute", "permute", state=state, params={})
+                if image is state:
+                    other = data
+                else:
+                    other = _encoded(image, "permute", "permute", state=state, params={})
                 renamed.append(other)
             else:
                 other = self._encoded_view(image)
@@ -358,7 +363,10 @@ class Model:
 
     def within_constraints(self, state: Record) -> bool:
         """Whether `state` satisfies every state constraint (else it is not expanded)."""
-        return all(_holds("constraint", c.name, c.fn, state) for c in self.constraints)
+        for c in self.constraints:  # noqa: SIM110 (a loop, not all() of a generator per state)
+            if not _holds("constraint", c.name, c.fn, state):
+                return False
+        return True
 
     def excluded(self, state: Record) -> bool:
         """Whether `state` fails a constraint that does not admit it (TLC's CONSTRAINT): it is

@@ -189,6 +189,8 @@ class Symmetry:
         # no signature, every renaming is tried).
         self._fields: tuple[str, ...] | None = None
         self._members: tuple[str, ...] = ()  # and the sets of values whose members count
+        # Whether the values are the positions 0..n-1 (of the tuples `permute` reorders).
+        self._positions = all(tuple(v) == tuple(range(len(v))) for v in sets.values())
         self._by_order: dict[tuple[Any, ...], Permutation] = {}
 
     @property
@@ -213,12 +215,19 @@ class Symmetry:
         if not fields:
             return self.permutations
         (values,) = self.sets.values()
+        n = len(values)
         try:
-            entries = [state[f] for f in fields]
-            sets = [state[m] for m in members]
-            signature = [
-                encode(tuple([e[v] for e in entries] + [v in m for m in sets])) for v in values
-            ]
+            # A column per variable, an entry per value (a tuple of n entries indexed by the
+            # values 0..n-1 is its own column); a value's signature is its row, encoded.
+            columns: list[Sequence[Any]] = []
+            for f in fields:
+                entry = state[f]
+                whole = type(entry) is tuple and len(entry) == n and self._positions
+                columns.append(entry if whole else [entry[v] for v in values])
+            for m in members:
+                members_of = state[m]
+                columns.append([v in members_of for v in values])
+            signature = list(map(encode, zip(*columns)))
         except (KeyError, IndexError, TypeError):  # a map without some values: in its whole
             return self.permutations  # orbit, so every renaming is tried for each of them
         order = sorted(range(len(values)), key=signature.__getitem__)
@@ -235,13 +244,22 @@ class Symmetry:
         return [self._sorting(tuple(itertools.chain(*a))) for a in arrangements]
 
     def _sorting(self, order: tuple[int, ...]) -> Permutation:
-        """The renaming that sends the value at index order[i] to the value at index i."""
+        """The renaming that sends the value at index order[i] to the value at index i (the
+        identity itself, `self.identity`, when the order is)."""
         p = self._by_order.get(order)
         if p is None:
             (values,) = self.sets.values()
-            image = {values[v]: values[i] for i, v in enumerate(order)}
-            p = self._by_order[order] = Permutation(image)
+            if order == tuple(range(len(order))):
+                p = self.identity
+            else:
+                p = Permutation({values[v]: values[i] for i, v in enumerate(order)})
+            self._by_order[order] = p
         return p
+
+    @property
+    def identity(self) -> Permutation:
+        """The renaming that renames nothing: a state is its own image by it."""
+        return self.permutations[0]
 
     def _learn(self, state: Record) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The variables `permute` reorders with `p.indexed(t)` and nothing else (a tuple

@@ -17,7 +17,7 @@ from checker.search.options import Options
 from checker.symmetry import Permutation, Symmetry
 from checker.testing import assert_symmetric
 from checker.values import fast
-from checker.values.encoding import decode_all, encode
+from checker.values.encoding import decode_all, encode, fingerprint
 from tests.bundled import BUNDLED
 from tests.conftest import ROOT
 
@@ -392,6 +392,26 @@ def test_every_state_of_an_orbit_has_the_same_representative():
             for p in model.symmetry.permutations
         }
         assert len(images) == 1
+
+
+def test_the_identity_is_not_asked_of_permute():
+    """A state whose signatures are already in order is one of its own candidate images:
+    its image by the identity is the state, so permute is asked only for the others."""
+    asked = []
+
+    class Counted(Toggles):
+        def permute(self, s, p):
+            asked.append(p)
+            return super().permute(s, p)
+
+    model = Model(Counted())
+    state = Record(bits=(0, 0, 1))  # values 0 and 1 tie: the identity and swapping them
+    assert len(model.symmetry.candidates(state)) == 2
+    del asked[:]  # (learning the signature asked permute of the identity, to record it)
+    fp = model.fingerprint_of(state)
+    assert len(asked) == 1 and asked[0] is not model.symmetry.identity
+    smallest = min(encode(Toggles().permute(state, p)) for p in model.symmetry.permutations)
+    assert fp == fingerprint(smallest)
 
 
 def _some_states(model, count):

@@ -1397,6 +1397,10 @@ successors_loop(PyObject *const *args, const char *memo, uint64_t changed, char 
     Py_ssize_t entries = PyTuple_GET_SIZE(plan);
     for (Py_ssize_t e = 0; e < entries; e++) {
         PyObject *entry = PyTuple_GET_ITEM(plan, e);
+        if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 6) {
+            PyErr_SetString(PyExc_TypeError, "successors(): a plan entry is a tuple of 6");
+            return NULL;
+        }
         PyObject *ai = PyTuple_GET_ITEM(entry, 0);
         PyObject *fn = PyTuple_GET_ITEM(entry, 1);
         long arity = PyLong_AsLong(PyTuple_GET_ITEM(entry, 2));

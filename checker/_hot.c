@@ -3235,6 +3235,41 @@ done:
     return out;
 }
 
+/* rename(image, values) -> list: each of `values` renamed by the dict `image` (a value not in
+ * it is itself; True and False are never renamed, though Python finds True == 1): what
+ * checker.symmetry's Permutation maps over a tuple or a set, without a Python frame. */
+static PyObject *
+hot_rename(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyDict_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "rename(image, values): image is a dict");
+        return NULL;
+    }
+    PyObject *image = args[0];
+    PyObject *seq = PySequence_Fast(args[1], "rename(): values are iterable");
+    if (seq == NULL)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject *out = PyList_New(n);
+    for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
+        PyObject *v = items[i], *w = v;
+        if (!PyBool_Check(v)) {
+            w = PyDict_GetItemWithError(image, v); /* (borrowed) */
+            if (w == NULL && PyErr_Occurred()) {
+                Py_CLEAR(out);
+                break;
+            }
+            if (w == NULL)
+                w = v;
+        }
+        Py_INCREF(w);
+        PyList_SET_ITEM(out, i, w);
+    }
+    Py_DECREF(seq);
+    return out;
+}
+
 /* decoding(shapes, from_pairs): what decode() needs of checker.values.record. */
 static PyObject *
 hot_decoding(PyObject *module, PyObject *args)
@@ -3310,6 +3345,8 @@ static PyMethodDef hot_methods[] = {
      "expand_run(call, states, start, stop, memos, seen, Memo, fingerprint, candidates,"
      " positions, encodings, made, counts, stuck, fps, slots, terminals, bail, within,"
      " view_of, views, redo, identify) -> next"},
+    {"rename", (PyCFunction)(void (*)(void))hot_rename, METH_FASTCALL,
+     "rename(image, values) -> list: each value renamed by the dict image (bools never)"},
     {"forget_encodings", hot_forget_encodings, METH_NOARGS,
      "Empty encode_state's cache (the field values it holds)."},
     {NULL, NULL, 0, NULL},

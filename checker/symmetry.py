@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from checker.errors import OUTSIDE, ConfigError, SpecError, StateError
+from checker.values import fast
 from checker.values.encoding import decode, encode
 from checker.values.record import Map, Record, freeze
 
@@ -68,16 +69,11 @@ class Permutation:
             return value
         return self._image.get(value, value)
 
-    def _each(self, values: Iterable[Any]) -> list[Any]:
-        """Every value renamed (`self` mapped over them, without a call per value)."""
-        get = self._image.get
-        return [v if type(v) is bool else get(v, v) for v in values]
-
     def set(self, values: Iterable[Any]) -> frozenset[Any]:
         """A set of values, each renamed."""
         if not values and type(values) is frozenset:
             return values
-        return frozenset(self._each(values))
+        return frozenset(rename(self._image, values))
 
     def indexed(self, values: tuple[Any, ...], each: Callable[[Any], Any] | None = None) -> tuple:
         """A tuple indexed by the symmetric values (`t[b]` belongs to broker b), reordered so
@@ -88,7 +84,7 @@ class Permutation:
         if each is None:
             return take(values)
         if each is self:
-            return tuple(self._each(take(values)))
+            return tuple(rename(self._image, take(values)))
         return tuple(map(each, take(values)))
 
     def _order(self, size: int) -> tuple[int, ...]:
@@ -335,6 +331,17 @@ class Symmetry:
                 " smaller constants, or --no-symmetry"
             )
         return cls(sets, spec.permute)
+
+
+def rename_python(image: dict[Any, Any], values: Iterable[Any]) -> list[Any]:
+    """Each of `values` renamed by `image` (a value not in it is itself; True and False are
+    never renamed, though Python finds True == 1): a Permutation mapped over a tuple or a set
+    (the C version without a Python frame)."""
+    get = image.get
+    return [v if type(v) is bool else get(v, v) for v in values]
+
+
+rename = fast.pick(rename_python)
 
 
 def _taking(order: tuple[int, ...]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:

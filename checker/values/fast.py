@@ -24,6 +24,7 @@ extension from FILE (`make sanitize`'s build):
     verdicts      checker.model.verdicts_python           the invariants on a part's candidates
     encoded       checker.values.encoding.encoded_python  candidates' encodings, fingerprints
     expand_run    checker.model.expand_run_python         expand_batch's common case, a run
+    rename        checker.symmetry.rename_python          values renamed by a Permutation
 
 Records are built on the extension's types when it is loaded (`RecordBase`, `RecordType`, and
 what `configure_records` hands it); checker.values.record has their Python twins.

@@ -40,6 +40,7 @@ TWINS = {
     "encoded",
     "expand_run",
     "take",
+    "rename",
 }
 in_c = pytest.mark.skipif(not fast.C, reason="checker._hot is not built (or MC_PURE_PYTHON=1)")
 
@@ -777,3 +778,34 @@ def test_expand_run(xs, met, with_memos, ends, fingerprinted, constrained, data)
         )
     else:
         assert got == after == max(start, min(stop, len(states)))
+
+
+# -- rename (a symmetry's renaming of values) --------------------------------------------------
+
+RENAMED = st.integers(-2, 4) | st.booleans() | st.none() | st.text(max_size=2) | st.just((1, 2))
+
+
+@in_c
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(st.integers(0, 3) | st.text(max_size=1), RENAMED, max_size=5),
+    st.lists(RENAMED | st.just([1]), max_size=8),
+    st.sampled_from([tuple, list, frozenset]),
+)
+def test_rename(image, values, container):
+    """Both rename the same values the same way: a value outside the image is itself, True
+    and False are never renamed (though True == 1 is a key), and an unhashable value is the
+    same TypeError."""
+    if container is frozenset and any(type(v) is list for v in values):
+        return
+    results = []
+    for function in pair("rename"):
+        try:
+            results.append(function(image, container(values)))
+        except TypeError as exc:
+            results.append(str(exc))
+    assert results[0] == results[1]
+    if isinstance(results[0], list):
+        expected = [v if type(v) is bool else image.get(v, v) for v in container(values)]
+        assert results[0] == expected
+        assert all(type(a) is type(b) for a, b in zip(results[0], expected, strict=True))

@@ -389,3 +389,40 @@ def test_a_state_the_common_case_cannot_take_is_expanded_once_more_not_twice():
     result = check(Model(spec), Options())
     assert (result.verdict, result.distinct_states) == ("ok", 7)
     assert spec.calls == {0: 2, 1: 1, 2: 1, 3: 2, 4: 1, 5: 2, 13: 2}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_one_expander_takes_a_level_in_one_part_of_up_to_4096_states_two_share_it_out(
+    monkeypatch, workers
+):
+    """The parts of each level of a search whose levels have 1, 32, 384, 2,048 and 4,096
+    states: one expander has nothing to share, so a level of up to 4,096 states is one part;
+    two get eight parts each (at least) of a level of 256 states or more."""
+    from checker.local.frontier import Frontier
+
+    planned: list[int] = []
+    plan = Frontier.plan
+
+    def counted(self, size):
+        made = plan(self, size)
+        planned.append(len(made))
+        return made
+
+    monkeypatch.setattr(Frontier, "plan", counted)
+
+    class Grid(Spec):
+        """Four digits of base 9, each set once: level k has C(4, k) 8^k states."""
+
+        def init(self):
+            return Record(d=(0, 0, 0, 0))
+
+        @action(i=(0, 1, 2, 3), v=tuple(range(1, 9)))
+        def set_digit(self, s, i, v):
+            return s.replace(d=s.d[:i] + (v,) + s.d[i + 1 :]) if s.d[i] == 0 else None
+
+    result = check(Model(Grid()), Options(workers=workers))
+    assert (result.distinct_states, result.depth) == (6561, 5)
+    if workers == 1:
+        assert planned == [1, 1, 1, 1, 1]
+    else:
+        assert planned[0] == 1 and all(n >= 16 for n in planned[2:])

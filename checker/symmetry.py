@@ -266,7 +266,7 @@ class Symmetry:
         if len(self.sets) != 1:
             return (), ()
         (values,) = self.sets.values()
-        positions = tuple(values) == tuple(range(len(values)))
+        positions = self._positions
         recording = _Recording(values)
         try:
             self.permute(state, recording)

@@ -226,7 +226,7 @@ class Symmetry:
             signature = list(map(encode, zip(*columns)))
         except (KeyError, IndexError, TypeError):  # a map without some values: in its whole
             return self.permutations  # orbit, so every renaming is tried for each of them
-        order = sorted(range(len(values)), key=signature.__getitem__)
+        order = sorted(range(n), key=signature.__getitem__)
         if len(set(signature)) == len(signature):  # no ties: one candidate
             return [self._sorting(tuple(order))]
         # Runs of equal signatures: every arrangement of each run is a candidate.

@@ -269,10 +269,10 @@ class _Search(LevelSearch):
         """Each part of `frontier` in order with its expansion. Parts are sent in order, each
         to the expander that holds its states live while it has fewer than IN_FLIGHT parts
         in hand, else, encoded, to an idle one; so every expander gets its parts in order."""
-        # Eight parts per expander and more, to share a level out; one expander (this
+        # Eight parts a level per expander and more, to share a level out; one expander (this
         # process) has nothing to share, and a part's own cost is paid once a level.
-        share = 8 * len(self.workers) if len(self.workers) > 1 else 1
-        per_part = min(4096, max(16, len(frontier) // share))
+        cuts = 8 * len(self.workers) if len(self.workers) > 1 else 1
+        per_part = min(4096, max(16, len(frontier) // cuts))
         parts = frontier.plan(per_part)
         busy = {w.number: 0 for w in self.workers}
         sent: dict[int, deque[_Sent]] = {w.number: deque() for w in self.workers}

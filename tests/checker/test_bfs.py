@@ -397,7 +397,7 @@ def test_one_expander_takes_a_level_in_one_part_of_up_to_4096_states_two_share_i
 ):
     """The parts of each level of a search whose levels have 1, 32, 384, 2,048 and 4,096
     states: one expander has nothing to share, so a level of up to 4,096 states is one part;
-    two get eight parts each (at least) of a level of 256 states or more."""
+    two get 16 parts or more of each level of 384 states or more (eight each at least)."""
     from checker.local.frontier import Frontier
 
     planned: list[int] = []

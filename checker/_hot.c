@@ -201,16 +201,13 @@ atoms_only(PyObject *value)
     }
     if (!PyFrozenSet_CheckExact(value))
         return 0;
-    PyObject *iterator = PyObject_GetIter(value), *item;
-    if (iterator == NULL)
-        return -1;
-    int atoms = 1;
-    while (atoms && (item = PyIter_Next(iterator)) != NULL) {
-        atoms = is_atom(item);
-        Py_DECREF(item);
-    }
-    Py_DECREF(iterator);
-    return PyErr_Occurred() ? -1 : atoms;
+    Py_ssize_t position = 0;
+    Py_hash_t hash;
+    PyObject *item; /* borrowed: a frozenset cannot change while it is walked */
+    while (_PySet_NextEntry(value, &position, &item, &hash))
+        if (!is_atom(item))
+            return 0;
+    return 1;
 }
 
 static PyObject *
@@ -606,13 +603,60 @@ record_hash(PyObject *self)
     return (Py_hash_t)acc;
 }
 
-/* ==, <, ...: the tuple's comparison, which reads every field. */
+static PyObject *record_richcompare(PyObject *a, PyObject *b, int op);
+
+/* a == b for two values of one type, as the tuple's comparison finds it (1, 0, or -1 with an
+ * exception), without its calls through the generic comparison for each item: the expanders'
+ * dedupe compares equal states built apart, whose records, tuples and sets are walked to the
+ * end. Records whose hashes are known and differ are unequal (equal ones hash alike), and so
+ * are sets. */
+static int
+values_equal(PyObject *a, PyObject *b, int depth)
+{
+    if (a == b)
+        return 1;
+    PyTypeObject *type = Py_TYPE(a);
+    if (type != Py_TYPE(b) || depth > 32)
+        return PyObject_RichCompareBool(a, b, Py_EQ);
+    if (type->tp_richcompare == record_richcompare) {
+        read_all(a);
+        read_all(b);
+        Py_hash_t *x = kept_hash(a), *y = kept_hash(b);
+        if (x != NULL && y != NULL && *x != 0 && *y != 0 && *x != *y)
+            return 0;
+    } else if (type == &PyFrozenSet_Type) {
+        Py_hash_t x = ((PySetObject *)a)->hash, y = ((PySetObject *)b)->hash;
+        if (PySet_GET_SIZE(a) != PySet_GET_SIZE(b) || (x != -1 && y != -1 && x != y))
+            return 0;
+        return PyObject_RichCompareBool(a, b, Py_EQ);
+    } else if (type != &PyTuple_Type) {
+        return PyObject_RichCompareBool(a, b, Py_EQ);
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(a);
+    if (n != PyTuple_GET_SIZE(b))
+        return 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int equal = values_equal(PyTuple_GET_ITEM(a, i), PyTuple_GET_ITEM(b, i), depth + 1);
+        if (equal <= 0)
+            return equal;
+    }
+    return 1;
+}
+
+/* ==, <, ...: the tuple's comparison, which reads every field (== and != of two records of
+ * one shape: values_equal, the same answer). */
 static PyObject *
 record_richcompare(PyObject *a, PyObject *b, int op)
 {
     if (TRACKED != NULL) {
         read_all(a);
         read_all(b);
+    }
+    if ((op == Py_EQ || op == Py_NE) && Py_TYPE(a) == Py_TYPE(b)) {
+        int equal = values_equal(a, b, 0);
+        if (equal < 0)
+            return NULL;
+        return PyBool_FromLong(op == Py_EQ ? equal : !equal);
     }
     return PyTuple_Type.tp_richcompare(a, b, op);
 }
@@ -1091,19 +1135,13 @@ kind_ok(PyObject *value, PyObject *old, PyObject *kind)
         PyObject *inner = PyTuple_GET_ITEM(kind, 1);
         if (kind_tag(inner) == K_ANY)
             return 1;
-        PyObject *iterator = PyObject_GetIter(value), *item;
-        if (iterator == NULL) {
-            PyErr_Clear();
-            return 0;
-        }
-        int fits = 1;
-        while (fits && (item = PyIter_Next(iterator)) != NULL) {
-            fits = kind_ok(item, NULL, inner);
-            Py_DECREF(item);
-        }
-        Py_DECREF(iterator);
-        PyErr_Clear();
-        return fits;
+        Py_ssize_t position = 0;
+        Py_hash_t hash;
+        PyObject *item; /* borrowed: a frozenset cannot change while it is walked */
+        while (_PySet_NextEntry(value, &position, &item, &hash))
+            if (!kind_ok(item, NULL, inner))
+                return 0;
+        return 1;
     }
     case K_FIXED: {
         PyObject *kinds = PyTuple_GET_ITEM(kind, 1);
@@ -2382,8 +2420,20 @@ append_bytes(PyObject *array, const void *bytes, Py_ssize_t n)
     return 0;
 }
 
+/* view(state) frozen (a new reference), or NULL with the view's error or freeze()'s. */
+static PyObject *
+frozen_view(PyObject *view, PyObject *state)
+{
+    PyObject *raw = PyObject_CallOneArg(view, state);
+    if (raw == NULL)
+        return NULL;
+    PyObject *met = frozen(raw, FROZEN);
+    Py_DECREF(raw);
+    return met;
+}
+
 /* expand_run(call, states, start, stop, memos, seen, Memo, fingerprint, candidates, positions,
- *            encodings, made, counts, stuck, fps, slots, terminals, bail, within, view_of,
+ *            encodings, made, counts, stuck, fps, slots, terminals, bail, within, view,
  *            views, redo, identify) -> next
  *
  * Model.expand_batch's common case, one state after another from states[start] to before
@@ -2400,10 +2450,11 @@ append_bytes(PyObject *array, const void *bytes, Py_ssize_t n)
  * the caller finds the state in the counts.
  *
  * `within` (or None): whether a state is within the state constraints (if not, it has no
- * successors and is not stuck). `view_of` (or None): successors are met by their views
- * (appended to `views` with the candidates), and fingerprinted by them; a view that raises
- * an error of a class in `redo` sends the state to the general path (which says which step
- * built the successor). `identify` (or None): the candidates' fingerprints are
+ * successors and is not stuck). `view` (or None): successors are met by their views,
+ * view(successor) frozen as freeze() does (appended to `views` with the candidates), and
+ * fingerprinted by them; a view that raises (or returns what cannot be frozen) an error of a
+ * class in `redo` sends the state to the general path (which says which step built the
+ * successor, and how the view failed). `identify` (or None): the candidates' fingerprints are
  * identify(candidate, its encoding) (a symmetry's representative), an error of a class in
  * `redo` sending the state to the general path too. */
 static PyObject *
@@ -2418,14 +2469,14 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError,
                         "expand_run(call, states, start, stop, memos, seen, Memo, fingerprint,"
                         " candidates, positions, encodings, made, counts, stuck, fps, slots,"
-                        " terminals, bail, within, view_of, views, redo, identify)");
+                        " terminals, bail, within, view, views, redo, identify)");
         return NULL;
     }
     PyObject *call = args[0], *states = args[1], *memos = args[4], *seen = args[5];
     PyObject *fingerprint = args[7], *candidates = args[8], *positions = args[9];
     PyObject *encodings = args[10], *made = args[11], *counts = args[12], *stuck = args[13];
-    PyObject *fps = args[14], *bail = args[17], *within = args[18], *view_of = args[19];
-    PyObject *views = view_of != Py_None ? args[20] : Py_None, *redo = args[21];
+    PyObject *fps = args[14], *bail = args[17], *within = args[18], *view = args[19];
+    PyObject *views = view != Py_None ? args[20] : Py_None, *redo = args[21];
     PyObject *identify = args[22] != Py_None ? args[22] : NULL;
     PyObject *successors = PyTuple_GET_ITEM(call, 2), *actions = PyTuple_GET_ITEM(call, 3);
     if (!PyList_Check(successors) || !PyList_Check(actions)) {
@@ -2531,7 +2582,7 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             if (succ == state)
                 continue;
             PyObject *met = succ; /* (a new reference with a view) */
-            if (view_of != Py_None && (met = PyObject_CallOneArg(view_of, succ)) == NULL) {
+            if (view != Py_None && (met = frozen_view(view, succ)) == NULL) {
                 if (!PyErr_ExceptionMatches(redo))
                     goto failed;
                 PyErr_Clear(); /* the caller says which step built the successor */
@@ -3344,7 +3395,7 @@ static PyMethodDef hot_methods[] = {
     {"expand_run", (PyCFunction)(void (*)(void))hot_expand_run, METH_FASTCALL,
      "expand_run(call, states, start, stop, memos, seen, Memo, fingerprint, candidates,"
      " positions, encodings, made, counts, stuck, fps, slots, terminals, bail, within,"
-     " view_of, views, redo, identify) -> next"},
+     " view, views, redo, identify) -> next"},
     {"rename", (PyCFunction)(void (*)(void))hot_rename, METH_FASTCALL,
      "rename(image, values) -> list: each value renamed by the dict image (bools never)"},
     {"forget_encodings", hot_forget_encodings, METH_NOARGS,

@@ -653,7 +653,9 @@ class Model:
                         positions, encodings, made if incremental else None, ran, stuck, found,
                         slots, bool(terminals), (StateError,),
                         self.within_constraints if constraints else None,
-                        self.view_of if by_view else None, views, (EvaluationError,),
+                        # (the spec's view itself: any error of it is said by the general path)
+                        self.view if by_view else None, views,
+                        (Exception,) if by_view else (EvaluationError,),
                         None if by_view or not identify else fingerprint_of,
                     )  # fmt: skip
                 except EvaluationError as exc:  # (the state that raised: the next one counted)
@@ -1212,7 +1214,7 @@ def expand_run_python(
     terminals: bool,
     bail: tuple[type[BaseException], ...],
     within: Callable[[Record], bool] | None,
-    view_of: Callable[[Record], Any] | None,
+    view: Callable[[Record], Any] | None,
     views: list[Any],
     redo: tuple[type[BaseException], ...],
     identify: Callable[[Record, bytes], int] | None,
@@ -1227,10 +1229,11 @@ def expand_run_python(
     before: `stop`, or one that needs the general path (an error of a class in `bail`, a
     successor that cannot be hashed, a deadlock when `terminals`), undone. Any other error
     is raised, what was done for that state undone. `within` (or None): whether a state is
-    within the state constraints (if not: no successors, not stuck). `view_of` (or None):
-    successors are met by their views (appended to `views` with the candidates), and
-    fingerprinted by them; a view that raises an error of a class in `redo` sends the state
-    to the general path (which says which step built the successor). `identify` (or None):
+    within the state constraints (if not: no successors, not stuck). `view` (or None):
+    successors are met by their views, view(successor) frozen (appended to `views` with the
+    candidates), and fingerprinted by them; a view that raises (or returns what cannot be
+    frozen) an error of a class in `redo` sends the state to the general path (which says
+    which step built the successor, and how the view failed). `identify` (or None):
     the candidates' fingerprints are `identify(candidate, its encoding)` (a symmetry's
     representative), an error of a class in `redo` sending the state to the general path."""
     successors_list, actions = call[2], call[3]
@@ -1257,13 +1260,13 @@ def expand_run_python(
                 enabled = successors(*args, parent, changed, masks)
             if not enabled and terminals:
                 raise _Bail  # (an intended final state?)
-            if view_of is None:
+            if view is None:
                 met = candidates(successors_list, 0, seen, found, positions, total, state)
                 if met is not None:
                     raise _Bail  # (a successor to freeze)
             else:
                 _met_by_views(
-                    successors_list, state, view_of, redo, seen, found, views, positions, total
+                    successors_list, state, view, redo, seen, found, views, positions, total
                 )
             if made is not None:
                 held = None if before is None else before.invariants
@@ -1272,7 +1275,7 @@ def expand_run_python(
                 data = encode_state(found[k])
                 encodings.append(data)
                 if identify is None:
-                    shown = data if view_of is None else encode_state(views[k])
+                    shown = data if view is None else encode_state(views[k])
                     made_fps.append(fingerprint(shown))
                     continue
                 try:
@@ -1280,10 +1283,10 @@ def expand_run_python(
                 except redo:
                     raise _Bail from None  # (the general path says which step built it)
         except BaseException as exc:
-            for met in (found if view_of is None else views)[first:]:
+            for met in (found if view is None else views)[first:]:
                 seen.discard(met)
             del found[first:], positions[first:], encodings[first:], actions[total:]
-            if view_of is not None:
+            if view is not None:
                 del views[first:]
             if made is not None:
                 del made[made_first:]
@@ -1302,7 +1305,7 @@ def expand_run_python(
 def _met_by_views(
     successors: list[Record],
     state: Record,
-    view_of: Callable[[Record], Any],
+    view: Callable[[Record], Any],
     redo: tuple[type[BaseException], ...],
     seen: set[Any],
     found: list[Record],
@@ -1316,7 +1319,7 @@ def _met_by_views(
         if succ is state:
             continue
         try:
-            met = view_of(succ)
+            met = freeze(view(succ))
         except redo:
             raise _Bail from None  # (the general path says which step built it)
         try:

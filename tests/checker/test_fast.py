@@ -686,17 +686,18 @@ class Runs(Spec):
 def test_expand_run(xs, met, with_memos, ends, fingerprinted, constrained, data):
     """Both expand the same states the same way and stop before the same one: a successor
     to freeze, a deadlock when states may be final (`ends`: the spec declares some), a view
-    or an `identify` (a symmetry's representative) that raises, or, an error, raised; what
-    they did for that state is undone (the set of met states, the lists, the actions) and
-    the finished states are in the counts. Fingerprinted by their encodings, their views or
-    `identify`; within state constraints or not."""
+    (the spec's own: any error of it) or an `identify` (a symmetry's representative) that
+    raises, or, an error, raised; what they did for that state is undone (the set of met
+    states, the lists, the actions) and the finished states are in the counts. Fingerprinted
+    by their encodings, their views (frozen: a list is a tuple) or `identify`; within state
+    constraints or not."""
     model = Model(Runs())
     by_view = fingerprinted == "view"
 
     def view_of(s):
         if s.x == 6 and s.y == 1:
-            raise EvaluationError("view", "view", "six")
-        return Record(x=s.x, y=s.y // 2)
+            raise ValueError("six")
+        return [s.x, s.y // 2] if s.x % 2 else Record(x=s.x, y=s.y // 2)
 
     def identify(s, data):
         assert data == encode(s)
@@ -737,13 +738,14 @@ def test_expand_run(xs, met, with_memos, ends, fingerprinted, constrained, data)
         counts, stuck, fps = bytearray(), bytearray(), bytearray()
         views: list[Record] = []
         if by_view:
-            seen = {view_of(s) for s in seen if (s.x, s.y) != (6, 1)}
+            seen = {freeze(view_of(s)) for s in seen if (s.x, s.y) != (6, 1)}
         try:
             got: int | str = function(
                 call, states, start, stop, memos, seen, Memo, fingerprint, found, positions,
                 encodings, made if with_memos else None, counts, stuck, fps, model.slots, ends,
                 (StateError,), within if constrained else None, view_of if by_view else None,
-                views, (EvaluationError,), identify if fingerprinted == "identify" else None,
+                views, (Exception,) if by_view else (EvaluationError,),
+                identify if fingerprinted == "identify" else None,
             )  # fmt: skip
         except EvaluationError as exc:
             got = exc.message

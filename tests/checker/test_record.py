@@ -287,3 +287,53 @@ def test_a_shape_class_survives_pickling_by_value():
     shape = pickle.loads(cloudpickle.dumps(type(state)))
     assert shape.b.__doc__ == "the field 'b'"
     assert shape.__dict__["b"].__get__(state) == (2,)
+
+
+def _plain(value):
+    """`value` with each record as a tagged tuple of its shape's keys and its values: what
+    record equality must agree with, whatever the objects are and whichever hashes are known."""
+    if isinstance(value, Record):
+        return ("record", tuple(value.keys()), tuple(_plain(v) for v in value.values()))
+    if isinstance(value, tuple):
+        return ("tuple", tuple(_plain(v) for v in value))
+    if isinstance(value, frozenset):
+        return frozenset(_plain(v) for v in value)
+    return value
+
+
+_atoms = st.one_of(st.integers(-2, 2), st.booleans(), st.sampled_from(["a", "b"]))
+_values = st.recursive(
+    _atoms,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3).map(tuple),
+        st.frozensets(inner, max_size=3),
+        st.fixed_dictionaries({"p": inner}, optional={"q": inner}).map(lambda d: Record(**d)),
+        st.dictionaries(st.integers(0, 2), inner, max_size=2).map(Record),
+    ),
+    max_leaves=12,
+)
+
+
+def _rebuilt(value):
+    """An equal value made of new objects (records, tuples and sets), no hash known."""
+    if isinstance(value, Record):
+        return Record(dict(zip(value.keys(), map(_rebuilt, value.values()), strict=True)))
+    if isinstance(value, tuple):
+        return tuple([_rebuilt(v) for v in value])
+    if isinstance(value, frozenset):
+        return frozenset([_rebuilt(v) for v in value])
+    return value
+
+
+@given(_values, _values, st.booleans(), st.booleans(), st.booleans())
+def test_record_equality_is_that_of_its_keys_and_values(a, b, rebuild, hash_a, hash_b):
+    """== and != of records agree with comparing their keys and values, for equal values
+    built apart (walked to the end), unequal ones, True beside 1, and whether or not their
+    hashes (and their parts') were computed first."""
+    x, y = Record(v=a, w=(a, b)), Record(v=_rebuilt(a) if rebuild else b, w=(a, b))
+    for value, known in ((x, hash_a), (y, hash_b)):
+        if known:
+            hash(value)
+    expected = _plain(x) == _plain(y)
+    assert (x == y) is expected and (x != y) is (not expected)
+    assert (y == x) is expected

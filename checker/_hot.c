@@ -2223,7 +2223,8 @@ put_cached(Buffer *b, PyObject *value, int depth)
     return 0;
 }
 
-/* forget_encodings(): empty that cache, dropping the values it holds. */
+/* forget_encodings(): empty the caches by identity (the encodings of fields, the hashes of
+ * tuples, the orders of domains), dropping the values they hold. */
 static PyObject *
 hot_forget_encodings(PyObject *module, PyObject *unused)
 {
@@ -2231,6 +2232,16 @@ hot_forget_encodings(PyObject *module, PyObject *unused)
         for (Py_ssize_t i = 0; i < FIELD_SLOTS; i++) {
             Py_CLEAR(FIELDS[i].value);
             Py_CLEAR(FIELDS[i].data);
+        }
+    }
+    if (HASHES != NULL) {
+        for (Py_ssize_t i = 0; i < HASH_SLOTS; i++)
+            Py_CLEAR(HASHES[i].value);
+    }
+    if (ORDERS != NULL) {
+        for (Py_ssize_t i = 0; i < ORDER_SLOTS; i++) {
+            Py_CLEAR(ORDERS[i].set);
+            Py_CLEAR(ORDERS[i].order);
         }
     }
     Py_RETURN_NONE;

@@ -45,7 +45,7 @@ from checker.search.levels import LevelSearch, LevelStart
 from checker.search.observers import Observer
 from checker.search.options import Options
 from checker.trace import chain_from_positions, replay
-from checker.values.encoding import decode, fingerprint
+from checker.values.encoding import decode, fingerprint, forget_encodings
 
 IN_FLIGHT = 3  # parts sent to one expander and not yet answered
 
@@ -67,8 +67,10 @@ def check(
         return outcome.run(search)
     finally:
         # Freed by reference counting now: with the collector back on first, its next run
-        # would walk every state the search holds (they were all made while it was off).
+        # would walk every state the search holds (they were all made while it was off), and
+        # those the caches by identity hold (a state's parts, its tuples' hashes).
         del search
+        forget_encodings()
         if collecting:
             gc.enable()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from checker import Record, Spec, action, constant, invariant, terminal
@@ -426,3 +428,14 @@ def test_one_expander_takes_a_level_in_one_part_of_up_to_4096_states_two_share_i
         assert planned == [1, 1, 1, 1, 1]
     else:
         assert planned[0] == 1 and all(n >= 16 for n in planned[2:])
+
+
+def test_a_check_leaves_nothing_of_its_states_behind():
+    """Once check() returns, what it made is freed: the states and the caches by identity
+    (their parts' encodings, their tuples' hashes), so the cyclic collector, back on, does not
+    walk them (the caches held 5,610 objects of TwoPhase RM=5's 8,832 states before)."""
+    model = load_model(SPECS / "examples" / "two_phase.py", {"rm": 5})
+    check(model, Options(max_states=10))  # (whatever a first check makes once)
+    before = len(gc.get_objects())
+    assert check(model, Options()).distinct_states == 8832
+    assert len(gc.get_objects()) - before < 100

@@ -884,6 +884,8 @@ hot_take(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             Py_DECREF(out);
             return NULL;
         }
+        if (Py_TYPE(record) == TRACKED) /* (the new record's shape is not watched) */
+            READS |= bit_of(at);
         PyObject *item = PyTuple_GET_ITEM(record, at);
         Py_INCREF(item);
         PyTuple_SET_ITEM(out, i + 1, item);

@@ -29,6 +29,8 @@ static PyObject *UNKNOWN;     /* checker.values.record._raise_unknown(record, ch
 static PyObject *PUT_SLOW;    /* checker.values.record.put_python (records and maps) */
 static PyObject *STATE_ERROR; /* checker.values.record.StateError */
 static PyObject *NO_FIELD;    /* checker.values.record._no_field(record, name): AttributeError */
+static PyObject *WITHOUT_SLOW; /* checker.values.record.without_python (maps, anything else) */
+static PyObject *DROP_PLAN;   /* checker.values.record.drop_plan(shape, keys) -> (shape, indices) */
 static PyTypeObject *MAP;     /* checker.values.record.Map */
 static PyObject *STR_INDEX;   /* "_index" */
 static PyObject *STR_KEYS;    /* "_keys" */
@@ -859,19 +861,11 @@ static PyTypeObject RecordType = {
     .tp_vectorcall_offset = offsetof(PyTypeObject, tp_vectorcall),
 };
 
-/* take(shape, indices, record): the record of `shape` whose fields are those of `record` at
- * `indices` (positions in the tuple, from 1): `without` and a view's projection, in C. */
+/* The record of `shape` whose fields are those of `record` at `indices` (positions in the
+ * tuple, from 1; a tuple of ints): take() and without(). */
 static PyObject *
-hot_take(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+take_fields(PyTypeObject *shape, PyObject *indices, PyObject *record)
 {
-    if (nargs != 3 || !PyType_Check(args[0]) ||
-        !PyType_IsSubtype((PyTypeObject *)args[0], &RecordBase) ||
-        !PyTuple_CheckExact(args[1]) || !PyTuple_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "take(shape, indices, record)");
-        return NULL;
-    }
-    PyTypeObject *shape = (PyTypeObject *)args[0];
-    PyObject *indices = args[1], *record = args[2];
     Py_ssize_t n = PyTuple_GET_SIZE(indices), size = PyTuple_GET_SIZE(record);
     PyObject *out = shaped(shape, n);
     if (out == NULL)
@@ -891,6 +885,80 @@ hot_take(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyTuple_SET_ITEM(out, i + 1, item);
     }
     return out;
+}
+
+/* take(shape, indices, record): the record of `shape` whose fields are those of `record` at
+ * `indices` (positions in the tuple, from 1): a view's projection, in C. */
+static PyObject *
+hot_take(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyType_Check(args[0]) ||
+        !PyType_IsSubtype((PyTypeObject *)args[0], &RecordBase) ||
+        !PyTuple_CheckExact(args[1]) || !PyTuple_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "take(shape, indices, record)");
+        return NULL;
+    }
+    return take_fields((PyTypeObject *)args[0], args[1], args[2]);
+}
+
+/* without(record, *keys): a record of a shape without those keys, the smaller shape and the
+ * positions it keeps found once per shape and keys (the same key objects: a spec's view
+ * names them in its code) in DROPS; a map, or anything else, goes to without_python. */
+#define DROP_SLOTS 64
+#define MAX_DROPPED 16
+typedef struct {
+    PyObject *type, *keys, *shape, *indices; /* held */
+} DropSlot;
+static DropSlot DROPS[DROP_SLOTS];
+
+static PyObject *
+hot_without(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (WITHOUT_SLOW == NULL || DROP_PLAN == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "without(): records are not configured");
+        return NULL;
+    }
+    PyTypeObject *type = nargs >= 1 ? Py_TYPE(args[0]) : NULL;
+    Py_ssize_t n = nargs - 1;
+    if (type == NULL || type == MAP || !PyType_IsSubtype(type, &RecordBase) || n > MAX_DROPPED)
+        return PyObject_Vectorcall(WITHOUT_SLOW, args, nargs, NULL);
+    uintptr_t h = (uintptr_t)type >> 4;
+    for (Py_ssize_t i = 1; i < nargs; i++)
+        h = h * 1000003 ^ ((uintptr_t)args[i] >> 4);
+    DropSlot *slot = &DROPS[(h ^ (h >> 11)) & (DROP_SLOTS - 1)];
+    int hit = slot->type == (PyObject *)type && PyTuple_GET_SIZE(slot->keys) == n;
+    for (Py_ssize_t i = 0; hit && i < n; i++)
+        hit = PyTuple_GET_ITEM(slot->keys, i) == args[i + 1];
+    if (!hit) {
+        PyObject *keys = PyTuple_New(n);
+        if (keys == NULL)
+            return NULL;
+        for (Py_ssize_t i = 0; i < n; i++)
+            PyTuple_SET_ITEM(keys, i, Py_NewRef(args[i + 1]));
+        PyObject *plan = PyObject_CallFunctionObjArgs(DROP_PLAN, (PyObject *)type, keys, NULL);
+        if (plan == NULL) {
+            Py_DECREF(keys);
+            return NULL;
+        }
+        if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 2 ||
+            !PyType_Check(PyTuple_GET_ITEM(plan, 0)) ||
+            !PyType_IsSubtype((PyTypeObject *)PyTuple_GET_ITEM(plan, 0), &RecordBase) ||
+            !PyTuple_CheckExact(PyTuple_GET_ITEM(plan, 1))) {
+            Py_DECREF(keys);
+            Py_DECREF(plan);
+            PyErr_SetString(PyExc_TypeError, "drop_plan() returns (shape, indices)");
+            return NULL;
+        }
+        PyObject *shape = Py_NewRef(PyTuple_GET_ITEM(plan, 0));
+        PyObject *indices = Py_NewRef(PyTuple_GET_ITEM(plan, 1));
+        Py_DECREF(plan);
+        Py_INCREF(type);
+        Py_XSETREF(slot->type, (PyObject *)type);
+        Py_XSETREF(slot->keys, keys);
+        Py_XSETREF(slot->shape, shape);
+        Py_XSETREF(slot->indices, indices);
+    }
+    return take_fields((PyTypeObject *)slot->shape, slot->indices, args[0]);
 }
 
 /* factory(Record, factory): Record(...) calls go through record_vectorcall. */
@@ -3355,15 +3423,16 @@ static PyObject *
 hot_configure(PyObject *module, PyObject *args)
 {
     PyObject *frozen_types, *atoms, *freeze, *unknown, *put_slow, *state_error, *map, *no_field;
-    if (!PyArg_ParseTuple(args, "O!O!OOOOO!O", &PySet_Type, &frozen_types, &PySet_Type, &atoms,
+    PyObject *without_slow, *drop_plan;
+    if (!PyArg_ParseTuple(args, "O!O!OOOOO!OOO", &PySet_Type, &frozen_types, &PySet_Type, &atoms,
                           &freeze, &unknown, &put_slow, &state_error, &PyType_Type, &map,
-                          &no_field))
+                          &no_field, &without_slow, &drop_plan))
         return NULL;
-    PyObject **slots[] = {&FROZEN, &ATOMS, &FREEZE, &UNKNOWN, &PUT_SLOW, &STATE_ERROR,
-                          (PyObject **)&MAP, &NO_FIELD};
-    PyObject *values[] = {frozen_types, atoms, freeze, unknown, put_slow, state_error, map,
-                          no_field};
-    for (int i = 0; i < 8; i++) {
+    PyObject **slots[] = {&FROZEN,   &ATOMS,       &FREEZE,           &UNKNOWN,  &PUT_SLOW,
+                          &STATE_ERROR, (PyObject **)&MAP, &NO_FIELD, &WITHOUT_SLOW, &DROP_PLAN};
+    PyObject *values[] = {frozen_types, atoms, freeze,   unknown,      put_slow,
+                          state_error,  map,   no_field, without_slow, drop_plan};
+    for (int i = 0; i < 10; i++) {
         Py_INCREF(values[i]);
         Py_XSETREF(*slots[i], values[i]);
     }
@@ -3372,12 +3441,15 @@ hot_configure(PyObject *module, PyObject *args)
 
 static PyMethodDef hot_methods[] = {
     {"configure", hot_configure, METH_VARARGS,
-     "configure(frozen, atoms, freeze, unknown, put_slow, StateError, Map, no_field)"},
+     "configure(frozen, atoms, freeze, unknown, put_slow, StateError, Map, no_field,"
+     " without_slow, drop_plan)"},
     {"new", (PyCFunction)(void (*)(void))hot_new, METH_FASTCALL, "new(shape, *values)"},
     {"factory", hot_factory, METH_VARARGS, "factory(Record, factory)"},
     {"maker", hot_maker, METH_VARARGS, "maker(order, shape, where)"},
     {"take", (PyCFunction)(void (*)(void))hot_take, METH_FASTCALL,
      "take(shape, indices, record): the record of shape with record's fields at indices."},
+    {"without", (PyCFunction)(void (*)(void))hot_without, METH_FASTCALL,
+     "without(record, *keys): record without the given keys (missing keys are ignored)."},
     {"put", (PyCFunction)(void (*)(void))hot_put, METH_FASTCALL,
      "`container` with `key` set to `value`: a tuple by index or a Record by key."},
     {"successors", (PyCFunction)(void (*)(void))hot_successors, METH_FASTCALL,

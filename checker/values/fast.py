@@ -10,6 +10,7 @@ extension from FILE (`make sanitize`'s build):
 
     put           checker.values.record.put_python        a container with one key set
     take          checker.values.record.take_python       a record's fields at positions
+    without       checker.values.record.without_python    a record without some keys
     encode        checker.values.encoding.encode_python   a value's canonical msgpack bytes
     encode_state  checker.values.encoding.encode_state_python
     decode        checker.values.encoding.decode_python
@@ -154,12 +155,25 @@ def configure_records(
     factory: Callable[..., Any],
     shapes: dict[tuple[str, ...], type],
     from_pairs: Callable[..., Any],
+    without_slow: Callable[..., Any],
+    drop_plan: Callable[..., Any],
 ) -> None:
-    """Hand the C records, `put` and `decode` what they call back into Python for (nothing
-    to do without the extension)."""
+    """Hand the C records, `put`, `without` and `decode` what they call back into Python for
+    (nothing to do without the extension)."""
     if _hot is None:
         return
-    _hot.configure(frozen, atoms, freeze, raise_unknown, put_slow, state_error, map_type, no_field)
+    _hot.configure(
+        frozen,
+        atoms,
+        freeze,
+        raise_unknown,
+        put_slow,
+        state_error,
+        map_type,
+        no_field,
+        without_slow,
+        drop_plan,
+    )
     _hot.factory(record, factory)
     _hot.decoding(shapes, from_pairs)
 

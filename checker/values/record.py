@@ -471,7 +471,7 @@ def _updated(container: Any, keys: list[Any], fn: Any) -> Any:
     return put(container, key, _updated(old, rest, fn) if rest else fn(old))
 
 
-def without(record: Record, *keys: Any) -> Record:
+def without_python(record: Record, *keys: Any) -> Record:
     """`record` without the given keys (missing keys are ignored)."""
     if type(record) is not Map:  # a shape: the smaller shape, found once per key set
         drop = _droppers.get((type(record), keys))
@@ -494,11 +494,19 @@ def take_python(shape: type[Record], indices: tuple[int, ...], record: Record) -
 take = fast.pick(take_python)
 
 
-def _dropper(cls: type[Record], dropped: tuple[Any, ...]) -> Any:
+def drop_plan(cls: type[Record], dropped: tuple[Any, ...]) -> tuple[type, tuple[int, ...]]:
+    """The shape of a record of shape `cls` without the keys `dropped`, and the positions of
+    the fields it keeps."""
     kept = tuple(k for k in cls._keys if k not in dropped)
-    indices = tuple(cls._index[k] for k in kept)
-    _droppers[(cls, dropped)] = drop = partial(take, shape(kept), indices)
+    return shape(kept), tuple(cls._index[k] for k in kept)
+
+
+def _dropper(cls: type[Record], dropped: tuple[Any, ...]) -> Any:
+    _droppers[(cls, dropped)] = drop = partial(take, *drop_plan(cls, dropped))
     return drop
+
+
+without = fast.pick(without_python)
 
 
 # In C: tuples there (the common case: `put(s.log, b, ...)`), records and maps in put_python.
@@ -516,6 +524,8 @@ fast.configure_records(
     _factory,
     _shapes,
     from_pairs,
+    without_python,
+    drop_plan,
 )
 encoding.configure(FROZEN, Record, Map, from_pairs)
 

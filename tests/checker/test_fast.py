@@ -40,6 +40,7 @@ TWINS = {
     "encoded",
     "expand_run",
     "take",
+    "without",
     "rename",
 }
 in_c = pytest.mark.skipif(not fast.C, reason="checker._hot is not built (or MC_PURE_PYTHON=1)")
@@ -264,6 +265,39 @@ def test_take_builds_the_smaller_record_as_its_twin(fields, data):
         native(smaller, (len(record._keys) + 1,) * len(kept) or (0,), record)
     with pytest.raises(TypeError):
         native(tuple, indices, record)
+
+
+@in_c
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["aa", "bb", "cc", "dd", "ee", "ff"]), values, min_size=1),
+    st.lists(
+        st.lists(st.sampled_from(["aa", "bb", "cc", "dd", "ee", "ff", "gg", "zz"]), max_size=4),
+        min_size=1,
+        max_size=80,
+    ),
+    st.booleans(),
+)
+def test_without_drops_keys_as_its_twin(fields, calls, as_map):
+    """A record (or a map) without the keys of each call, as the twin makes it: the same
+    value, shape and objects. Many key lists (more than its 64 slots), missing keys ("z",
+    "g"), the same list again, and lists whose own key objects differ (equal strings made
+    apart) all give the twin's record."""
+    native, twin = pair("without")
+    record = Record(fields) if not as_map else Record({i: v for i, v in enumerate(fields)})
+    for keys in calls:
+        if as_map:
+            keys = [ord(k[0]) - ord("a") for k in keys]
+        made, expected = native(record, *keys), twin(record, *keys)
+        assert made == expected and type(made) is type(expected)
+        assert all(made[k] is record[k] for k in made)
+        apart = ["".join(list(k)) if isinstance(k, str) else k for k in keys]
+        assert all(a is not k for a, k in zip(apart, keys, strict=True) if isinstance(k, str))
+        assert native(record, *apart) == expected
+    with pytest.raises(AttributeError):
+        native((1, 2), "a")
+    with pytest.raises(TypeError):
+        native()
 
 
 @in_c

@@ -203,13 +203,16 @@ atoms_only(PyObject *value)
     }
     if (!PyFrozenSet_CheckExact(value))
         return 0;
-    Py_ssize_t position = 0;
-    Py_hash_t hash;
-    PyObject *item; /* borrowed: a frozenset cannot change while it is walked */
-    while (_PySet_NextEntry(value, &position, &item, &hash))
-        if (!is_atom(item))
-            return 0;
-    return 1;
+    PyObject *iterator = PyObject_GetIter(value), *item;
+    if (iterator == NULL)
+        return -1;
+    int atoms = 1;
+    while (atoms && (item = PyIter_Next(iterator)) != NULL) {
+        atoms = is_atom(item);
+        Py_DECREF(item);
+    }
+    Py_DECREF(iterator);
+    return PyErr_Occurred() ? -1 : atoms;
 }
 
 static PyObject *
@@ -1205,13 +1208,19 @@ kind_ok(PyObject *value, PyObject *old, PyObject *kind)
         PyObject *inner = PyTuple_GET_ITEM(kind, 1);
         if (kind_tag(inner) == K_ANY)
             return 1;
-        Py_ssize_t position = 0;
-        Py_hash_t hash;
-        PyObject *item; /* borrowed: a frozenset cannot change while it is walked */
-        while (_PySet_NextEntry(value, &position, &item, &hash))
-            if (!kind_ok(item, NULL, inner))
-                return 0;
-        return 1;
+        PyObject *iterator = PyObject_GetIter(value), *item;
+        if (iterator == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+        int fits = 1;
+        while (fits && (item = PyIter_Next(iterator)) != NULL) {
+            fits = kind_ok(item, NULL, inner);
+            Py_DECREF(item);
+        }
+        Py_DECREF(iterator);
+        PyErr_Clear();
+        return fits;
     }
     case K_FIXED: {
         PyObject *kinds = PyTuple_GET_ITEM(kind, 1);

@@ -3437,11 +3437,11 @@ hot_configure(PyObject *module, PyObject *args)
                           &freeze, &unknown, &put_slow, &state_error, &PyType_Type, &map,
                           &no_field, &without_slow, &drop_plan))
         return NULL;
-    PyObject **slots[] = {&FROZEN,   &ATOMS,       &FREEZE,           &UNKNOWN,  &PUT_SLOW,
-                          &STATE_ERROR, (PyObject **)&MAP, &NO_FIELD, &WITHOUT_SLOW, &DROP_PLAN};
-    PyObject *values[] = {frozen_types, atoms, freeze,   unknown,      put_slow,
-                          state_error,  map,   no_field, without_slow, drop_plan};
-    for (int i = 0; i < 10; i++) {
+    PyObject **slots[] = {&FROZEN, &ATOMS, &FREEZE, &UNKNOWN, &PUT_SLOW, &STATE_ERROR,
+                          (PyObject **)&MAP, &NO_FIELD, &WITHOUT_SLOW, &DROP_PLAN};
+    PyObject *values[] = {frozen_types, atoms, freeze, unknown, put_slow, state_error, map,
+                          no_field, without_slow, drop_plan};
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
         Py_INCREF(values[i]);
         Py_XSETREF(*slots[i], values[i]);
     }

@@ -3,9 +3,10 @@
 A level is cut into parts, expanded by expanders (this process, or `workers` forked processes:
 checker.local.workers), each part by the expander that holds its states live when it can. An
 expander returns its candidates (the successors it had not met) with their fingerprints,
-encodings and invariant verdicts; for each part, in order, this process admits those that are
-new (checker.search.admission, against a numpy set of fingerprints: checker.local.visited),
-which become the next level (checker.local.frontier), and tells the expander which to keep. So
+invariant verdicts and, when asked, encodings (not asked, the new ones stay with it alone:
+`_wants_encodings`); for each part, in order, this process admits those that are new
+(checker.search.admission, against a numpy set of fingerprints: checker.local.visited), which
+become the next level (checker.local.frontier), and tells the expander which to keep. So
 the verdict, counts and trace are those of a one-state-at-a-time search, whatever the parts
 and the workers. States are numbered in the order they are admitted; a state's link is its
 parent's number and its position in the parent's successors. docs/performance.md says why each
@@ -48,6 +49,8 @@ from checker.trace import chain_from_positions, replay
 from checker.values.encoding import decode, fingerprint, forget_encodings
 
 IN_FLIGHT = 3  # parts sent to one expander and not yet answered
+WINDOW = 32  # parts handed out past the one awaited, per expander ...
+AHEAD_BYTES = 64 << 20  # ... while the replies that wait for it hold fewer encoded bytes
 
 
 def check(
@@ -95,6 +98,7 @@ class _Search(LevelSearch):
         self._live_now: dict[int, int] = {}
         self._live_next: dict[int, int] = {}
         self._held: dict[int, int] = {}
+        self._only: dict[int, int] = {}
         # Per expander, at the level being expanded: candidates sent, those found at an
         # earlier level; and the encoded bytes of the states it remembers having met.
         self._sent: dict[int, int] = {}
@@ -174,7 +178,7 @@ class _Search(LevelSearch):
         try:
             for worker, item, reply in self._replies(frontier, level):
                 exp = Expansion(reply, self.options.deadlock)
-                self._take(worker, item, exp, base, size, found, frontier)
+                self._take(worker, item, exp, base, size, found)
                 done = item.part.first + item.part.count
                 self.queue = size - done + found.states
                 if self.progress is not None and self.progress.due():
@@ -197,7 +201,6 @@ class _Search(LevelSearch):
         base: int,
         size: int,
         found: _Level,
-        frontier: Frontier,
     ) -> None:
         """Admit the new successors of one part (checker.search.admission), keep them as the
         next level's, and tell the expander which to keep live."""
@@ -208,7 +211,7 @@ class _Search(LevelSearch):
         # did not reach back far enough (see _start_level).
         self._back[worker.number] += self.visited.older  # (decide asked the visited set)
         self._sent[worker.number] += len(decision.used)
-        self._met[worker.number] += len(exp.blob)
+        self._met[worker.number] += exp.encoded_bytes
         used = self._used(worker)  # (read once: both decisions of the part take it)
         self._bound_memory(worker, used)
         before = found.states
@@ -222,15 +225,22 @@ class _Search(LevelSearch):
             self.links.add(base + part.first + parents, positions - exp.starts[parents])
             self.distinct += len(kept)
             self.new += np.bincount(exp.actions[positions], minlength=len(self.new))
-            blob, offsets = exp.encodings(kept)
-            keep = self._keep(worker, len(blob), used)
-            held = self._held[worker.number]
+            number = worker.number
+            held = self._held[number]
+            if item.encodings:
+                blob, offsets = exp.encodings(kept)
+                keep = self._keep(worker, len(blob), used)
+                found.add(blob, offsets, number if keep else None, held)
+                if self.observer is not None:
+                    self.observer.admitted(first, exp, kept, blob, offsets)
+            else:  # only the expander has them: it keeps them, within its share or not
+                self._keep(worker, exp.encoded_size(kept), used, must=True)
+                keep = True
+                found.hold(len(kept), number, held)
+                self._only[number] += len(kept)
             if keep:
-                self._held[worker.number] += len(kept)
-            found.add(blob, offsets, worker.number if keep else None, held)
+                self._held[number] += len(kept)
             self.depth = found.depth
-            if self.observer is not None:
-                self.observer.admitted(first, exp, kept, blob, offsets)
         indices = kept.astype(np.uint32).tobytes()
         worker.send(Admit(item.chunk, indices, keep))
         cut = self.cut(exp, decision, part.first, size, before, found.states)
@@ -240,14 +250,13 @@ class _Search(LevelSearch):
         elif cut is Cut.FULL:
             raise self.full()
         elif cut is Cut.PARENT:
-            self._settle_parent(exp, part, base, frontier)
+            self._settle_parent(exp, part, base)
 
-    def _settle_parent(self, exp: Expansion, part: Part, base: int, frontier: Frontier) -> None:
+    def _settle_parent(self, exp: Expansion, part: Part, base: int) -> None:
         """Stop at the part's state `exp.stop`: a deadlock, or an action that raised (raised
         again here, so the error carries the state and parameters)."""
         assert exp.stop is not None
-        data = frontier.read(part.first + exp.stop, 1).blob
-        self.settle_parent(base + part.first + exp.stop, data)
+        self.settle_parent(base + part.first + exp.stop, exp.stops[exp.stop])
 
     def expand_at_bound(self, frontier: Frontier, level: int) -> None:
         size = len(frontier)
@@ -260,7 +269,7 @@ class _Search(LevelSearch):
             self.count(exp, exp.limit, exp.limit)
             cut = cut or not self.visited.known(exp.fps[: exp.candidates]).all()
             if exp.stop is not None:
-                self._settle_parent(exp, item.part, base, frontier)
+                self._settle_parent(exp, item.part, base)
         self.queue = size if cut else 0
         if cut:
             raise self.depth_bound()
@@ -268,32 +277,49 @@ class _Search(LevelSearch):
     # -- parts and expanders -------------------------------------------------------------------
 
     def _replies(self, frontier: Frontier, level: int) -> Iterator[tuple[Worker, _Sent, Expanded]]:
-        """Each part of `frontier` in order with its expansion. Parts are sent in order, each
-        to the expander that holds its states live while it has fewer than IN_FLIGHT parts
-        in hand, else, encoded, to an idle one; so every expander gets its parts in order."""
+        """Each part of `frontier` in order with its expansion. A part goes to the expander
+        that holds its states live while it has fewer than IN_FLIGHT parts in hand, else,
+        encoded (if the engine has its encodings), to an idle one. Parts are handed out ahead
+        of one that waits for its expander (up to WINDOW parts per expander past the one
+        awaited, IN_FLIGHT while the replies that wait hold AHEAD_BYTES of encodings), but
+        each expander gets its parts in order, so it meets their states in the order the
+        engine admits them."""
         # Eight parts a level per expander and more, to share a level out; one expander (this
         # process) has nothing to share, and a part's own cost is paid once a level.
         cuts = 8 * len(self.workers) if len(self.workers) > 1 else 1
         per_part = min(4096, max(16, len(frontier) // cuts))
         parts = frontier.plan(per_part)
+        window, near = WINDOW * len(self.workers), IN_FLIGHT * len(self.workers)
         busy = {w.number: 0 for w in self.workers}
+        last = {w.number: -1 for w in self.workers}  # the last part each expander was sent
         sent: dict[int, deque[_Sent]] = {w.number: deque() for w in self.workers}
         arrived: dict[int, tuple[Worker, _Sent, Expanded]] = {}
-        cursor = done = 0
+        waiting: list[int] = []  # parts not handed out yet, up to the window's end
+        ahead = done = waiting_bytes = 0
 
         def send() -> None:  # as many parts as the expanders may take now
-            nonlocal cursor
-            while cursor < len(parts):
-                worker, live = self._pick(parts[cursor], busy)
-                if worker is None:
+            nonlocal ahead
+            while ahead < len(parts) and ahead < done + window:
+                waiting.append(ahead)
+                ahead += 1
+            end = done + (near if waiting_bytes >= AHEAD_BYTES else window)
+            for index in list(waiting):
+                if index >= end:
                     return
+                part = parts[index]
+                worker, live = self._pick(part, index, busy, last)
+                if worker is None:
+                    if part.owner is None:  # (any expander may take it: none gets a later one)
+                        return
+                    continue  # (its owner will: it gets no later part before this one)
                 self._chunks += 1
-                item = _Sent(cursor, self._chunks, parts[cursor])
+                item = _Sent(index, self._chunks, part, self._wants_encodings(worker))
                 request = self._request(item, level, frontier, live)
                 worker.send(request)
+                waiting.remove(index)
                 sent[worker.number].append(item)
                 busy[worker.number] += 1
-                cursor += 1
+                last[worker.number] = index
                 if request.blob is not None:  # the expander remembers the part's states
                     self._met[worker.number] += len(request.blob)
                     self._bound_memory(worker, self._used(worker))
@@ -306,19 +332,45 @@ class _Search(LevelSearch):
                     item = sent[worker.number].popleft()
                     busy[worker.number] -= 1
                     arrived[item.index] = (worker, item, reply)
+                    waiting_bytes += len(reply.blob)
                 # An expander that answered ahead of the part awaited takes the next one
                 # now, rather than wait idle until that part arrives.
                 send()
-            yield arrived.pop(done)
+            answer = arrived.pop(done)
+            waiting_bytes -= len(answer[2].blob)
+            yield answer
             done += 1
 
-    def _pick(self, part: Part, busy: dict[int, int]) -> tuple[Worker | None, bool]:
-        """Who expands `part` now, and whether from its live states; (None, _) to wait."""
-        if part.owner is not None and busy[part.owner] < IN_FLIGHT:
-            return self.workers[part.owner], True
-        idle = min(self.workers, key=lambda w: busy[w.number])
-        limit = 1 if part.owner is not None else IN_FLIGHT  # take another's part only if idle
+    def _pick(
+        self, part: Part, index: int, busy: dict[int, int], last: dict[int, int]
+    ) -> tuple[Worker | None, bool]:
+        """Who expands `part` (the level's `index`th) now, and whether from its live states;
+        (None, _) to wait. An expander sent a later part already cannot take it."""
+        owner = part.owner
+        if owner is not None and busy[owner] < IN_FLIGHT and last[owner] < index:
+            return self.workers[owner], True
+        if not part.encoded:  # only its owner has these states
+            return None, False
+        free = [w for w in self.workers if last[w.number] < index]
+        if not free:
+            return None, False
+        idle = min(free, key=lambda w: busy[w.number])
+        limit = 1 if owner is not None else IN_FLIGHT  # take another's part only if idle
         return (idle, False) if busy[idle.number] < limit else (None, False)
+
+    def _wants_encodings(self, worker: Worker) -> bool:
+        """Whether the engine asks `worker` for its candidates' encodings: without them, it
+        has the new ones kept live there, and only `worker` can expand them. So it asks when
+        a report needs them (a recorded behaviour, a checkpoint), when `worker` has no room
+        left in its share of the live-state budget, and when the states only `worker` holds
+        are more than its share of the next level found so far, so that an idle expander can
+        take those beyond it."""
+        if self.observer is not None or self.checkpoints is not None:
+            return True
+        if not self._room(worker, self._used(worker)):
+            return True
+        number, held = worker.number, self._held
+        return self._only[number] * len(held) > sum(held.values())
 
     def _bound_memory(self, worker: Worker, used: int | None) -> None:
         """Keep the states an expander remembers meeting within its share of the budget,
@@ -355,11 +407,12 @@ class _Search(LevelSearch):
         return max(used, 0)
 
     def _request(self, item: _Sent, level: int, frontier: Frontier, live: bool) -> Expand:
-        part = item.part
+        part, encodings = item.part, item.encodings
         if live:
-            return Expand(item.chunk, level, start=part.start, count=part.count)
+            return Expand(item.chunk, level, part.start, part.count, encodings=encodings)
         chunk = frontier.read(part.first, part.count)
-        return Expand(item.chunk, level, blob=chunk.blob, offsets=chunk.offsets.tobytes())
+        offsets = chunk.offsets.tobytes()
+        return Expand(item.chunk, level, blob=chunk.blob, offsets=offsets, encodings=encodings)
 
     @staticmethod
     def _answering(workers: list[Worker]) -> list[Worker]:
@@ -396,22 +449,30 @@ class _Search(LevelSearch):
         self._live_now = self._live_next
         self._live_next = {w.number: 0 for w in self.workers}
         self._held = {w.number: 0 for w in self.workers}
+        self._only = {w.number: 0 for w in self.workers}  # held, without their encodings here
         self._back = {w.number: 0 for w in self.workers}
         self._sent = {w.number: 0 for w in self.workers}
 
-    def _keep(self, worker: Worker, encoded: int, used: int | None) -> bool:
+    def _keep(self, worker: Worker, encoded: int, used: int | None, must: bool = False) -> bool:
         """Whether `worker` keeps states of `encoded` bytes live for the next level, within
         its share of the live-state budget: its measured memory `used` (`_used`: the states
-        are in it already, as candidates), else the estimates of both levels it holds."""
+        are in it already, as candidates), else the estimates of both levels it holds.
+        `must`: it keeps them anyway (the engine has not got their encodings, having found
+        room when it handed the part out: `_wants_encodings`)."""
         estimate = LIVE_FACTOR * encoded
+        room = self._room(worker, used, estimate)
+        if room or must:
+            self._live_next[worker.number] += estimate
+        return room
+
+    def _room(self, worker: Worker, used: int | None, estimate: int = 0) -> bool:
+        """Whether `worker`'s live states are within its share of the budget: its measured
+        memory `used`, else the estimates of both levels it holds and `estimate` more."""
         share = self.options.live_bytes // len(self.workers)
-        number = worker.number
         if used is None:
+            number = worker.number
             used = self._live_now.get(number, 0) + self._live_next[number] + estimate
-        if used >= share:  # (a budget of 0 keeps none)
-            return False
-        self._live_next[number] += estimate
-        return True
+        return used < share  # (a budget of 0 keeps none)
 
     # -- checkpoints ---------------------------------------------------------------------------
 
@@ -488,11 +549,13 @@ def _check_states(saved: Saved, visited: Visited, blob: bytes, offsets: np.ndarr
 @dataclass(frozen=True)
 class _Sent:
     """A part of the level sent to an expander: its index in the level's plan, the
-    expander's chunk number (unique in the search) and the part itself."""
+    expander's chunk number (unique in the search), the part itself, and whether the reply
+    carries the candidates' encodings."""
 
     index: int
     chunk: int
     part: Part
+    encodings: bool
 
 
 class _Level:
@@ -506,3 +569,7 @@ class _Level:
     def add(self, blob: bytes, offsets: np.ndarray, owner: int | None, start: int) -> None:
         self.frontier.append(blob, offsets, owner, start)
         self.states += len(offsets) - 1
+
+    def hold(self, count: int, owner: int, start: int) -> None:
+        self.frontier.hold(count, owner, start)
+        self.states += count

@@ -1,10 +1,13 @@
-"""The states of one BFS level, kept as encoded bytes and spilled to disk when large.
+"""The states of one BFS level, kept as encoded bytes and spilled to disk when large, or held
+only by the expander that found them.
 
 A level is a list of segments, each a blob of concatenated encoded states with their offsets
 (one more offset than states), and where its states are also kept live: the expander that
-found them, and their position in its own list for the level (checker.search.expansion). Engines
-append segments as states are found, cut the level into chunks in order (`plan`), and read a
-chunk's encodings back (`read`) when no expander holds it live, or for a checkpoint.
+found them, and their position in its own list for the level (checker.search.expansion). A
+segment the engine did not ask the encodings of (`hold`) is only a count: its owner alone can
+expand it. Engines append segments as states are found, cut the level into chunks in order
+(`plan`), and read a chunk's encodings back (`read`) when no expander holds it live, or for a
+checkpoint.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import bisect
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 
@@ -38,12 +41,15 @@ class Chunk:
 @dataclass(frozen=True)
 class Part:
     """States `first` to `first + count - 1` of a level, to be expanded together: held live
-    by expander `owner` from position `start` of its list (owner None: only encoded)."""
+    by expander `owner` from position `start` of its list (owner None: only encoded);
+    `encoded`: whether the engine has their encodings (if not, only the owner can expand
+    them)."""
 
     first: int
     count: int
     owner: int | None
     start: int
+    encoded: bool = True
 
 
 @dataclass(frozen=True)
@@ -54,16 +60,27 @@ class _Spilled:
 
 
 @dataclass(frozen=True)
+class _Held:
+    count: int  # states held live by the segment's owner only
+
+
+@dataclass(frozen=True)
 class _Segment:
     first: int  # the number (in the level) of its first state
-    data: tuple[bytes, np.ndarray] | _Spilled
+    data: tuple[bytes, np.ndarray] | _Spilled | _Held
     owner: int | None
     start: int
 
     @property
     def count(self) -> int:
+        if isinstance(self.data, _Held):
+            return self.data.count
         offsets = self.data.offsets if isinstance(self.data, _Spilled) else self.data[1]
         return len(offsets) - 1
+
+    @property
+    def encoded(self) -> bool:
+        return not isinstance(self.data, _Held)
 
 
 class Frontier:
@@ -99,23 +116,35 @@ class Frontier:
         else:
             data = (blob, offsets)
             self._in_memory += len(blob)
-        self._segments.append(_Segment(self.states, data, owner, start))
+        self._add(_Segment(self.states, data, owner, start))
+
+    def hold(self, count: int, owner: int, start: int) -> None:
+        """Add `count` states that expander `owner` holds live from position `start` of its
+        list, and whose encodings the engine has not got."""
+        if count:
+            self._add(_Segment(self.states, _Held(count), owner, start))
+
+    def _add(self, segment: _Segment) -> None:
+        self._segments.append(segment)
         self._firsts.append(self.states)
-        self.states += len(offsets) - 1
+        self.states += segment.count
 
     def __len__(self) -> int:
         return self.states
 
     def plan(self, size: int) -> list[Part]:
         """The level cut into parts of at most `size` states, in order; a part never mixes
-        states held by different expanders (or held and only encoded)."""
+        states held by different expanders (or held and only encoded), nor states whose
+        encodings the engine has with states it has not."""
         parts: list[Part] = []
-        run: list[int] | None = None  # [first, count, owner, start] of the part being built
+        run: list[Any] | None = None  # Part's fields, of the part being built
         for segment in self._segments:
             owner, start, count = segment.owner, segment.start, segment.count
+            encoded = segment.encoded
             if (
                 run is not None
                 and run[2] == owner
+                and run[4] == encoded
                 and (owner is None or run[3] + run[1] == start)
                 and run[1] + count <= size
             ):
@@ -125,9 +154,9 @@ class Frontier:
                 parts.append(Part(*run))
             first = segment.first
             while count > size:
-                parts.append(Part(first, size, owner, start))
+                parts.append(Part(first, size, owner, start, encoded))
                 first, start, count = first + size, start + size, count - size
-            run = [first, count, owner, start]
+            run = [first, count, owner, start, encoded]
         if run is not None:
             parts.append(Part(*run))
         return parts
@@ -159,7 +188,9 @@ class Frontier:
         for first in range(0, self.states, size):
             yield self.read(first, min(size, self.states - first))
 
-    def _load(self, data: tuple[bytes, np.ndarray] | _Spilled) -> tuple[bytes, np.ndarray]:
+    def _load(self, data: tuple[bytes, np.ndarray] | _Spilled | _Held) -> tuple[bytes, np.ndarray]:
+        if isinstance(data, _Held):  # (the engine asks the owner to expand them instead)
+            raise RuntimeError("states held only by the expander that found them were read")
         if isinstance(data, _Spilled):
             assert self._file is not None
             self._file.seek(data.position)

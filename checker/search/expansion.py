@@ -12,9 +12,11 @@ successor and the number per parent.
 The engine decides which candidates are new (in batch order, so that the search is that of one
 state at a time: checker.search.admission) and tells the expander (`Admit`), which keeps them,
 still live, for the next level, unless the engine's memory budget for live states says
-otherwise. A successor dropped as already met is never new: the expander met it as a parent
-(visited), or sent it earlier in this level, and the engine handles each expander's batches in
-the order the expander did.
+otherwise. The engine may ask for the candidates' sizes only, not their encodings
+(`Expand.encodings` False): it then keeps whichever are new live in this expander, and only
+this expander expands them. A successor dropped as already met is never new: the expander met
+it as a parent (visited), or sent it earlier in this level, and the engine handles each
+expander's batches in the order the expander did.
 
 The messages are dataclasses of ints, bytes and lists; between processes they travel as
 msgpack (`pack`, `unpack`), never pickle.
@@ -35,7 +37,7 @@ from checker.behaviour import Recording, predicate_value
 from checker.errors import EvaluationError, Interrupted
 from checker.model import Memo, Model
 from checker.values import fast
-from checker.values.encoding import decode_all
+from checker.values.encoding import decode_all, encode_state
 from checker.values.record import Record
 
 
@@ -65,7 +67,8 @@ class Expand:
     here from `start` on (`count` of them), or, given `blob`, the states encoded there (at
     uint64 `offsets`). `bindings`: also each candidate's binding index (Spark's links);
     `checks` False: no invariant or reachability property is evaluated (Spark checks the new
-    states only, once they are known)."""
+    states only, once they are known); `encodings` False: the reply carries the candidates'
+    offsets but not their encodings (the engine will have the new ones kept here)."""
 
     chunk: int
     level: int
@@ -75,6 +78,7 @@ class Expand:
     offsets: bytes = b""
     bindings: bool = False
     checks: bool = True
+    encodings: bool = True
 
 
 @dataclass(frozen=True)
@@ -128,8 +132,13 @@ class Expanded:
     successors (uint32), fingerprints (uint64), encodings (`blob`: Pieces as made, the bytes
     received in another process; and uint64 offsets), [candidate, invariant] for each that
     violates one, those on which an invariant or a wanted reachability property raised, and
-    [candidate, property] for the first one satisfying each wanted reachability property.
-    `error`: the first state whose expansion raised (none are expanded after it). `bindings`:
+    [candidate, property] for the first one satisfying each wanted reachability property
+    (`blob` empty when the request asked for no encodings: the offsets are there, and
+    `raised_encodings` has those of the candidates in `raised`, which the engine evaluates
+    again to report).
+    `error`: the first state whose expansion raised (none are expanded after it); `stops`:
+    [state, its encoding] for that state and the first deadlocked one (where the engine may
+    stop, and expand the state again to report it). `bindings`:
     the candidates' binding indexes, if asked. A recorded search (checker.behaviour) also gets
     every successor's fingerprint (`targets`), the candidates' predicate values (uint8 rows)
     and the keyed steps' binding keys (`keys`)."""
@@ -149,6 +158,8 @@ class Expanded:
     targets: bytes | None = None
     values: bytes | None = None
     keys: bytes | None = None
+    stops: list[list[Any]] = field(default_factory=list)
+    raised_encodings: list[bytes] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -346,7 +357,8 @@ class Expander:
             stuck=bytes(batch.stuck),
             positions=array("I", batch.positions).tobytes(),
             fps=batch.fps.tobytes(),
-            blob=Pieces(batch.encodings),
+            blob=Pieces(batch.encodings if request.encodings else []),
+            raised_encodings=[] if request.encodings else [batch.encodings[k] for k in raised],
             offsets=np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes)]).tobytes(),
             broken=broken,
             raised=raised,
@@ -356,6 +368,7 @@ class Expander:
             targets=None if batch.targets is None else batch.targets.tobytes(),
             values=values,
             keys=None if batch.keys is None else batch.keys.tobytes(),
+            stops=_stops(states, batch.error, batch.stuck.find(1)),
         )
 
     def _verdicts(
@@ -415,6 +428,12 @@ class Expander:
         return broken, raised, reached
 
 
+def _stops(states: list[Record], error: int | None, stuck: int) -> list[list[Any]]:
+    """[state, encoding] for the state whose expansion raised and the first deadlocked one."""
+    at = {i for i in (error, stuck) if i is not None and i >= 0}
+    return [[i, encode_state(states[i])] for i in sorted(at)]
+
+
 def _uint16(values: list[int]) -> bytes:
     """`values` (each below 65,536) as uint16s: through `bytes` when each fits in a byte (a
     spec's action numbers, nearly always), about 4x faster than array's parse of each item."""
@@ -453,6 +472,8 @@ class Expansion:
         self.candidates = int(np.searchsorted(self.positions, self.limit))
         self.blob = reply.blob  # Pieces from this process, else the bytes received
         self._offsets = np.frombuffer(reply.offsets, dtype=np.uint64)
+        self.stops: dict[int, bytes] = {i: data for i, data in reply.stops}
+        self._raised = dict(zip(reply.raised, reply.raised_encodings, strict=False))
         self.broken: dict[int, str] = {k: name for k, name in reply.broken}
         self.raised = np.zeros(len(self.positions), dtype=bool)
         self.raised[reply.raised] = True
@@ -471,7 +492,19 @@ class Expansion:
             rows = len(self.positions)
             self.values = values.reshape(rows, len(values) // rows if rows else 0)
 
+    @property
+    def encoded_bytes(self) -> int:
+        """The size of the candidates' encodings (sent or not)."""
+        return int(self._offsets[-1]) if len(self._offsets) else 0
+
+    def encoded_size(self, kept: np.ndarray) -> int:
+        """The size of the encodings of the candidates `kept` (sent or not)."""
+        return int((self._offsets[kept + 1] - self._offsets[kept]).sum())
+
     def encoding(self, candidate: int) -> bytes:
+        """A candidate's encoding: any of them when they were sent, else one that raised."""
+        if candidate in self._raised:
+            return self._raised[candidate]
         if isinstance(self.blob, Pieces):
             return self.blob.pieces[candidate]
         offsets = self._offsets

@@ -453,3 +453,144 @@ def test_a_reply_gives_every_successors_action_as_uint16(values, small):
 
     values = [v % 256 for v in values] if small else values
     assert np.frombuffer(_uint16(values), np.uint16).tolist() == values
+
+
+def test_an_expander_asked_for_no_encodings_sends_only_what_a_report_needs():
+    """With `encodings` False a reply has the same candidates, fingerprints, offsets and
+    verdicts but not their encodings, except those of the candidates on which an invariant
+    raised (the engine evaluates them again to report). Either way it has the encodings of
+    the state whose expansion raised and of the first deadlocked one (the engine expands
+    them again to report)."""
+    from checker.search.expansion import Expand, Expander, StartLevel
+    from checker.values.encoding import encode_state
+
+    model = Model(Walk())  # moves by 1 or 2, raises at x = 5, its invariant at x = 6
+    states = [Record(x=x) for x in (4, 8, 5, 2)]  # 8 is stuck, 5 raises
+    replies = []
+    for encodings in (True, False):
+        expander = Expander(model)
+        expander.levels[0] = list(states)
+        expander.start_level(StartLevel(0, True, []))
+        replies.append(expander.handle(Expand(0, 0, 0, len(states), encodings=encodings)))
+    sent, unsent = replies
+    for field in ("actions", "counts", "stuck", "positions", "fps", "offsets", "broken"):
+        assert getattr(unsent, field) == getattr(sent, field), field
+    assert (sent.error, sent.raised, sent.stuck) == (2, [0], bytes([0, 1]))
+    assert len(sent.blob) > 0 and len(unsent.blob) == 0
+    six = encode_state(Record(x=6))  # the one candidate (x = 5 is a state of the level)
+    assert unsent.raised_encodings == [six] and sent.raised_encodings == []
+    stops = [[1, encode_state(states[1])], [2, encode_state(states[2])]]
+    assert sent.stops == unsent.stops == stops
+    for reply in replies:
+        exp = Expansion(reply, deadlock=True)
+        assert exp.encoding(0) == six
+        assert exp.stop == 1 and exp.stops[exp.stop] == stops[0][1]
+        assert exp.encoded_bytes == len(sent.blob)
+
+
+def test_a_level_plans_held_states_apart_and_never_reads_them():
+    """States whose encodings the engine has not got (`hold`) are parts of their own, for
+    their owner only; reading them is a bug, not a silent empty read."""
+    from checker.local.frontier import Frontier, Part
+
+    frontier = Frontier()
+    frontier.append(b"abc", np.array([0, 1, 2, 3], np.uint64), owner=0, start=0)
+    frontier.hold(2, owner=0, start=3)
+    frontier.append(b"de", np.array([0, 1, 2], np.uint64), owner=1, start=0)
+    frontier.hold(4, owner=1, start=2)
+    assert (len(frontier), frontier.memory_bytes) == (11, 5)
+    assert frontier.plan(100) == [
+        Part(0, 3, 0, 0, True),
+        Part(3, 2, 0, 3, False),
+        Part(5, 2, 1, 0, True),
+        Part(7, 4, 1, 2, False),
+    ]
+    assert frontier.plan(2)[-2:] == [Part(7, 2, 1, 2, False), Part(9, 2, 1, 4, False)]
+    assert frontier.read(0, 3).blob == b"abc" and frontier.read(5, 2).blob == b"de"
+    with pytest.raises(RuntimeError, match="held only by the expander"):
+        frontier.read(2, 2)
+
+
+def _two_in_process(monkeypatch, model) -> tuple[tuple, list[tuple]]:
+    """Check `model` with two expanders, both in this process so that the order is fixed:
+    its summary, and the events: ("send", level, part index, expander, with encodings),
+    ("take", level, part index) when the engine admits a part's candidates."""
+    from checker.local import bfs, workers
+    from checker.search.expansion import Expand
+
+    def two(model, count, recording=None, incremental=True):
+        expanders = [workers._InProcess(model, recording, incremental) for _ in range(2)]
+        expanders[1].number = 1
+        return expanders
+
+    index: dict[int, tuple[int, int]] = {}  # chunk -> (level, its part's index in the plan)
+    events: list[tuple] = []
+    request, send, take = bfs._Search._request, workers._InProcess.send, bfs._Search._take
+
+    def spy_request(self, item, level, frontier, live):
+        index[item.chunk] = (level, item.index)
+        return request(self, item, level, frontier, live)
+
+    def spy_send(self, message):
+        if isinstance(message, Expand):
+            events.append(("send", *index[message.chunk], self.number, message.encodings))
+        send(self, message)
+
+    def spy_take(self, worker, item, *args):
+        events.append(("take", *index[item.chunk]))
+        take(self, worker, item, *args)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(bfs, "start", two)
+        patched.setattr(bfs._Search, "_request", spy_request)
+        patched.setattr(bfs._Search, "_take", spy_take)
+        patched.setattr(workers._InProcess, "send", spy_send)
+        return summary(check(model, Options(workers=2))), events
+
+
+def _ahead(events: list[tuple]) -> list[int]:
+    """For each part handed out, how far past the part awaited (the first not admitted)."""
+    taken: dict[int, int] = {}
+    ahead = []
+    for kind, level, index, *_ in events:
+        if kind == "take":
+            taken[level] = index + 1
+        else:
+            ahead.append(index - taken.get(level, 0))
+    return ahead
+
+
+def test_parts_go_ahead_of_one_that_waits_each_expander_in_order(monkeypatch):
+    """A part whose expander has IN_FLIGHT parts in hand waits, and later parts go to the
+    other one meanwhile; each expander gets its parts in the level's order. The engine asks
+    for the encodings of the states beyond an expander's share only (it never reads the
+    others), and the result is one expander's."""
+    model = load_model(str(ROOT / "specs/examples/two_phase.py"), {"rm": "5"})
+    one = summary(check(model, Options()))
+    two, events = _two_in_process(monkeypatch, model)
+    assert two == one
+    sends = [e for e in events if e[0] == "send"]
+    out_of_order = False
+    for level in {e[1] for e in sends}:
+        sent = [(i, w) for _, lv, i, w, _ in sends if lv == level]
+        for number in (0, 1):
+            mine = [i for i, w in sent if w == number]
+            assert mine == sorted(mine), (level, number)
+        out_of_order = out_of_order or [i for i, _ in sent] != sorted(i for i, _ in sent)
+    assert out_of_order
+    asked = [encodings for *_, encodings in sends]
+    assert asked.count(False) > len(asked) // 2 and True in asked
+
+
+def test_parts_go_ahead_less_far_while_the_replies_waiting_hold_many_encodings(monkeypatch):
+    """Replies that arrive before the one awaited wait in the engine's memory: past
+    AHEAD_BYTES of encodings, parts are handed out only IN_FLIGHT per expander ahead."""
+    from checker.local import bfs
+
+    model = load_model(str(ROOT / "specs/examples/two_phase.py"), {"rm": "5"})
+    near = bfs.IN_FLIGHT * 2
+    _, events = _two_in_process(monkeypatch, model)
+    assert max(_ahead(events)) >= near
+    monkeypatch.setattr(bfs, "AHEAD_BYTES", 0)
+    _, events = _two_in_process(monkeypatch, model)
+    assert max(_ahead(events)) < near

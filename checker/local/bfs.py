@@ -281,9 +281,8 @@ class _Search(LevelSearch):
         that holds its states live while it has fewer than IN_FLIGHT parts in hand, else,
         encoded (if the engine has its encodings), to an idle one. Parts are handed out ahead
         of one that waits for its expander (up to WINDOW parts per expander past the one
-        awaited, IN_FLIGHT while the replies that wait hold AHEAD_BYTES of encodings), but
-        each expander gets its parts in order, so it meets their states in the order the
-        engine admits them."""
+        awaited, IN_FLIGHT while the replies that wait hold AHEAD_BYTES of encodings); a part
+        that comes before one its expander was sent is `behind` (see Expand)."""
         # Eight parts a level per expander and more, to share a level out; one expander (this
         # process) has nothing to share, and a part's own cost is paid once a level.
         cuts = 8 * len(self.workers) if len(self.workers) > 1 else 1
@@ -307,19 +306,18 @@ class _Search(LevelSearch):
                 if index >= end:
                     return
                 part = parts[index]
-                worker, live = self._pick(part, index, busy, last)
+                worker, live = self._pick(part, busy)
                 if worker is None:
-                    if part.owner is None:  # (any expander may take it: none gets a later one)
-                        return
-                    continue  # (its owner will: it gets no later part before this one)
+                    continue
                 self._chunks += 1
-                item = _Sent(index, self._chunks, part, self._wants_encodings(worker))
+                behind = index < last[worker.number]
+                item = _Sent(index, self._chunks, part, self._wants_encodings(worker), behind)
                 request = self._request(item, level, frontier, live)
                 worker.send(request)
                 waiting.remove(index)
                 sent[worker.number].append(item)
                 busy[worker.number] += 1
-                last[worker.number] = index
+                last[worker.number] = max(index, last[worker.number])
                 if request.blob is not None:  # the expander remembers the part's states
                     self._met[worker.number] += len(request.blob)
                     self._bound_memory(worker, self._used(worker))
@@ -341,20 +339,14 @@ class _Search(LevelSearch):
             yield answer
             done += 1
 
-    def _pick(
-        self, part: Part, index: int, busy: dict[int, int], last: dict[int, int]
-    ) -> tuple[Worker | None, bool]:
-        """Who expands `part` (the level's `index`th) now, and whether from its live states;
-        (None, _) to wait. An expander sent a later part already cannot take it."""
+    def _pick(self, part: Part, busy: dict[int, int]) -> tuple[Worker | None, bool]:
+        """Who expands `part` now, and whether from its live states; (None, _) to wait."""
         owner = part.owner
-        if owner is not None and busy[owner] < IN_FLIGHT and last[owner] < index:
+        if owner is not None and busy[owner] < IN_FLIGHT:
             return self.workers[owner], True
         if not part.encoded:  # only its owner has these states
             return None, False
-        free = [w for w in self.workers if last[w.number] < index]
-        if not free:
-            return None, False
-        idle = min(free, key=lambda w: busy[w.number])
+        idle = min(self.workers, key=lambda w: busy[w.number])
         limit = 1 if owner is not None else IN_FLIGHT  # take another's part only if idle
         return (idle, False) if busy[idle.number] < limit else (None, False)
 
@@ -407,12 +399,11 @@ class _Search(LevelSearch):
         return max(used, 0)
 
     def _request(self, item: _Sent, level: int, frontier: Frontier, live: bool) -> Expand:
-        part, encodings = item.part, item.encodings
+        part, asked = item.part, {"encodings": item.encodings, "behind": item.behind}
         if live:
-            return Expand(item.chunk, level, part.start, part.count, encodings=encodings)
+            return Expand(item.chunk, level, part.start, part.count, **asked)
         chunk = frontier.read(part.first, part.count)
-        offsets = chunk.offsets.tobytes()
-        return Expand(item.chunk, level, blob=chunk.blob, offsets=offsets, encodings=encodings)
+        return Expand(item.chunk, level, blob=chunk.blob, offsets=chunk.offsets.tobytes(), **asked)
 
     @staticmethod
     def _answering(workers: list[Worker]) -> list[Worker]:
@@ -549,13 +540,15 @@ def _check_states(saved: Saved, visited: Visited, blob: bytes, offsets: np.ndarr
 @dataclass(frozen=True)
 class _Sent:
     """A part of the level sent to an expander: its index in the level's plan, the
-    expander's chunk number (unique in the search), the part itself, and whether the reply
-    carries the candidates' encodings."""
+    expander's chunk number (unique in the search), the part itself, whether the reply
+    carries the candidates' encodings, and whether the expander was sent a later part before
+    (see Expand)."""
 
     index: int
     chunk: int
     part: Part
     encodings: bool
+    behind: bool
 
 
 class _Level:

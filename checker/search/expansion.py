@@ -15,8 +15,10 @@ still live, for the next level, unless the engine's memory budget for live state
 otherwise. The engine may ask for the candidates' sizes only, not their encodings
 (`Expand.encodings` False): it then keeps whichever are new live in this expander, and only
 this expander expands them. A successor dropped as already met is never new: the expander met
-it as a parent (visited), or sent it earlier in this level, and the engine handles each
-expander's batches in the order the expander did.
+it as a parent (visited), or sent it in a batch that comes earlier in the level, whose
+candidates the engine decides about first. So a batch that comes earlier in the level than
+one the expander has expanded (`Expand.behind`) drops only the successors equal to its own
+states and to each other: the states met in later batches do not count for it.
 
 The messages are dataclasses of ints, bytes and lists; between processes they travel as
 msgpack (`pack`, `unpack`), never pickle.
@@ -68,7 +70,8 @@ class Expand:
     uint64 `offsets`). `bindings`: also each candidate's binding index (Spark's links);
     `checks` False: no invariant or reachability property is evaluated (Spark checks the new
     states only, once they are known); `encodings` False: the reply carries the candidates'
-    offsets but not their encodings (the engine will have the new ones kept here)."""
+    offsets but not their encodings (the engine will have the new ones kept here); `behind`:
+    the batch comes earlier in the level than one this expander has expanded."""
 
     chunk: int
     level: int
@@ -79,6 +82,7 @@ class Expand:
     bindings: bool = False
     checks: bool = True
     encodings: bool = True
+    behind: bool = False
 
 
 @dataclass(frozen=True)
@@ -329,13 +333,21 @@ class Expander:
                 kept = self.memos.get(request.level)
                 memos = kept[first : first + request.count] if kept else [None] * len(states)
         incremental = memos is not None and request.checks
+        seen = self.seen
+        if request.behind:  # what it met in later batches does not count: see the docstring
+            if isinstance(seen, dict):
+                seen = {s: model.fingerprint_of(s) for s in states}
+            else:
+                seen = set(model.met(states))
         batch = model.expand_batch(
             states,
-            self.seen,
+            seen,
             indexes=request.bindings and not recording,
             keyed=None if recording is None else recording.keyed,
             memos=memos if incremental else None,
         )
+        if seen is not self.seen:  # (later batches come later in the level)
+            self.seen.update(seen)  # type: ignore[arg-type]
         candidates = batch.candidates
         broken: list[list[Any]] = []
         raised: list[int] = []

@@ -513,8 +513,8 @@ def test_a_level_plans_held_states_apart_and_never_reads_them():
 
 def _two_in_process(monkeypatch, model) -> tuple[tuple, list[tuple]]:
     """Check `model` with two expanders, both in this process so that the order is fixed:
-    its summary, and the events: ("send", level, part index, expander, with encodings),
-    ("take", level, part index) when the engine admits a part's candidates."""
+    its summary, and the events: ("send", level, part index, expander, with encodings,
+    behind), ("take", level, part index) when the engine admits a part's candidates."""
     from checker.local import bfs, workers
     from checker.search.expansion import Expand
 
@@ -533,7 +533,8 @@ def _two_in_process(monkeypatch, model) -> tuple[tuple, list[tuple]]:
 
     def spy_send(self, message):
         if isinstance(message, Expand):
-            events.append(("send", *index[message.chunk], self.number, message.encodings))
+            sent = (self.number, message.encodings, message.behind)
+            events.append(("send", *index[message.chunk], *sent))
         send(self, message)
 
     def spy_take(self, worker, item, *args):
@@ -560,26 +561,31 @@ def _ahead(events: list[tuple]) -> list[int]:
     return ahead
 
 
-def test_parts_go_ahead_of_one_that_waits_each_expander_in_order(monkeypatch):
+@pytest.mark.parametrize("rm", ["4", "5", "6"])
+def test_parts_go_ahead_of_one_that_waits_and_behind_is_said(monkeypatch, rm):
     """A part whose expander has IN_FLIGHT parts in hand waits, and later parts go to the
-    other one meanwhile; each expander gets its parts in the level's order. The engine asks
-    for the encodings of the states beyond an expander's share only (it never reads the
-    others), and the result is one expander's."""
-    model = load_model(str(ROOT / "specs/examples/two_phase.py"), {"rm": "5"})
+    other one meanwhile; a part sent to an expander after a later one is marked `behind`
+    (and only then). The engine asks for the encodings of the states beyond an expander's
+    share only (it never reads the others), and the result is one expander's."""
+    model = load_model(str(ROOT / "specs/examples/two_phase.py"), {"rm": rm})
     one = summary(check(model, Options()))
     two, events = _two_in_process(monkeypatch, model)
     assert two == one
     sends = [e for e in events if e[0] == "send"]
     out_of_order = False
     for level in {e[1] for e in sends}:
-        sent = [(i, w) for _, lv, i, w, _ in sends if lv == level]
+        sent = [(i, w, behind) for _, lv, i, w, _, behind in sends if lv == level]
         for number in (0, 1):
-            mine = [i for i, w in sent if w == number]
-            assert mine == sorted(mine), (level, number)
-        out_of_order = out_of_order or [i for i, _ in sent] != sorted(i for i, _ in sent)
+            last = -1
+            for i, w, behind in sent:
+                if w == number:
+                    assert behind == (i < last), (level, number, i)
+                    last = max(last, i)
+        out_of_order = out_of_order or [i for i, *_ in sent] != sorted(i for i, *_ in sent)
     assert out_of_order
-    asked = [encodings for *_, encodings in sends]
+    asked = [e[4] for e in sends]
     assert asked.count(False) > len(asked) // 2 and True in asked
+    assert any(e[5] for e in sends)
 
 
 def test_parts_go_ahead_less_far_while_the_replies_waiting_hold_many_encodings(monkeypatch):
@@ -594,3 +600,23 @@ def test_parts_go_ahead_less_far_while_the_replies_waiting_hold_many_encodings(m
     monkeypatch.setattr(bfs, "AHEAD_BYTES", 0)
     _, events = _two_in_process(monkeypatch, model)
     assert max(_ahead(events)) < near
+
+
+@pytest.mark.parametrize("behind", [False, True])
+def test_a_batch_behind_drops_only_what_it_met_itself(behind):
+    """A batch that comes earlier in the level than one the expander expanded drops only
+    the successors equal to its own states or to each other (the engine decides about its
+    candidates first, so one met in the later batch may be new here); what it met is
+    remembered for the batches after."""
+    from checker.search.expansion import Expand, Expander, StartLevel
+
+    expander = Expander(Model(Walk()))  # x moves up by 1 or 2
+    expander.levels[0] = [Record(x=0), Record(x=1)]
+    expander.start_level(StartLevel(0, True, []))
+    later = expander.handle(Expand(0, 0, start=1, count=1))  # x = 1: 2 and 3
+    earlier = expander.handle(Expand(1, 0, start=0, count=1, behind=behind))  # x = 0: 1, 2
+    assert [s.x for s in expander.pending[0][1]] == [2, 3]
+    assert [s.x for s in expander.pending[1][1]] == ([1, 2] if behind else [])
+    assert len(np.frombuffer(later.fps, np.uint64)) == 2
+    assert len(np.frombuffer(earlier.fps, np.uint64)) == (2 if behind else 0)
+    assert {s.x for s in expander.seen} == {0, 1, 2, 3}

@@ -620,3 +620,38 @@ def test_a_batch_behind_drops_only_what_it_met_itself(behind):
     assert len(np.frombuffer(later.fps, np.uint64)) == 2
     assert len(np.frombuffer(earlier.fps, np.uint64)) == (2 if behind else 0)
     assert {s.x for s in expander.seen} == {0, 1, 2, 3}
+
+
+def test_a_recorded_search_with_parts_behind_records_one_expanders_graph(monkeypatch):
+    """A recorded search (its met states a dict of fingerprints) with parts sent behind
+    records the same graph, states and counts as one expander."""
+    from checker.behaviour import Recording
+    from checker.local import bfs, workers
+    from checker.run import record
+    from checker.search.expansion import Expand
+
+    model = load_model(str(ROOT / "specs/examples/two_phase.py"), {"rm": "5"})
+    wanted = Recording(states=True)
+    one, graph = record(model, wanted, Options(deadlock=False))
+
+    def two(model, count, recording=None, incremental=True):
+        expanders = [workers._InProcess(model, recording, incremental) for _ in range(2)]
+        expanders[1].number = 1
+        return expanders
+
+    behind: list[bool] = []
+    send = workers._InProcess.send
+
+    def spy(self, message):
+        if isinstance(message, Expand):
+            behind.append(message.behind)
+        send(self, message)
+
+    monkeypatch.setattr(bfs, "start", two)
+    monkeypatch.setattr(workers._InProcess, "send", spy)
+    result, again = record(model, wanted, Options(deadlock=False, workers=2))
+    assert any(behind)
+    assert summary(result) == summary(one)
+    for name in ("fps", "starts", "targets", "actions"):
+        assert np.array_equal(getattr(again, name), getattr(graph, name)), name
+    assert again.encodings == graph.encodings

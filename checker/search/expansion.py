@@ -314,6 +314,7 @@ class Expander:
         model = self.model
         recording = self.recording
         memos: list[Memo | None] | None = None
+        met: list[Any] | None = None  # what the seen set holds of `states`, if computed
         if request.blob is not None:
             states = decode_all(request.blob, request.offsets)
             if recording:
@@ -338,7 +339,7 @@ class Expander:
             if isinstance(seen, dict):
                 seen = {s: model.fingerprint_of(s) for s in states}
             else:
-                seen = set(model.met(states))
+                seen = set(model.met(states) if met is None else met)
         batch = model.expand_batch(
             states,
             seen,

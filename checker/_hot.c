@@ -544,6 +544,26 @@ typedef struct {
 
 static HashSlot *HASHES;
 
+/* The slots of a cache by identity filled since it was last emptied (forget_encodings, at
+ * the end of each search), so that emptying it costs what the search put there, not a walk
+ * over every slot (0.7 M instructions, 7 % of die_hard's search). Past FILLED_MAX of them,
+ * every slot is walked. */
+#define FILLED_MAX 4096
+typedef struct {
+    Py_ssize_t count;
+    uint32_t at[FILLED_MAX];
+} Filled;
+
+static Filled HASHES_FILLED;
+
+static inline void
+note_filled(Filled *filled, Py_ssize_t index)
+{
+    if (filled->count < FILLED_MAX)
+        filled->at[filled->count] = (uint32_t)index;
+    filled->count++;
+}
+
 static Py_hash_t
 item_hash(PyObject *item)
 {
@@ -559,6 +579,8 @@ item_hash(PyObject *item)
     Py_hash_t hash = PyObject_Hash(item);
     if (hash == -1)
         return -1;
+    if (slot->value == NULL)
+        note_filled(&HASHES_FILLED, slot - HASHES);
     Py_INCREF(item);
     Py_XSETREF(slot->value, item);
     slot->hash = hash;
@@ -2283,6 +2305,7 @@ typedef struct {
 
 static FieldSlot *FIELDS; /* direct-mapped by the value's address */
 #define FIELD_SLOTS (1 << 16)
+static Filled FIELDS_FILLED;
 
 static int
 put_cached(Buffer *b, PyObject *value, int depth)
@@ -2296,6 +2319,8 @@ put_cached(Buffer *b, PyObject *value, int depth)
     PyObject *data = PyBytes_FromStringAndSize(b->data + start, b->size - start);
     if (data == NULL)
         return -1;
+    if (slot->value == NULL)
+        note_filled(&FIELDS_FILLED, slot - FIELDS);
     Py_INCREF(value);
     Py_XSETREF(slot->value, value);
     Py_XSETREF(slot->data, data);
@@ -2308,14 +2333,21 @@ static PyObject *
 hot_forget_encodings(PyObject *module, PyObject *unused)
 {
     if (FIELDS != NULL) {
-        for (Py_ssize_t i = 0; i < FIELD_SLOTS; i++) {
-            Py_CLEAR(FIELDS[i].value);
-            Py_CLEAR(FIELDS[i].data);
+        int listed = FIELDS_FILLED.count <= FILLED_MAX;
+        Py_ssize_t n = listed ? FIELDS_FILLED.count : FIELD_SLOTS;
+        for (Py_ssize_t k = 0; k < n; k++) {
+            FieldSlot *slot = &FIELDS[listed ? FIELDS_FILLED.at[k] : k];
+            Py_CLEAR(slot->value);
+            Py_CLEAR(slot->data);
         }
+        FIELDS_FILLED.count = 0;
     }
     if (HASHES != NULL) {
-        for (Py_ssize_t i = 0; i < HASH_SLOTS; i++)
-            Py_CLEAR(HASHES[i].value);
+        int listed = HASHES_FILLED.count <= FILLED_MAX;
+        Py_ssize_t n = listed ? HASHES_FILLED.count : HASH_SLOTS;
+        for (Py_ssize_t k = 0; k < n; k++)
+            Py_CLEAR(HASHES[listed ? HASHES_FILLED.at[k] : k].value);
+        HASHES_FILLED.count = 0;
     }
     if (ORDERS != NULL) {
         for (Py_ssize_t i = 0; i < ORDER_SLOTS; i++) {

@@ -57,7 +57,14 @@ class Visited:
         return mask
 
     def __contains__(self, fp: int) -> bool:
-        return bool(self.known(np.array([fp], dtype=np.uint64))[0])
+        # One binary search per array (a trace's states are looked up one at a time: `known`
+        # costs some fifteen numpy calls on one-element arrays).
+        key = np.uint64(fp)
+        for run in (self._sorted, *self._level):
+            at = int(run.searchsorted(key))
+            if at < len(run) and run[at] == key:
+                return True
+        return False
 
     def add(self, fps: np.ndarray) -> None:
         """Add fingerprints not found before (distinct)."""

@@ -222,6 +222,24 @@ def test_forget_encodings_drops_the_values_encode_state_holds():
 
 
 @in_c
+@pytest.mark.parametrize("count", [3, 20_000])  # the slots filled listed; past 4,096 not
+def test_forget_encodings_drops_every_value_the_caches_hold(count):
+    forget, _ = pair("forget_encodings")
+    native, _ = pair("encode_state")
+    forget()
+    fields = [(i, "x") for i in range(count)]  # containers: the encodings' cache holds them
+    items = [(i,) for i in range(count)]  # a wide record's tuples: the hashes' cache does
+    alone = [sys.getrefcount(v) for v in fields + items]
+    for field, item in zip(fields, items, strict=True):
+        native(Record(a=field, b=1))
+        hash(Record(**{f"v{k}": item if k == 0 else k for k in range(10)}))
+    del field, item
+    assert sum(sys.getrefcount(v) > n for v, n in zip(fields + items, alone, strict=True)) >= count
+    forget()
+    assert [sys.getrefcount(v) for v in fields + items] == alone
+
+
+@in_c
 def test_encode_state_keeps_the_encodings_of_values_inside_variables():
     forget_c, forget_python = pair("forget_encodings")
     native, twin = pair("encode_state")

@@ -340,12 +340,17 @@ def test_a_reply_gives_the_encodings_of_the_candidates_kept(pieces, data):
         st.lists(st.lists(st.integers(0, 60), unique=True, max_size=8), max_size=4), max_size=4
     ),
     st.lists(st.integers(0, 70), max_size=20),
+    st.sampled_from([0, 2**64 - 71]),  # fingerprints are uint64s: the top half too
 )
-def test_the_visited_set_knows_what_was_added_and_how_much_at_finished_levels(levels, asked):
+def test_the_visited_set_knows_what_was_added_and_how_much_at_finished_levels(
+    levels, asked, base
+):
     """`known` (fingerprints looked up in ascending order, the mask given back in the order
-    asked) agrees with a Python set; `older` counts those of finished levels."""
+    asked) and `in` agree with a Python set; `older` counts those of finished levels."""
     from checker.local.visited import Visited
 
+    levels = [[[base + fp for fp in fps] for fps in level] for level in levels]
+    asked = [base + fp for fp in asked]
     visited, finished, current = Visited(), set(), set()
     for level in levels:
         for fps in level:
@@ -355,6 +360,7 @@ def test_the_visited_set_knows_what_was_added_and_how_much_at_finished_levels(le
             fps_asked = np.array(asked, dtype=np.uint64)
             assert visited.known(fps_asked).tolist() == [fp in finished | current for fp in asked]
             assert visited.older == sum(fp in finished for fp in asked)
+            assert [fp in visited for fp in asked] == [fp in finished | current for fp in asked]
         visited.end_level()
         finished |= current
         current = set()

@@ -24,6 +24,12 @@
 8. With `--kafka SECONDS`: kip-966's shipped cfg (3 brokers, states of about 3 KB), TLC and mc
    with 2 workers each for the same time, one after the other: the distinct states each
    reached, mc with incremental evaluation on and off, and mc's peak RSS per 10^6 states.
+9. With `--instructions` (valgrind): the instructions of `check()` alone on every spec of
+   table 1 (but RM=8), one worker, counted by callgrind (its counts dumped before and after
+   the call; Python's hash seed fixed); with `--baseline REV` the same at that revision, with
+   its own C hot path, and the ratio. Table 1's speed-up column is wall time on a shared
+   machine; this one is the same from run to run, and is what "every bundled spec at 1.5x"
+   is judged by (some 15 minutes with the baseline).
 
 Tables are written to build/bench.md. Figures are from this run on this machine: compare
 ratios, not absolutes, and run nothing else meanwhile. `--quick` skips TwoPhase RM=8 (~1.7M
@@ -119,6 +125,26 @@ print(json.dumps({"verdict": result.verdict, "distinct": result.distinct_states,
                   "seconds": seconds, "checker": __import__("checker").__file__}))
 """
 
+# Table 9: check() under callgrind, one worker, at this revision or the baseline's (whose
+# Options were in checker.local.bfs). Callgrind dumps its counts at each os.getppid(): what
+# lies between the first and the last is check()'s own (not the start-up's and loading's, the
+# baseline's being some 1 G instructions that move by millions from run to run).
+CHILD_COUNT = """
+import json, os, sys
+import checker
+if os.path.exists(os.path.join(os.path.dirname(checker.__file__), "search", "options.py")):
+    from checker.search.options import Options
+else:  # (the baseline predates checker.search)
+    from checker.local.bfs import Options
+from checker.local.bfs import check
+from checker.loader import load_model
+model = load_model(sys.argv[1], json.loads(sys.argv[2]))
+os.getppid()
+distinct = check(model, Options(workers=1)).distinct_states
+os.getppid()
+print(json.dumps({"distinct": distinct, "checker": checker.__file__}))
+"""
+
 # The search, recording the behaviour graph, then the temporal properties on it (as `mc check`).
 CHILD_LIVENESS = """
 import json, resource, sys, time
@@ -191,6 +217,7 @@ def peak_mib(r: dict) -> float:
     return (r["rss_kib"] + r["children_rss_kib"]) / 1024
 
 
+@functools.cache  # (one worktree and one build for all the tables)
 def baseline_env(rev: str) -> dict[str, str]:
     """The environment that runs mc at revision `rev` (a worktree in build/baseline)."""
     if BASELINE.exists():
@@ -284,6 +311,62 @@ def engine_table(
             if spec.endswith("two_phase.py"):
                 two_phase[(constants["rm"], workers)] = r
     return lines, two_phase
+
+
+def check_instructions(spec: str, constants: dict[str, str], env=None, cwd=ROOT) -> dict:
+    """CHILD_COUNT under callgrind: its result and the instructions of its check() (after a run
+    that leaves the modules compiled, as a fresh worktree's first import compiles them)."""
+    measure(spec, constants, CHILD_COUNT, env=env, cwd=cwd)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--dump-before=os_getppid"]
+            + [f"--callgrind-out-file={tmp}/callgrind.out", sys.executable, "-c", CHILD_COUNT]
+            + [spec, json.dumps(constants)],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            env={**(env or os.environ), "PYTHONHASHSEED": "0"},
+        )
+        # callgrind.out.1: up to the first os.getppid(); then check()'s parts.
+        parts = sorted(Path(tmp).glob("callgrind.out.*"), key=lambda p: int(p.suffix[1:]))
+        totals = [re.search(r"^totals: (\d+)", p.read_text(), re.M) for p in parts]
+    if out.returncode or len(parts) < 2 or not all(totals):
+        raise SystemExit(f"{spec} {constants} under callgrind failed:\n{out.stderr[-2000:]}")
+    result = json.loads(out.stdout)
+    if not result["checker"].startswith(str(cwd)):
+        raise SystemExit(f"{spec}: ran the checker of {result['checker']}, not {cwd}'s")
+    return {**result, "instructions": sum(int(t.group(1)) for t in totals[1:] if t)}
+
+
+def instructions_table(runs: list[tuple[str, dict[str, str]]], baseline: str | None) -> list[str]:
+    """Table 9: the instructions of check() on each spec (and at `baseline`)."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (apt-get install valgrind)")
+    env = baseline_env(baseline) if baseline else None
+    header = "| spec | constants | distinct | instructions of check() |"
+    columns = 4
+    if env is not None:
+        header += f" at {baseline} | ratio ({baseline} / now) |"
+        columns += 2
+    lines = [header, "|" + "---|" * columns]
+    for spec, constants in runs:
+        if constants == LARGE:
+            continue
+        now = check_instructions(spec, constants)
+        line = f"| {spec} | {consts_text(constants)} | {now['distinct']:,} "
+        line += f"| {now['instructions'] / 1e6:,.1f} M |"
+        then = at_baseline(spec) if env is not None else None
+        if then is not None:
+            before = check_instructions(then, constants, env, BASELINE)
+            if before["distinct"] != now["distinct"]:
+                raise SystemExit(f"{spec} {constants}: the baseline found {before['distinct']}")
+            ratio = before["instructions"] / now["instructions"]
+            line += f" {before['instructions'] / 1e6:,.1f} M | {ratio:.2f} |"
+        elif env is not None:
+            line += " - | - |"
+        lines.append(line)
+        print(line, flush=True)
+    return lines
 
 
 def fastest(
@@ -672,6 +755,9 @@ def main() -> None:
     parser.add_argument(
         "--kafka", type=float, metavar="SECONDS", help="kip-966's shipped cfg against TLC"
     )
+    parser.add_argument(
+        "--instructions", action="store_true", help="check()'s instructions (valgrind)"
+    )
     args = parser.parse_args()
     tlc_model = args.tlc_model or (args.tlc.parent if args.tlc else None)
     if tlc_model is not None and not (tlc_model / "TwoPhase.tla").exists():
@@ -694,6 +780,10 @@ def main() -> None:
     if args.liveness:
         print(flush=True)
         lines += ["", *liveness_table(args.baseline)]
+    if args.instructions:
+        print(flush=True)
+        runs = [r for r in RUNS if args.only is None or args.only in r[0]]
+        lines += ["", *instructions_table(runs, args.baseline)]
     if not args.no_spark:
         print(flush=True)
         runs = SPARK_RUNS + (SPARK_LARGE if args.large else [])

@@ -1436,255 +1436,31 @@ take_result(PyObject *result, PyObject *ai, PyObject *binding, PyObject *state,
  * static bindings or None, Action); bindings a list or None; general is Model._add, reraise
  * Model._reraise; constrained whether there are action constraints; kinds the states' kind
  * (checker.values.kinds) or None, kind_error Model._kind_error. */
-/* -- equal inputs: a binding disabled on one state is disabled on every state whose
- * variables it read hold equal values (docs/architecture.md)
- *
- * A guard is a function of the variables it reads: run on another state that holds equal
- * values in those variables, it takes the same path, reads the same variables and is
- * disabled again. The parent's mask alone (known_disabled) covers the variables a step left
- * alone; this table remembers, for each binding (the plan and its slot), the variables a
- * disabled call read and their values, so that a binding whose read variables changed since
- * the parent, but to values it was already found disabled on, is not called either
- * (TwoPhase: an RM's guard reads rmState, which the other RMs' steps change, to one of few
- * values). The same for an invariant that held. Equal must mean indistinguishable: only
- * variables whose kinds (checker.values.kinds) leave no room for equal values of different
- * types (True and 1 in a variable of any kind) are keys; `strict_bits` says which. The table
- * is a cache (one entry per bucket, the newest kept), emptied with the caches by identity. */
-
-#define SAME_SLOTS (1 << 18)
-typedef struct {
-    Py_hash_t hash;   /* 0: empty */
-    PyObject *owner;  /* the plan, or the invariants (held: the address is not reused) */
-    PyObject *kinds;  /* the states' kind (held): the values were keys under it */
-    Py_ssize_t index; /* the binding's slot */
-    uint64_t mask;    /* MARK and the variables read */
-    PyObject *values; /* a tuple: the values of those variables */
-} SameInputs;
-static SameInputs *SAME;
-static Filled SAME_FILLED;
-
-/* Whether equal values of `kind` are always of the same types throughout (no ANY inside). */
-static int
-kind_strict(PyObject *kind, int depth)
-{
-    if (depth > 32 || !PyTuple_Check(kind) || PyTuple_GET_SIZE(kind) < 1)
-        return 0;
-    switch (kind_tag(kind)) {
-    case K_INT: case K_BOOL: case K_STR: case K_BYTES: case K_NONE:
-        return 1;
-    case K_OPTIONAL: case K_TUPLE: case K_SET:
-        return kind_strict(PyTuple_GET_ITEM(kind, 1), depth + 1);
-    case K_MAP:
-        return kind_strict(PyTuple_GET_ITEM(kind, 1), depth + 1) &&
-               kind_strict(PyTuple_GET_ITEM(kind, 2), depth + 1);
-    case K_FIXED:
-    case K_RECORD: {
-        PyObject *items = PyTuple_GET_ITEM(kind, kind_tag(kind) == K_FIXED ? 1 : 2);
-        if (!PyTuple_Check(items))
-            return 0;
-        for (Py_ssize_t i = kind_tag(kind) == K_FIXED ? 0 : 1; i < PyTuple_GET_SIZE(items); i++)
-            if (!kind_strict(PyTuple_GET_ITEM(items, i), depth + 1))
-                return 0;
-        return 1;
-    }
-    }
-    PyErr_Clear(); /* (a tag that is not an int) */
-    return 0;
-}
-
-/* The variables (bits, as in READS) of the states of kind `kinds` that may be keys of the
- * table: computed once per kinds object (the last one asked, held until the caches are
- * emptied). */
-static PyObject *STRICT_KINDS;
-static uint64_t STRICT_BITS;
-
-static uint64_t
-strict_bits(PyObject *kinds)
-{
-    if (kinds == STRICT_KINDS)
-        return STRICT_BITS;
-    uint64_t found = 0;
-    if (PyTuple_Check(kinds) && PyTuple_GET_SIZE(kinds) == 3 && kind_tag(kinds) == K_RECORD &&
-        PyTuple_Check(PyTuple_GET_ITEM(kinds, 2))) {
-        PyObject *fields = PyTuple_GET_ITEM(kinds, 2);
-        uint64_t loose = 0;
-        for (Py_ssize_t i = 1; i < PyTuple_GET_SIZE(fields); i++)
-            (kind_strict(PyTuple_GET_ITEM(fields, i), 0) ? &found : &loose)[0] |= bit_of(i);
-        found &= ~loose; /* (the variables from the 63rd on share a bit: all strict, or none) */
-    }
-    PyErr_Clear();
-    Py_INCREF(kinds);
-    Py_XSETREF(STRICT_KINDS, kinds);
-    STRICT_BITS = found;
-    return found;
-}
-
-/* The hash of the values of `state`'s variables in `mask`; 0 on an error (cleared: no entry
- * is found or made). */
-static Py_hash_t
-values_hash(uint64_t mask, PyObject *state)
-{
-    Py_uhash_t acc = XXPRIME_5 + (Py_uhash_t)mask * XXPRIME_2;
-    Py_ssize_t n = PyTuple_GET_SIZE(state);
-    for (Py_ssize_t i = 1; i < n; i++) {
-        if (!(mask & bit_of(i)))
-            continue;
-        Py_hash_t lane = item_hash(PyTuple_GET_ITEM(state, i)); /* (a tuple's: cached) */
-        if (lane == -1) {
-            PyErr_Clear();
-            return 0;
-        }
-        acc += (Py_uhash_t)lane * XXPRIME_2;
-        acc = XXROTATE(acc);
-        acc *= XXPRIME_1;
-    }
-    return acc == 0 ? 1 : (Py_hash_t)acc;
-}
-
-/* Who asks the table, for one state: the plan (or the invariants), the states' kind, the
- * variables that may be keys (strict_bits; none: the table is not used), and the hashes of
- * the state's values by mask as its bindings ask for them (most read the same few sets of
- * variables: each is computed once). */
-typedef struct {
-    PyObject *owner;
-    PyObject *kinds;
-    uint64_t strict;
-    int count;
-    uint64_t mask[4];
-    Py_hash_t hash[4];
-} Asking;
-
-static Asking
-asking(PyObject *owner, PyObject *kinds)
-{
-    Asking q = {owner, kinds, kinds != NULL && kinds != Py_None ? strict_bits(kinds) : 0, 0};
-    return q;
-}
-
-/* The bucket of (owner, slot, the values of `state`'s variables in mask); 0 on an error. */
-static Py_hash_t
-same_hash(Asking *known, Py_ssize_t slot, uint64_t mask, PyObject *state)
-{
-    Py_hash_t values = 0;
-    for (int k = 0; k < known->count && !values; k++)
-        if (known->mask[k] == mask)
-            values = known->hash[k];
-    if (!values) {
-        if (!(values = values_hash(mask, state)))
-            return 0;
-        if (known->count < 4) {
-            known->mask[known->count] = mask;
-            known->hash[known->count++] = values;
-        }
-    }
-    Py_uhash_t acc = (Py_uhash_t)values ^ ((Py_uhash_t)known->owner >> 4);
-    acc += (Py_uhash_t)slot * XXPRIME_2;
-    acc = XXROTATE(acc);
-    acc *= XXPRIME_1;
-    return acc == 0 ? 1 : (Py_hash_t)acc;
-}
-
-/* Whether `state` holds the entry's values in the entry's variables. */
-static int
-same_values(SameInputs *entry, PyObject *state)
-{
-    Py_ssize_t n = PyTuple_GET_SIZE(state), k = 0;
-    for (Py_ssize_t i = 1; i < n; i++) {
-        if (!(entry->mask & bit_of(i)))
-            continue;
-        if (k >= PyTuple_GET_SIZE(entry->values))
-            return 0;
-        PyObject *a = PyTuple_GET_ITEM(entry->values, k++), *b = PyTuple_GET_ITEM(state, i);
-        int equal = values_equal(a, b, 0);
-        if (equal <= 0) {
-            PyErr_Clear();
-            return 0;
-        }
-    }
-    return k == PyTuple_GET_SIZE(entry->values);
-}
-
-/* Incremental evaluation (docs/architecture.md): `memo` has, per slot (an action's binding
- * from a fixed domain, in the plan's order; or an invariant), the parent's mask: MARK and the
- * variables the binding's guard read if it was disabled there, else 0; `changed` the
- * variables that differ between the parent and this state. A binding disabled in the parent
- * whose guard read none of the changed variables computes the same here: it is disabled, and
- * not called; nor is one whose read variables changed to values it was found disabled on
- * before (the table). For an invariant, "disabled" is "held". Its mask goes to `out`. */
+/* Incremental evaluation (docs/architecture.md): `memo` has, per slot (an action's
+ * binding from a fixed domain, in the plan's order), the parent's mask: MARK and the variables
+ * the binding's guard read if it was disabled there, else 0; `changed` the variables that
+ * differ between the parent and this state. A binding disabled in the parent whose guard read
+ * none of the changed variables computes the same here: it is disabled, and not called. `out`
+ * gets this state's masks. */
 static inline int
-known_disabled(Asking *q, const char *memo, uint64_t changed, Py_ssize_t slot, PyObject *state,
-               char *out)
+still_disabled(const char *memo, uint64_t changed, char *out, Py_ssize_t slot)
 {
-    uint64_t was;
-    if (memo == NULL)
+    uint64_t was = 0;
+    if (memo != NULL)
+        memcpy(&was, memo + 8 * slot, 8);
+    if (!(was & MARK) || (was & changed))
         return 0;
-    memcpy(&was, memo + 8 * slot, 8);
-    if (!(was & MARK))
-        return 0;
-    if (was & changed) {
-        if (SAME == NULL || !q->strict || (was & ~MARK & ~q->strict))
-            return 0;
-        Py_hash_t hash = same_hash(q, slot, was, state);
-        SameInputs *entry = &SAME[(Py_uhash_t)hash & (SAME_SLOTS - 1)];
-        if (hash == 0 || entry->hash != hash || entry->owner != q->owner ||
-            entry->kinds != q->kinds || entry->index != slot || entry->mask != was ||
-            !same_values(entry, state))
-            return 0;
-    }
     memcpy(out + 8 * slot, &was, 8);
     return 1;
 }
 
-/* Remember that the binding in `slot` was disabled on `state`, having read `mask`. */
-static void
-note_same_inputs(Asking *q, Py_ssize_t slot, uint64_t mask, PyObject *state)
-{
-    Py_ssize_t n = PyTuple_GET_SIZE(state);
-    uint64_t every = n > 1 ? (bit_of(n - 1) << 1) - 1 : 0; /* (bit_of caps at bit 62) */
-    if (!q->strict || (mask & ~MARK & ~q->strict) || !(mask & ~MARK & every) ||
-        (mask & every) == every)
-        return; /* a loose variable; none (the mask alone does); all (no other state is equal) */
-    if (SAME == NULL && (SAME = PyMem_Calloc(SAME_SLOTS, sizeof(SameInputs))) == NULL)
-        return; /* (a cache: none is no error) */
-    Py_hash_t hash = same_hash(q, slot, mask, state);
-    if (hash == 0)
-        return;
-    Py_ssize_t count = 0;
-    for (Py_ssize_t i = 1; i < n; i++)
-        count += (mask & bit_of(i)) != 0;
-    PyObject *values = PyTuple_New(count);
-    if (values == NULL) {
-        PyErr_Clear();
-        return;
-    }
-    for (Py_ssize_t i = 1, k = 0; i < n; i++) {
-        if (mask & bit_of(i)) {
-            Py_INCREF(PyTuple_GET_ITEM(state, i));
-            PyTuple_SET_ITEM(values, k++, PyTuple_GET_ITEM(state, i));
-        }
-    }
-    SameInputs *entry = &SAME[(Py_uhash_t)hash & (SAME_SLOTS - 1)];
-    if (entry->values == NULL)
-        note_filled(&SAME_FILLED, entry - SAME);
-    entry->hash = hash;
-    Py_INCREF(q->owner);
-    Py_XSETREF(entry->owner, q->owner);
-    Py_INCREF(q->kinds);
-    Py_XSETREF(entry->kinds, q->kinds);
-    entry->index = slot;
-    entry->mask = mask;
-    Py_XSETREF(entry->values, values);
-}
-
 static inline void
-note_reads(char *out, Py_ssize_t slot, PyObject *result, Asking *q, PyObject *state)
+note_reads(char *out, Py_ssize_t slot, PyObject *result)
 {
     int disabled = result == Py_None || (result != NULL && PyList_CheckExact(result) &&
                                          PyList_GET_SIZE(result) == 0);
     uint64_t mask = disabled ? (READS | MARK) : 0;
     memcpy(out + 8 * slot, &mask, 8);
-    if (disabled)
-        note_same_inputs(q, slot, mask, state);
 }
 
 /* A one-parameter action's values in `state`, as Action.values gives them: `domain(state)` in
@@ -1776,9 +1552,6 @@ successors_loop(PyObject *const *args, const char *memo, uint64_t changed, char 
     int enabled = 0;
     Py_ssize_t slot = 0;
     Py_ssize_t entries = PyTuple_GET_SIZE(plan);
-    /* The variables whose values may key the table of equal inputs (with incremental
-     * evaluation, and the states' kinds known). */
-    Asking q = asking(plan, out != NULL ? kinds : NULL);
     for (Py_ssize_t e = 0; e < entries; e++) {
         PyObject *entry = PyTuple_GET_ITEM(plan, e);
         if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 6) {
@@ -1815,11 +1588,8 @@ successors_loop(PyObject *const *args, const char *memo, uint64_t changed, char 
         }
         if (arity == 0) {
             Py_DECREF(bindings);
-            if (out != NULL) {
-                Py_ssize_t at = slot++;
-                if (known_disabled(&q, memo, changed, at, state, out))
-                    continue;
-            }
+            if (out != NULL && still_disabled(memo, changed, out, slot++))
+                continue;
             PyObject *argv[3] = {NULL, self, state};
             PyObject **start = self ? argv + 1 : argv + 2;
             size_t count = self ? 2 : 1;
@@ -1827,7 +1597,7 @@ successors_loop(PyObject *const *args, const char *memo, uint64_t changed, char 
             PyObject *result = PyObject_Vectorcall(
                 func, start, count | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
             if (out != NULL)
-                note_reads(out, slot - 1, result, &q, state);
+                note_reads(out, slot - 1, result);
             PyObject *none = PyTuple_New(0);
             if (none == NULL) {
                 Py_XDECREF(result);
@@ -1850,11 +1620,8 @@ successors_loop(PyObject *const *args, const char *memo, uint64_t changed, char 
         Py_ssize_t count = PyTuple_GET_SIZE(bindings);
         int slotted = out != NULL && fixed != Py_None; /* the bindings are the same in every state */
         for (Py_ssize_t b = 0; b < count; b++) {
-            if (slotted) {
-                Py_ssize_t at = slot++;
-                if (known_disabled(&q, memo, changed, at, state, out))
-                    continue;
-            }
+            if (slotted && still_disabled(memo, changed, out, slot++))
+                continue;
             PyObject *binding = PyTuple_GET_ITEM(bindings, b);
             PyObject *argv[16];
             Py_ssize_t argc;
@@ -1886,7 +1653,7 @@ successors_loop(PyObject *const *args, const char *memo, uint64_t changed, char 
             PyObject *result = PyObject_Vectorcall(
                 func, start, given | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
             if (slotted)
-                note_reads(out, slot - 1, result, &q, state);
+                note_reads(out, slot - 1, result);
             PyObject *made = NULL;
             int fits = -1; /* of the successor's kinds: -1 not known (not the common case) */
             if (result != NULL && result != Py_None && Py_TYPE(result) == shape && !constrained)
@@ -1935,7 +1702,7 @@ successors_loop(PyObject *const *args, const char *memo, uint64_t changed, char 
  * Model._reraise; constrained whether there are action constraints; kinds the states' kind
  * (checker.values.kinds) or None, kind_error Model._kind_error. With `out` (a bytearray of 8
  * bytes per slot), the guards' reads are noted there and `memo` (bytes, or None), `changed`
- * (int) skip the bindings that are still disabled (see known_disabled). */
+ * (int) skip the bindings that are still disabled (see still_disabled). */
 static PyObject *
 hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1966,17 +1733,15 @@ hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
  * spec's own KeyboardInterrupt), raised. `masks`: 8 bytes per predicate. */
 static Py_ssize_t
 holds_core(PyObject *predicates, PyObject *state, const char *before, uint64_t changed,
-           char *masks, PyObject *kinds)
+           char *masks)
 {
     Py_ssize_t n = PyTuple_GET_SIZE(predicates);
     memset(masks, 0, 8 * n);
     PyTypeObject *watched = TRACKED;
     TRACKED = Py_TYPE(state);
     Py_ssize_t failed = -1;
-    Asking q = asking(predicates, kinds);
     for (Py_ssize_t k = 0; k < n; k++) {
-        /* (for a predicate, "disabled" is "held": it still holds) */
-        if (known_disabled(&q, before, changed, k, state, masks))
+        if (still_disabled(before, changed, masks, k)) /* for a predicate: it still holds */
             continue;
         READS = 0;
         PyObject *ok = PyObject_CallOneArg(PyTuple_GET_ITEM(predicates, k), state);
@@ -1993,7 +1758,6 @@ holds_core(PyObject *predicates, PyObject *state, const char *before, uint64_t c
         Py_DECREF(ok);
         uint64_t mask = READS | MARK;
         memcpy(masks + 8 * k, &mask, 8);
-        note_same_inputs(&q, k, mask, state);
     }
     TRACKED = watched;
     return failed;
@@ -2008,9 +1772,9 @@ holds_core(PyObject *predicates, PyObject *state, const char *before, uint64_t c
 static PyObject *
 hot_holds(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if ((nargs != 5 && nargs != 6) || !PyTuple_Check(args[0]) || !PyByteArray_Check(args[4]) ||
+    if (nargs != 5 || !PyTuple_Check(args[0]) || !PyByteArray_Check(args[4]) ||
         (args[2] != Py_None && !PyBytes_Check(args[2]))) {
-        PyErr_SetString(PyExc_TypeError, "holds(predicates, state, memo, changed, out[, kinds])");
+        PyErr_SetString(PyExc_TypeError, "holds(predicates, state, memo, changed, out)");
         return NULL;
     }
     PyObject *predicates = args[0], *state = args[1], *memo = args[2], *out = args[4];
@@ -2023,8 +1787,7 @@ hot_holds(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (changed == (uint64_t)-1 && PyErr_Occurred())
         return NULL;
     const char *before = memo == Py_None ? NULL : PyBytes_AS_STRING(memo);
-    Py_ssize_t failed = holds_core(predicates, state, before, changed, PyByteArray_AS_STRING(out),
-                                   nargs == 6 ? args[5] : NULL);
+    Py_ssize_t failed = holds_core(predicates, state, before, changed, PyByteArray_AS_STRING(out));
     return failed == -2 ? NULL : PyLong_FromSsize_t(failed);
 }
 
@@ -2063,16 +1826,15 @@ memo_type_ok(PyObject *type)
 static PyObject *
 hot_verdicts(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if ((nargs != 4 && nargs != 5) || !PyTuple_Check(args[0]) || !PyList_Check(args[1]) ||
+    if (nargs != 4 || !PyTuple_Check(args[0]) || !PyList_Check(args[1]) ||
         !PyList_Check(args[2]) || PyList_GET_SIZE(args[1]) != PyList_GET_SIZE(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "verdicts(predicates, states, memos, Memo[, kinds])");
+        PyErr_SetString(PyExc_TypeError, "verdicts(predicates, states, memos, Memo)");
         return NULL;
     }
     if (!memo_type_ok(args[3]))
         return NULL;
     PyObject *predicates = args[0], *states = args[1], *memos = args[2];
     PyTypeObject *type = (PyTypeObject *)args[3];
-    PyObject *kinds = nargs == 5 ? args[4] : NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(predicates), count = PyList_GET_SIZE(states);
     char *masks = PyMem_Malloc(8 * n + 8);
     PyObject *failing = PyList_New(0), *made = PyList_New(count);
@@ -2098,7 +1860,7 @@ hot_verdicts(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             goto error;
         const char *before = held == Py_None ? NULL : PyBytes_AS_STRING(held);
         Py_ssize_t failed =
-            holds_core(predicates, PyList_GET_ITEM(states, k), before, changed, masks, kinds);
+            holds_core(predicates, PyList_GET_ITEM(states, k), before, changed, masks);
         if (failed == -2)
             goto error;
         PyObject *own = PyBytes_FromStringAndSize(masks, 8 * n);
@@ -2584,8 +2346,7 @@ put_cached(Buffer *b, PyObject *value, int depth)
 }
 
 /* forget_encodings(): empty the caches by identity (the encodings of fields, the hashes of
- * tuples, the orders of domains) and the table of equal inputs, dropping the values they
- * hold. */
+ * tuples, the orders of domains), dropping the values they hold. */
 static PyObject *
 hot_forget_encodings(PyObject *module, PyObject *unused)
 {
@@ -2606,19 +2367,6 @@ hot_forget_encodings(PyObject *module, PyObject *unused)
             Py_CLEAR(HASHES[listed ? HASHES_FILLED.at[k] : k].value);
         HASHES_FILLED.count = 0;
     }
-    if (SAME != NULL) {
-        int listed = SAME_FILLED.count <= FILLED_MAX;
-        Py_ssize_t n = listed ? SAME_FILLED.count : SAME_SLOTS;
-        for (Py_ssize_t k = 0; k < n; k++) {
-            SameInputs *entry = &SAME[listed ? SAME_FILLED.at[k] : k];
-            entry->hash = 0;
-            Py_CLEAR(entry->owner);
-            Py_CLEAR(entry->kinds);
-            Py_CLEAR(entry->values);
-        }
-        SAME_FILLED.count = 0;
-    }
-    Py_CLEAR(STRICT_KINDS);
     if (ORDERS != NULL) {
         for (Py_ssize_t i = 0; i < ORDER_SLOTS; i++) {
             Py_CLEAR(ORDERS[i].set);

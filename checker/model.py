@@ -957,9 +957,7 @@ class Model:
         as expand_batch made it: docs/architecture.md)."""
         before, changed = (None, 0) if memo is None else (memo.invariants, memo.changed)
         try:
-            first = holds(
-                self._predicates_of_invariants(), state, before, changed, out, self._kinds
-            )
+            first = holds(self._predicates_of_invariants(), state, before, changed, out)
         except Interrupted:
             raise
         except KeyboardInterrupt:  # the spec's own (C lets it through): say so, as violated does
@@ -974,7 +972,7 @@ class Model:
         (`violated_at` says which and why), and the states' own memos, in a new list.
         KeyboardInterrupt from spec code (not Ctrl-C: Interrupted) goes on: evaluate one by
         one to say where."""
-        return verdicts(self._predicates_of_invariants(), states, memos, Memo, self._kinds)
+        return verdicts(self._predicates_of_invariants(), states, memos, Memo)
 
     def violated_at(self, state: Record, first: int) -> Invariant:
         """The invariant (index `first`) that failed or raised when evaluated on `state` with
@@ -1119,13 +1117,11 @@ def holds_python(
     memo: bytes | None,
     changed: int,
     out: bytearray,
-    state_kind: kinds.Kind | None = None,
 ) -> int:
     """-1 if every predicate returns True on `state`, else the index of the first that does not
     (or raises: the caller evaluates that one again, which says why); the twin of the C
     function, which also notes what each read in `out` and skips, by `memo` and `changed`, those
-    that cannot have changed, and those that held before on equal values of what they read,
-    where `state_kind` allows (see docs/architecture.md). Here `out` stays all zeros."""
+    that cannot have changed (see docs/architecture.md). Here `out` stays all zeros."""
     for k, predicate in enumerate(predicates):
         try:
             if predicate(state) is not True:
@@ -1180,7 +1176,6 @@ def verdicts_python(
     states: list[Record],
     memos: list[Memo],
     memo: type[Memo],
-    state_kind: kinds.Kind | None = None,
 ) -> tuple[list[list[int]], list[Memo]]:
     """`holds` on each state with its memo: [index, predicate] for each state on which one did
     not hold, and a new list of memos, each with the state's own invariants' masks (the memos
@@ -1189,7 +1184,7 @@ def verdicts_python(
     made: list[Memo] = []
     for k, (state, before) in enumerate(zip(states, memos, strict=True)):
         out = bytearray(8 * len(predicates))
-        first = holds(predicates, state, before.invariants, before.changed, out, state_kind)
+        first = holds(predicates, state, before.invariants, before.changed, out)
         made.append(tuple.__new__(memo, (before.parent, before.changed, bytes(out))))
         if first >= 0:
             failing.append([k, first])

@@ -6,7 +6,6 @@ evaluates everything; its results are the same by construction)."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
@@ -163,92 +162,3 @@ def test_an_invariant_read_through_without_is_checked_again():
     assert on == off
     assert on["verdict"] == off["verdict"] == "violation"
     assert [state.x for _, _, state in on["trace"]] == [0, 1, 2, 3]
-
-
-def cycling_spec(calls: list[str]) -> Spec:
-    """x cycles 0, 1, 2 while y counts to 6: seven states, in which `never(k)` (four bindings,
-    reading only x) is disabled and `small` (reading only x) holds. Each call is noted."""
-
-    class Cycling(Spec):
-        def init(self):
-            return Record(x=0, y=0)
-
-        @action
-        def tick(self, s):
-            return s.replace(x=(s.x + 1) % 3, y=s.y + 1) if s.y < 6 else None
-
-        @action(k=(0, 1, 2, 3))
-        def never(self, s, k):
-            calls.append("never")
-            return None if s.x < 10 else s.replace(y=0)
-
-        @invariant
-        def small(self, s):
-            calls.append("small")
-            return s.x < 3
-
-    return Cycling()
-
-
-def test_a_guard_is_not_called_again_on_values_it_was_disabled_on():
-    """Every step changes x, which `never` and `small` read: by the parent's masks alone each
-    is evaluated in every state (7 x 4 guard calls, 7 invariant calls). The table of equal
-    inputs evaluates `never` once per value of x (3 x 4); `small` once per value of x after
-    the initial state's, which is checked apart (1 + 3). (No determinism check: it would
-    expand the initial state twice.)"""
-    seen: dict[bool, list[str]] = {}
-    for incremental in (True, False):
-        calls: list[str] = []
-        model = Model(cycling_spec(calls))
-        model.recheck = 0
-        result = check(model, Options(incremental=incremental, deadlock=False))
-        assert (result.verdict, result.distinct_states) == ("ok", 7)
-        seen[incremental] = calls
-    assert (seen[False].count("never"), seen[False].count("small")) == (28, 7)
-    assert (seen[True].count("never"), seen[True].count("small")) == (12, 4)
-
-
-class TrueOrOne(Spec):
-    """v is a tuple of any kind, holding (True,) then (1,) in turn: equal values that `probe`
-    tells apart. Were the table keyed on such a variable, `probe`, disabled on (True,), would
-    be taken for disabled on (1,) and n = 10 never reached (a false pass)."""
-
-    def init(self):
-        return Record(v=(), n=0)
-
-    @action
-    def step(self, s):
-        return s.replace(v=(True,) if s.n % 2 == 0 else (1,), n=s.n + 1) if s.n < 4 else None
-
-    @action
-    def probe(self, s):
-        if not s.v or type(s.v[0]) is bool:
-            return None
-        return s.replace(n=10)
-
-    @invariant
-    def not_ten(self, s):
-        return s.n != 10
-
-
-def test_equal_values_of_different_types_are_not_taken_for_each_other():
-    on, off = both(lambda: Model(TrueOrOne()), deadlock=False)
-    assert on == off
-    assert on["verdict"] == "violation"
-    assert [(a, state.v, state.n) for a, _, state in on["trace"]] == [
-        (None, (), 0),
-        ("step", (True,), 1),
-        ("step", (1,), 2),
-        ("probe", (1,), 10),
-    ]
-
-
-def test_the_table_lets_go_of_what_it_held_when_the_search_ends():
-    """The table holds the plan, the states' kind and the values it was asked about; a
-    search ends by dropping them (with the caches by identity)."""
-    model = Model(cycling_spec([]))
-    model.initial_states()
-    held = [model._plan, model._predicates_of_invariants(), model._kinds]
-    before = [sys.getrefcount(v) for v in held]
-    assert check(model, Options(deadlock=False)).distinct_states == 7
-    assert [sys.getrefcount(v) for v in held] == before

@@ -29,7 +29,8 @@
    the call; Python's hash seed fixed); with `--baseline REV` the same at that revision, with
    its own C hot path, and the ratio. Table 1's speed-up column is wall time on a shared
    machine; this one is the same from run to run, and is what "every bundled spec at 1.5x"
-   is judged by (some 15 minutes with the baseline).
+   is judged by (20-25 minutes with the baseline, measured). It counts work, not waiting for
+   memory: a change that trades instructions for cold memory reads needs a timed A/B too.
 
 Tables are written to build/bench.md. Figures are from this run on this machine: compare
 ratios, not absolutes, and run nothing else meanwhile. `--quick` skips TwoPhase RM=8 (~1.7M

@@ -50,6 +50,7 @@ NOT_PURE := spark_engine.py spark_cluster.py cli.py cli_reports.py checkpoint.py
 # out one at a time (a Spark session in each process that runs a Spark engine test).
 test: install-dev test-tools
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache  # docs/architecture.md's layers: [tool.importlinter]
 	$(BIN)/pytest -n auto --dist loadfile --durations=20
 	MC_PURE_PYTHON=1 $(BIN)/pytest -q -n auto --dist loadfile tests/checker tests/invariants \
 		tests/specs/test_bundled.py $(addprefix --ignore=tests/checker/test_,$(NOT_PURE))

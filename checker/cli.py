@@ -26,8 +26,7 @@ from checker import (
 from checker.errors import ConfigError, EvaluationError, ExitCode, McError
 from checker.reports import outputs
 from checker.reports.graph import DEFAULT_MAX_STATES
-from checker.search.expansion import LIVE_BYTES
-from checker.search.options import Options
+from checker.search.options import LIVE_BYTES, Options
 
 F = TypeVar("F", bound=Callable[..., Any])
 MAX_SECONDS = 10 * 365 * 86400.0  # what a timer can be set to (and more than any run needs)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence, Set
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from checker import checkpoint, run, simulation
+from checker import checkpoint, resuming, run, simulation
 from checker.batch import SpecFile, spec_files, summary, worst
 from checker.deadline import Loading
 from checker.errors import ConfigError, McError, SpecError
@@ -56,7 +56,7 @@ def check_files(
     model = None
     if config.checkpoint or config.resume or config.checkpoint_every is not None:
         model, saving = _checkpoints(specs, defines, config, given)
-        options = checkpoint.options_of(saving.settings)
+        options = resuming.options_of(saving.settings)
         options = dataclasses.replace(options, live_bytes=config.options.live_bytes)
         config = dataclasses.replace(config, options=options, engine=saving.settings.engine)
     elif not specs:
@@ -75,7 +75,7 @@ def check_files(
             run.check_witness(model, config.witness)
             loaded = run.Loaded(model, run.properties_for(model, config))
             result = run.check(loaded, config, explorer, saving)
-            checkpoint.say_where(saving)
+            resuming.say_where(saving)
             return run.report(result, model, wanted)
         if len(specs) == 1 and files and files[0].explicit:  # one spec file: errors end the run
             invariants = config.invariants or None
@@ -119,7 +119,7 @@ def _checkpoints(
     if config.resume is not None:
         if len(specs) > 1:
             raise ConfigError("--resume DIR goes on with the one spec of its checkpoint")
-        return checkpoint.resume(
+        return resuming.resume(
             config.resume,
             specs[0] if specs else None,
             defines,
@@ -133,8 +133,8 @@ def _checkpoints(
     if len(specs) != 1 or Path(specs[0]).is_dir():
         raise ConfigError("--checkpoint is for a run of one spec file")
     model = run.load(specs[0], defines, config, invariants=invariants or None).model
-    settings = checkpoint.settings_of(model, config.options, config.engine, config.checkpoint_every)
-    return model, checkpoint.begin(config.checkpoint, settings)
+    settings = resuming.settings_of(model, config.options, config.engine, config.checkpoint_every)
+    return model, resuming.begin(config.checkpoint, settings)
 
 
 def check_many(

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from checker import templates
 from checker.errors import OUTSIDE, ConfigError, EvaluationError, SpecError, raised
-from checker.reports import templates
 from checker.result import Event
 from checker.spec import (
     On,

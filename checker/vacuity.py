@@ -27,8 +27,8 @@ from typing import Any
 
 from checker.compiled import describe_switch
 from checker.model import Model
-from checker.reports.source import display_path
 from checker.result import CheckResult, VacuityWarning
+from checker.source import display_path
 from checker.spec import Spec, switches_of
 
 

@@ -1,92 +1,93 @@
-"""docs/architecture.md stays true: the modules it names exist, its import rules hold (read from
-every module's imports), and no import cycle runs through mc's modules."""
+"""docs/architecture.md stays true: the modules it names exist, and its layers are those of the
+import-linter contract that `make test` checks the imports against (`lint-imports`,
+`[tool.importlinter]` in pyproject.toml): the same parts, in the same order, each with the same
+modules. The imports themselves are the contract's to check, not this file's."""
 
 from __future__ import annotations
 
-import ast
 import re
-from pathlib import Path
+
+import tomllib
 
 from tests.conftest import ROOT
 
-CHECKER = ROOT / "checker"
+PAGE = (ROOT / "docs" / "architecture.md").read_text()
 
 
-def _module(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+def _contract(contract_id: str) -> dict:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (contract,) = [c for c in config["contracts"] if c["id"] == contract_id]
+    return contract
 
 
-MODULES = {_module(p): p for p in CHECKER.rglob("*.py")}
+def _layer_modules(layer: str) -> set[str]:
+    """The module names of a layer of the contract: `a : b` or `a | b`."""
+    return {name.strip() for name in re.split(r"[:|]", layer)}
 
 
-def imports(name: str) -> set[str]:
-    """The mc modules `name` imports (anywhere in it, not only at the top; a name imported
-    from a package counts as its submodule when it is one, else as the package)."""
-    tree = ast.parse(MODULES[name].read_text())
-    package = name if MODULES[name].name == "__init__.py" else name.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1])
-                base = f"{base}.{node.module}" if node.module else base
-            for alias in node.names:
-                full = f"{base}.{alias.name}"
-                found.add(full if full in MODULES or full == "checker._hot" else base)
-    return {m for m in found if m.startswith("checker")} - {name}
+def _section(title: str) -> str:
+    start = PAGE.index(f"## {title}\n")
+    end = PAGE.find("\n## ", start + 1)
+    return PAGE[start : end if end != -1 else None]
 
 
 def test_the_modules_the_page_names_exist():
-    page = (ROOT / "docs" / "architecture.md").read_text()
-    named = set(re.findall(r"`((?:checker|specs|tests)/[\w/]+(?:\.py|\.c|/))`", page))
+    named = set(re.findall(r"`((?:checker|specs|tests)/[\w/]+(?:\.py|\.c|/))`", PAGE))
     assert len(named) > 30
     for path in named:
         assert (ROOT / path).exists(), path
 
 
-def test_nothing_under_search_imports_an_engine():
-    for name in MODULES:
-        if name.startswith("checker.search"):
-            engines = {m for m in imports(name) if m.startswith(("checker.local", "checker.spark"))}
-            assert not engines, (name, engines)
+def test_the_page_draws_the_layers_of_the_contract():
+    """The picture has one row a layer of the contract, top to bottom, with its modules, and
+    one paragraph a layer that names them (`checker/name.py` or `checker/name/`) in brackets
+    after its title."""
+    layers = [_layer_modules(layer) for layer in _contract("layers")["layers"]]
+    section = _section("The layers")
+    picture = section.split("```")[1].strip("\n").splitlines()
+    rows = [line for line in picture if line.strip() and line.strip() != "↓"]
+    drawn = []
+    for row in rows:
+        names, _, _ = row.strip().partition("   ")  # the names, then a caption
+        drawn.append(set(re.findall(r"[\w_]+", names)))
+    assert drawn == layers
+    separated = [("|" in row.partition("   ")[0]) for row in rows]
+    assert separated == ["|" in layer for layer in _contract("layers")["layers"]]
+    paragraphs = re.findall(r"^\*\*[^*]+\*\* \(([^)]*)\)", section, re.MULTILINE)
+    named = [set(re.findall(r"`checker/(\w+)(?:\.py|/)`", p)) for p in paragraphs]
+    assert named == layers
 
 
-def test_liveness_reports_and_testing_do_not_import_the_local_engine():
-    for name in MODULES:
-        if name in ("checker.liveness", "checker.testing") or name.startswith("checker.reports"):
-            local = {m for m in imports(name) if m.startswith("checker.local")}
-            assert not local, (name, local)
+def test_the_page_orders_the_search_core_as_the_contract_does():
+    layers = [_layer_modules(layer) for layer in _contract("search-core")["layers"]]
+    rank = {module: i for i, layer in enumerate(layers) for module in layer}
+    core = _section("The layers")
+    core = core[core.index("**The search core**") :]
+    core = core[: core.index("\n\n")]
+    named = list(dict.fromkeys(m for m in re.findall(r"`(\w+)\.py`", core) if m in rank))
+    assert set(named) == set(rank)
+    assert [rank[m] for m in named] == sorted(rank[m] for m in named)
 
 
-def test_only_the_fast_module_imports_the_c_hot_path():
-    importers = {name for name in MODULES if "checker._hot" in imports(name)}
-    assert importers == {"checker.values.fast"}
+def test_every_module_of_checker_has_a_layer():
+    """The contract is exhaustive (import-linter fails on a module it does not list): this says
+    so before `lint-imports` runs, naming the module."""
+    listed = set().union(*(_layer_modules(layer) for layer in _contract("layers")["layers"]))
+    children = {
+        p.stem if p.suffix == ".py" else p.name
+        for p in (ROOT / "checker").iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()
+    }
+    assert children == listed
 
 
-def test_only_the_cli_knows_click():
-    for name, path in MODULES.items():
-        uses = re.search(r"^\s*(import click|from click)", path.read_text(), re.MULTILINE)
-        assert (uses is not None) == (name == "checker.cli"), name
-
-
-def test_no_import_cycle():
-    graph = {name: {m for m in imports(name) if m in MODULES} for name in MODULES}
-    done: set[str] = set()
-
-    def visit(name: str, path: list[str]) -> None:
-        if name in path:
-            raise AssertionError(" -> ".join([*path[path.index(name) :], name]))
-        if name in done:
-            return
-        for other in sorted(graph[name]):
-            # A package's __init__ runs before its modules; importing a module from it is no cycle.
-            if not other.startswith(name + "."):
-                visit(other, [*path, name])
-        done.add(name)
-
-    for name in sorted(graph):
-        visit(name, [])
+def test_only_the_fast_module_loads_the_c_extension():
+    """import-linter does not see C extensions, so this one import is checked here: no module
+    but checker/values/fast.py names `checker._hot` in an import."""
+    pattern = re.compile(r"(import|from)\s+checker(\._hot|\s+import\s+_hot)\b|[\"']checker\._hot")
+    loaders = {
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "checker").rglob("*.py")
+        if pattern.search(p.read_text())
+    }
+    assert loaders == {"checker/values/fast.py"}

@@ -1,6 +1,6 @@
 """`--sarif PATH`: SARIF 2.1.0, the format GitHub code scanning (and other CI) annotates code
 from. One run for all the specs checked; one result per violated invariant or temporal
-property, located at its definition in the spec (see checker.reports.source), with the trace in the
+property, located at its definition in the spec (see checker.source), with the trace in the
 message and as a code flow whose steps point at the actions' definitions and carry the
 changed variables (for a property's lasso, a last step goes back to where the cycle starts).
 
@@ -20,9 +20,9 @@ from urllib.parse import quote
 from checker import __version__, batch
 from checker.model import Model
 from checker.reports.graph import changed_variables, describe_action, lasso_line
-from checker.reports.source import Location, display_path, member_location, spec_location
 from checker.reports.text import behavior_intro, format_behavior, headline
 from checker.result import CheckResult, NotChecked
+from checker.source import Location, display_path, member_location, spec_location
 from checker.values import show
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

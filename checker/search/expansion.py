@@ -27,7 +27,6 @@ msgpack (`pack`, `unpack`), never pickle.
 from __future__ import annotations
 
 import dataclasses
-import os
 from array import array
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,20 +41,6 @@ from checker.values import fast
 from checker.values.encoding import decode_all, encode_state
 from checker.values.record import Record
 
-
-def _live_bytes() -> int:
-    """The expanders' default budget for live states: a quarter of the machine's memory (as
-    TLC's default heap), at least 1 GiB. On kip966's shipped cfg (3 KB states) a larger
-    budget keeps its levels live and explores more states in the same time
-    (docs/performance.md)."""
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        memory = 0
-    return max(1 << 30, memory // 4 >> 20 << 20)
-
-
-LIVE_BYTES = _live_bytes()  # all expanders together (checker.local.bfs measures it on Linux)
 LIVE_FACTOR = 3  # where memory is not measured: a live state's bytes per byte of its encoding
 BACK_EDGES = 0.02  # remember states across levels when this share of candidates was older
 

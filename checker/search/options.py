@@ -3,11 +3,25 @@ the reachability property whose shortest example to report."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
-from checker.search.expansion import LIVE_BYTES
-
 SPILL_BYTES = 256 << 20  # keep up to this many bytes of a level's states in memory
+
+
+def _live_bytes() -> int:
+    """The expanders' default budget for live states: a quarter of the machine's memory (as
+    TLC's default heap), at least 1 GiB. On kip966's shipped cfg (3 KB states) a larger
+    budget keeps its levels live and explores more states in the same time
+    (docs/performance.md)."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        memory = 0
+    return max(1 << 30, memory // 4 >> 20 << 20)
+
+
+LIVE_BYTES = _live_bytes()  # all expanders together (checker.local.bfs measures it on Linux)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ import numpy as np
 from checker.search.admission import Cut
 from checker.search.expansion import (
     BACK_EDGES,
-    LIVE_BYTES,
     LIVE_FACTOR,
     Admit,
     Expand,
@@ -28,6 +27,7 @@ from checker.search.expansion import (
     Expansion,
     StartLevel,
 )
+from checker.search.options import LIVE_BYTES
 from checker.spark.rows import (
     LEVEL_SCHEMA,
     STATE,

@@ -36,6 +36,7 @@ that machine (same platform and Python); else the executors run the twins."""
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
 from types import ModuleType
@@ -104,10 +105,11 @@ def _load() -> ModuleType | None:
     if os.environ.get("MC_HOT_LIBRARY"):
         return _from_file(os.environ["MC_HOT_LIBRARY"])
     try:
-        from checker import _hot
+        # By name: `from checker import _hot` reads, to an import graph that does not see C
+        # extensions, as an import of the package `checker` and all it re-exports.
+        return importlib.import_module("checker._hot")
     except ImportError:  # not built (no compiler when mc was installed), or in a zip
         return _from_zip()
-    return _hot
 
 
 _hot = _load()

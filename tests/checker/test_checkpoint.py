@@ -19,7 +19,7 @@ import msgpack
 import numpy as np
 import pytest
 
-from checker import checkpoint
+from checker import checkpoint, resuming
 from checker.checkpoint import Array, Checkpoints, Settings
 from checker.loader import load_model
 from checker.local.bfs import check
@@ -179,15 +179,7 @@ def outcome(result):
 
 
 def settings(model, options: Options) -> Settings:
-    return Settings.of(
-        model,
-        deadlock=options.deadlock,
-        max_depth=options.max_depth,
-        max_states=options.max_states,
-        engine="local",
-        workers=options.workers,
-        every=0,
-    )
+    return resuming.settings_of(model, options, "local", every=0)
 
 
 @pytest.mark.parametrize(
@@ -405,14 +397,14 @@ def test_decoding_never_runs_code(mc, saved, tmp_path):
     body = pickle.dumps(Touch())
     file = saved / "checkpoint.mc"
     file.write_bytes(
-        checkpoint._FRAME.pack(checkpoint.MAGIC, len(body), hashlib.sha256(body).digest()) + body
+        checkpoint.FRAME.pack(checkpoint.MAGIC, len(body), hashlib.sha256(body).digest()) + body
     )
     err = refused(mc, "--resume", saved)
     assert f"checkpoint {file}: corrupt (" in err
     assert not (tmp_path / "ran").exists()
     header = msgpack.packb({"format": 1})
     file.write_bytes(
-        checkpoint._FRAME.pack(checkpoint.MAGIC, len(header), hashlib.sha256(header).digest())
+        checkpoint.FRAME.pack(checkpoint.MAGIC, len(header), hashlib.sha256(header).digest())
         + header
     )
     assert "corrupt (format 1, this mc reads format 3)" in refused(mc, "--resume", saved)

@@ -1106,7 +1106,7 @@ def tamper(path, changes: dict[str, dict[str, object]]) -> None:
     back with its checksum redone: a file as mc would have written it, with values out of
     range (what a checksum cannot catch)."""
     data = path.read_bytes()
-    body = data[checkpoint._FRAME.size :]
+    body = data[checkpoint.FRAME.size :]
     unpacker = msgpack.Unpacker(raw=False, strict_map_key=False, max_buffer_size=len(body) + 1)
     unpacker.feed(body)
     header = unpacker.unpack()
@@ -1114,7 +1114,7 @@ def tamper(path, changes: dict[str, dict[str, object]]) -> None:
     for part, fields in changes.items():
         header[part].update(fields)
     body = msgpack.packb(header, use_bin_type=True) + rest
-    frame = checkpoint._FRAME.pack(checkpoint.MAGIC, len(body), hashlib.sha256(body).digest())
+    frame = checkpoint.FRAME.pack(checkpoint.MAGIC, len(body), hashlib.sha256(body).digest())
     path.write_bytes(frame + body)
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from checker import Record, Spec, action, checkpoint, constant, invariant
+from checker import Record, Spec, action, checkpoint, constant, invariant, resuming
 from checker import spark as se
 from checker.errors import ExitCode, NondeterminismError
 from checker.loader import load_model
@@ -433,15 +433,7 @@ def walk(tmp_path: Path, **constants: str) -> Model:
 
 
 def saving(model: Model, folder: Path, resumed=None) -> checkpoint.Checkpoints:
-    settings = checkpoint.Settings.of(
-        model,
-        deadlock=False,
-        max_depth=None,
-        max_states=None,
-        engine="spark",
-        workers=1,
-        every=0,
-    )
+    settings = resuming.settings_of(model, Options(deadlock=False), "spark", every=0)
     return checkpoint.Checkpoints(folder, settings, resumed)
 
 

@@ -1,8 +1,10 @@
 """Predicates over the states of the KRaft replication family (specs/kraft.py and its KIP
-layers): the safety properties of Vanlightly's TLA+ models (v3_5_properties.tla and
-kip_966_properties.tla), translated one for one. Offsets start at 1; `inv_true_hwm` is the
-highest HWM any leader reached (the true HWM); before KIP-966 there is no ELR (an absent
-`elr` reads as empty). Those that depend on MinISR take it as an argument."""
+layers): the safety properties of Vanlightly's TLA+ models (github.com/Vanlightly/kafka-tlaplus:
+kafka_data_replication/kraft/v3.5/v3_5_properties.tla and
+kafka_data_replication/kraft/kip-966/kip_966_properties.tla), translated one for one. Offsets
+start at 1; `inv_true_hwm` is the highest HWM any leader reached (the true HWM); before KIP-966
+there is no ELR (an absent `elr` reads as empty). Those that depend on MinISR take it as an
+argument."""
 
 from __future__ import annotations
 

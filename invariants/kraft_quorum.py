@@ -1,7 +1,8 @@
 """Predicates over the states of the KRaft quorum model (specs/kraft_quorum.py): the
-invariants of Vanlightly's TLA+ model of KRaft with KIP-996 pre-vote (kip_996 folder,
-kraft_kip_996_properties.tla), translated one for one, and the state formulas of its liveness
-properties. Servers are the keys of `server_ids`; offsets start at 1; Nil is None."""
+invariants of Vanlightly's TLA+ model of KRaft with KIP-996 pre-vote (github.com/Vanlightly/
+kafka-tlaplus: kraft/kip_996/kraft_kip_996_properties.tla), translated one for one, and the
+state formulas of its liveness properties. Servers are the keys of `server_ids`; offsets start
+at 1; Nil is None."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
 """KIP-966: Eligible Leader Replicas (ELR).
 
 The layer on specs/kip903.py (Kafka 3.5 KRaft replication with KIP-841 and KIP-903), as
-Vanlightly's kip-966 TLA+ model changes his v3.5 one (folder kafka_data_replication/kraft/
-kip-966 of github.com/Vanlightly/kafka-tlaplus, MIT licence). The protocol changes, each a
-rule that `-D NAME=false` switches off alone (`mc ablate` switches each off in turn):
+Vanlightly's kip-966 TLA+ model changes his v3.5 one (github.com/Vanlightly/kafka-tlaplus,
+MIT licence: kafka_data_replication/kraft/kip-966/kafka_replication_kip_966.tla). The protocol
+changes, each a rule that `-D NAME=false` switches off alone (`mc ablate` switches each off in
+turn):
 
 1. `hwm_needs_min_isr`: the HWM advances only while the leader's |ISR| >= MinISR
    (CanAdvanceHwm).

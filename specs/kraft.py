@@ -1,11 +1,13 @@
 """Kafka 3.5 replication of one partition under the KRaft controller, translated state for
-state from Jack Vanlightly's TLA+ model (github.com/Vanlightly/kafka-tlaplus, folder
-kafka_data_replication/kraft/v3.5, MIT licence; a copy is in /work/shared/peers/vanlightly/).
+state from Jack Vanlightly's TLA+ model, github.com/Vanlightly/kafka-tlaplus (MIT licence):
+kafka_data_replication/kraft/v3.5/kafka_replication_v3_5.tla, with v3_5_functions.tla,
+v3_5_types.tla, v3_5_properties.tla and network.tla beside it.
 
 This is the base of the KIP family: specs/kip841.py switches on KIP-841's check that ISR
 members are unfenced, specs/kip903.py KIP-903's check of their broker epochs (with both, this
-is the v3.5 model), and specs/kip966.py puts KIP-966's Eligible Leader Replicas on top (the
-kip-966 folder of the same repository). Each KIP overrides the hooks marked "hook" below.
+is the v3.5 model), and specs/kip966.py puts KIP-966's Eligible Leader Replicas on top
+(kafka_data_replication/kraft/kip-966/kafka_replication_kip_966.tla of the same repository).
+Each KIP overrides the hooks marked "hook" below.
 
 Every variable of the TLA+ model is a variable here, with the same name and the same values:
 brokers are 1..broker_count, offsets start at 1 (LEO and HWM are exclusive), Nil is None and
@@ -643,36 +645,18 @@ class KRaftReplication(Spec):
                 final_isr = md.isr - removing
                 complete = adding <= final_isr and len(final_isr) >= self.min_isr and final_replicas
                 if complete:
-                    new = dict(
-                        replicas=final_replicas,
-                        isr=final_isr,
-                        elr=self.update_elr_on_isr_or_replica_change(s, final_isr, final_replicas),
-                        leader_epoch=md.leader_epoch + 1,
-                        partition_epoch=md.partition_epoch + 1,
-                        adding=frozenset(),
-                        removing=frozenset(),
-                    )
+                    new = self.completed_reassignment(s, final_isr, final_replicas)
                 else:
-                    new = dict(
-                        replicas=grow,
-                        isr=md.isr,
-                        elr=md.get("elr"),
-                        leader_epoch=md.leader_epoch,
-                        partition_epoch=md.partition_epoch + 1,
-                        adding=adding,
-                        removing=removing,
+                    new = self.pending_reassignment(
+                        md, grow, md.isr, md.get("elr"), adding, removing
                     )
-                for leader in sorted(new["isr"]):
-                    if md.leader in new["isr"] and leader != md.leader:
-                        continue
-                    t = self.apply_partition_change(s, s, leader=leader, **new)
-                    out.append(
-                        t.replace(
-                            aux_ctrs=s.aux_ctrs.replace(
-                                reassignment_ctr=s.aux_ctrs.reassignment_ctr + 1
-                            )
-                        )
-                    )
+                counted = s.replace(
+                    aux_ctrs=s.aux_ctrs.replace(reassignment_ctr=s.aux_ctrs.reassignment_ctr + 1)
+                )
+                out += [
+                    self.apply_partition_change(s, counted, leader=leader, **new)
+                    for leader in self.new_leaders(md, new["isr"])
+                ]
         return out
 
     # ==================================================================================
@@ -1288,29 +1272,12 @@ class KRaftReplication(Spec):
             and len(final_isr) >= self.min_isr
         )
         if complete:
-            new = dict(
-                replicas=final_replicas,
-                isr=final_isr,
-                elr=self.update_elr_on_isr_or_replica_change(s, final_isr, final_replicas),
-                leader_epoch=md.leader_epoch + 1,
-                partition_epoch=md.partition_epoch + 1,
-                adding=frozenset(),
-                removing=frozenset(),
-            )
+            new = self.completed_reassignment(s, final_isr, final_replicas)
         else:
-            new = dict(
-                replicas=md.replicas,
-                isr=m.isr,
-                elr=self.update_elr_on_isr_or_replica_change(s, m.isr, md.replicas),
-                leader_epoch=md.leader_epoch,
-                partition_epoch=md.partition_epoch + 1,
-                adding=md.adding,
-                removing=md.removing,
-            )
+            elr = self.update_elr_on_isr_or_replica_change(s, m.isr, md.replicas)
+            new = self.pending_reassignment(md, md.replicas, m.isr, elr, md.adding, md.removing)
         out = []
-        for leader in sorted(new["isr"]):
-            if md.leader in new["isr"] and leader != md.leader:
-                continue
+        for leader in self.new_leaders(md, new["isr"]):
             t = self.apply_partition_change(s, s, leader=leader, **new)
             response = Record(
                 type="AlterPartitionResponse",
@@ -1326,6 +1293,37 @@ class KRaftReplication(Spec):
             )
             out.append(t.replace(**NET.reply(t, m, response)))
         return out
+
+    def completed_reassignment(self, s: State, isr: frozenset, replicas: frozenset) -> dict:
+        """The partition change that completes a reassignment: the final replicas and ISR, a
+        new leader epoch, nothing left to add or remove."""
+        md = s.con_partition_metadata
+        return dict(
+            replicas=replicas,
+            isr=isr,
+            elr=self.update_elr_on_isr_or_replica_change(s, isr, replicas),
+            leader_epoch=md.leader_epoch + 1,
+            partition_epoch=md.partition_epoch + 1,
+            adding=frozenset(),
+            removing=frozenset(),
+        )
+
+    def pending_reassignment(self, md, replicas, isr, elr, adding, removing) -> dict:
+        """The partition change of a reassignment still in progress: same leader epoch."""
+        return dict(
+            replicas=replicas,
+            isr=isr,
+            elr=elr,
+            leader_epoch=md.leader_epoch,
+            partition_epoch=md.partition_epoch + 1,
+            adding=adding,
+            removing=removing,
+        )
+
+    def new_leaders(self, md, isr: frozenset) -> list[int]:
+        """The leaders a partition change may name: the current one if it stays in the ISR,
+        else any member of it."""
+        return [md.leader] if md.leader in isr else sorted(isr)
 
     def valid_reassignment(self, s, adding, removing) -> bool:
         replicas = s.con_partition_metadata.replicas

@@ -1,6 +1,8 @@
 """The KRaft metadata quorum (Kafka's Raft) with KIP-996 pre-vote and KIP-853 reconfiguration,
-translated state for state from Jack Vanlightly's TLA+ model (github.com/Vanlightly/
-kafka-tlaplus, folder kraft/kip_996, MIT licence; a copy is in /work/shared/peers/vanlightly/).
+translated state for state from Jack Vanlightly's TLA+ model, github.com/Vanlightly/kafka-tlaplus
+(MIT licence): kraft/kip_996/kraft_kip_996.tla, with kraft_kip_996_functions.tla,
+kraft_kip_996_types.tla, kraft_kip_996_properties.tla, kraft_kip_996_liveness.tla and
+network.tla beside it.
 
 This is the base of specs/kip996.py, whose `fixed=false` takes pre-vote out (the hook
 `start_election` below). specs/raft.py's light model (now specs/light/raft.py) tells the same

@@ -1,4 +1,5 @@
-"""The network of Vanlightly's TLA+ models of Kafka (their `network` module), shared by the
+"""The network of Vanlightly's TLA+ models of Kafka (their `network` module: network.tla beside
+each model in github.com/Vanlightly/kafka-tlaplus, e.g. kraft/kip_996/network.tla), shared by the
 translations (specs/kraft.py, specs/kraft_quorum.py): the messages in flight are a set variable,
 and a handled message moves to another. An effect here is the dict of the variables it changes,
 which the action applies with its other changes in one `s.replace(**...)`: the way both

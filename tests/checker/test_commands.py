@@ -15,34 +15,12 @@ from checker.batch import spec_files
 from checker.errors import ConfigError, ExitCode, SpecError
 from checker.reports.outputs import Outputs
 from checker.search.options import Options
-
-COUNTER = """
-from checker import Record, Spec, action, constant, invariant
-
-class Counter(Spec):
-    limit = constant(3, "the highest count")
-    bad = constant(9, "a count the invariant refuses")
-
-    def init(self):
-        return Record(n=0)
-
-    @action
-    def inc(self, s):
-        return s.replace(n=s.n + 1) if s.n < self.limit else None
-
-    @action
-    def reset(self, s):
-        return s.replace(n=0) if s.n else None
-
-    @invariant
-    def allowed(self, s):
-        return s.n != self.bad
-"""
+from tests.checker.toys import toy
 
 
 @pytest.fixture
-def counter(write_spec):
-    return str(write_spec(COUNTER, "counter.py"))
+def counter():
+    return toy("Counter")
 
 
 def test_one_spec_is_checked_and_reported_with_its_exit_code(counter, capsys):
@@ -55,8 +33,9 @@ def test_one_spec_is_checked_and_reported_with_its_exit_code(counter, capsys):
 
 
 def test_a_batch_reports_each_spec_then_the_summary_and_writes_the_reports(
-    counter, write_spec, tmp_path, capsys
+    write_spec, tmp_path, capsys
 ):
+    write_spec("from tests.checker.toys import Counter\n\nclass Batched(Counter):\n    pass\n")
     write_spec("x = 1\n", "helper.py")  # a module of the folder that defines no spec
     report = tmp_path / "out" / "report.json"
     report.parent.mkdir()
@@ -67,7 +46,7 @@ def test_a_batch_reports_each_spec_then_the_summary_and_writes_the_reports(
     assert "Checked 1 spec: 1 violation. Exit code 12 (the worst)." in out
     assert "helper.py defines no spec: skipped" in err
     (written,) = json.loads(report.read_text())
-    assert (written["spec_name"], written["verdict"]) == ("Counter", "violation")
+    assert (written["spec_name"], written["verdict"]) == ("Batched", "violation")
 
 
 def test_a_constant_no_spec_declares_is_refused_before_any_check(counter):

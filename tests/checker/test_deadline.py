@@ -12,25 +12,12 @@ from checker import Record
 from checker.deadline import Deadline, Loading, LoadTimeout
 from checker.errors import ExitCode, RunTimeout
 from checker.loader import load_model
-
-SPIN = """
-from checker import Record, Spec, action
-
-class Spin(Spec):
-    def init(self):
-        return Record(n=0)
-
-    @action(k=(1, 2))
-    def spin(self, s, k):
-        while s.n == k:  # never returns once n is k
-            pass
-        return s.replace(n=s.n + 1) if s.n < 3 else None
-"""
+from tests.checker.toys import toy
 
 
 @pytest.fixture
-def spin(write_spec):
-    return load_model(write_spec(SPIN, "spin.py"))
+def spin():
+    return load_model(toy("Spin"))
 
 
 def test_the_deadline_names_the_spec_call_it_interrupted(spin):
@@ -40,7 +27,7 @@ def test_the_deadline_names_the_spec_call_it_interrupted(spin):
     assert deadline.bound == "--timeout 0.2 s reached"
     assert deadline.where is not None
     assert deadline.where.startswith("action spin(k=1) at ")
-    assert re.search(r"/spin\.py:1[01] in state \{n: 1\}$", deadline.where)  # in the loop
+    assert re.search(r"/toys\.py:\d+ in state \{n: 1\}$", deadline.where)
     assert deadline.note == f"stopped by --timeout 0.2 s while evaluating {deadline.where}"
     assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL  # disarmed on the way out
 

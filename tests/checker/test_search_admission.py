@@ -12,22 +12,7 @@ from checker.search.expansion import Expanded, Expansion, Pieces
 from checker.search.observers import Observer
 from checker.search.options import Options
 from checker.search.outcome import Stop
-
-LINE = """
-from checker import Record, Spec, action, invariant
-
-class Line(Spec):
-    def init(self):
-        return Record(x=0)
-
-    @action
-    def inc(self, s):
-        return s.replace(x=s.x + 1) if s.x < 2 else None
-
-    @invariant
-    def small(self, s):
-        return s.x < 5
-"""
+from tests.checker.toys import toy
 
 
 class Known:
@@ -132,12 +117,12 @@ def test_a_state_whose_expansion_raised_or_that_is_deadlocked_cuts_the_part_befo
         assert adm.generated == 3 and adm.queue == 2 - 1 + 2
 
 
-def test_a_deadlocked_state_is_expanded_again_to_report_it(write_spec):
+def test_a_deadlocked_state_is_expanded_again_to_report_it():
     adm = admission()
-    adm.model = load_model(write_spec(LINE, "line.py"))
-    (init,) = adm.model.initial()
-    (one,) = adm.model.expand(init.data)
-    (two,) = adm.model.expand(one.data)
+    adm.model = load_model(toy("Walk"), {"resets": "false"})
+    two = adm.model.expand(adm.model.initial()[0].data)[1]  # step(d=2)
+    four = adm.model.expand(two.data)[1]
+    assert four.state.x == 4
     with pytest.raises(Stop) as stop:
-        adm.settle_parent(7, two.data)
+        adm.settle_parent(7, four.data)
     assert (stop.value.verdict, stop.value.where) == ("deadlock", 7)

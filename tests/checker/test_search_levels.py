@@ -16,26 +16,7 @@ from checker.result import Step
 from checker.search.levels import LevelSearch
 from checker.search.options import Options
 from checker.search.outcome import Stop, run
-
-WALK = """
-from checker import Record, Spec, action, invariant, reachable
-
-class Walk(Spec):
-    def init(self):
-        return [Record(x=0), Record(x=0), Record(x=10)]
-
-    @action(d=(1, 2))
-    def step(self, s, d):
-        return s.replace(x=s.x + d) if s.x < 4 or 10 <= s.x < 12 else None
-
-    @invariant
-    def not_five(self, s):
-        return s.x != 5
-
-    @reachable
-    def ten(self, s):
-        return s.x == 10
-"""
+from tests.checker.toys import toy
 
 
 class Lists(LevelSearch):
@@ -120,8 +101,8 @@ class Written:
 
 
 @pytest.fixture
-def walk(write_spec):
-    return load_model(write_spec(WALK, "walk.py"))
+def walk():
+    return load_model(toy("Walk"), {"resets": "false"})
 
 
 def test_the_levels_run_until_one_is_empty_with_a_shortest_trace(walk):
@@ -163,22 +144,22 @@ def test_each_level_start_is_what_a_checkpoint_holds(walk):
         (3, 9, 3),
     ]
     assert (written.counts[1]["generated"], written.counts[2]["generated"]) == (7, 13)
-    assert written.counts[1]["fired"] == [4] and written.counts[2]["new"] == [7]
+    assert written.counts[1]["fired"] == [4, 0] and written.counts[2]["new"] == [7, 0]
     assert written.counts[1]["reached"] == {"ten": [1, 1]}
 
 
 def test_counts_read_back_are_checked_against_each_other(walk):
     def saved(**counts) -> Saved:
-        good = {"generated": 8, "depth": 2, "fired": [8], "new": [5], "reached": {}}
+        good = {"generated": 8, "depth": 2, "fired": [8, 0], "new": [5, 0], "reached": {}}
         return Saved(Path("ck/checkpoint.mc"), None, {**good, **counts}, {})
 
     search = Lists(walk)
     assert search.restore_counts(saved(), level=2, states=6, by_number=True) == {}
-    assert search.generated == 8 and search.fired.tolist() == [8]
+    assert search.generated == 8 and search.fired.tolist() == [8, 0]
     for counts, why in [
         ({"depth": 1}, "depth 1 at the start of level 2"),
         ({"generated": 5}, "6 states from 5 generated"),
-        ({"new": [6]}, "the new states per action do not add up"),
+        ({"new": [6, 0]}, "the new states per action do not add up"),
         ({"reached": {"ten": [1, 3]}}, "a reachability property reached at a depth past the"),
     ]:
         with pytest.raises(CheckpointError, match=f"checkpoint ck/checkpoint.mc: corrupt \\({why}"):

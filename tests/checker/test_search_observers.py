@@ -9,22 +9,7 @@ import pytest
 from checker.behaviour import TRUE, Recording
 from checker.loader import load_model
 from checker.search.observers import Builder, Observer, Recorder
-
-TWO = """
-from checker import Record, Spec, action, invariant
-
-class Two(Spec):
-    def init(self):
-        return [Record(x=0), Record(x=10)]
-
-    @action
-    def inc(self, s):
-        return s.replace(x=s.x + 1) if s.x < 11 else None
-
-    @invariant
-    def small(self, s):
-        return s.x < 10
-"""
+from tests.checker.toys import toy
 
 
 def u64(*values: int) -> np.ndarray:
@@ -67,22 +52,22 @@ def test_the_builder_numbers_binding_keys_small(keys, numbered):
     assert builder.finish().keys.tolist() == numbered
 
 
-def test_the_recorder_records_initial_states_with_their_values_and_violations(write_spec):
-    model = load_model(write_spec(TWO, "two.py"))
+def test_the_recorder_records_initial_states_with_their_values_and_violations():
+    model = load_model(toy("Walk"))
     recording = Recording(predicates=(("big", lambda s: s.x > 5),), states=True, go_on=True)
     recorder = Recorder(recording)
     assert recorder.recording is recording and recorder.go_on
-    low, high = model.initial()
-    (small,) = model.invariants
+    low, _, high = model.initial()  # x=0, x=0 again, x=10
+    (broken,) = model.invariants
     recorder.initial(0, low, None)
-    recorder.initial(1, high, small)
+    recorder.initial(1, high, broken)
     behaviour = recorder.behaviour()
     assert behaviour.fps.tolist() == [low.fp, high.fp]
     assert behaviour.values["big"].tolist() == [0, TRUE]
-    assert behaviour.initial == [(0, 0), (1, 1)]
+    assert behaviour.initial == [(0, 0), (1, 2)]  # (state, its index in init)
     assert behaviour.encodings == [low.data, high.data]
-    assert behaviour.violations == {1: "small"}
+    assert behaviour.violations == {1: "not_five"}
     # not exploring past violations, a violating initial state is not recorded as one
     quiet = Recorder(Recording())
-    quiet.initial(0, high, small)
+    quiet.initial(0, high, broken)
     assert quiet.behaviour().violations == {}

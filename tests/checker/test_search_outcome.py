@@ -10,22 +10,7 @@ from checker.errors import EngineFailure, EvaluationError, ExitCode
 from checker.loader import load_model
 from checker.result import Step
 from checker.search.outcome import MEMORY_ADVICE, Failed, Stop, run
-
-TWO = """
-from checker import Record, Spec, action
-
-class Two(Spec):
-    def init(self):
-        return Record(x=0)
-
-    @action
-    def inc(self, s):
-        return s.replace(x=s.x + 1) if s.x < 3 else None
-
-    @action
-    def reset(self, s):
-        return s.replace(x=0) if s.x else None
-"""
+from tests.checker.toys import toy
 
 
 class Saving:
@@ -54,7 +39,7 @@ class Search:
             raise self.ends
 
     def reachability(self) -> dict:
-        return {}
+        return {"ten": (10, 1)}  # Walk's reachability property, reached
 
     def trace_to(self, where) -> list[Step]:
         return [Step(None, {}, Record(x=where))]
@@ -70,8 +55,8 @@ class Search:
 
 
 @pytest.fixture
-def model(write_spec):
-    return load_model(write_spec(TWO, "two.py"))
+def model():
+    return load_model(toy("Walk"))
 
 
 def test_a_search_that_ends_by_itself_is_ok_with_its_counts_and_coverage(model):
@@ -85,7 +70,7 @@ def test_a_search_that_ends_by_itself_is_ok_with_its_counts_and_coverage(model):
         1,
     )
     assert [(c.name, c.fired, c.new) for c in result.coverage] == [
-        ("inc", 6, 3),
+        ("step", 6, 3),
         ("reset", 3, 1),
     ]
     assert search.calls == ["close"]

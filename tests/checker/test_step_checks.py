@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from checker import Record, Spec, action, refines
+from checker import Record, Spec
 from checker.errors import EvaluationError
 from checker.model import Model
 from checker.result import Step
 from checker.steps import Refines, StepCheck, StepChecks, StepViolation
+from tests.checker.toys import Halved
 
 
 def r(x: int) -> Record:
@@ -24,32 +25,8 @@ def small_steps(s: Record, t: Record) -> bool:
     return t.x - s.x <= 1
 
 
-class Counter(Spec):
-    """The abstract spec: x goes up by one."""
-
-    def init(self):
-        return Record(n=0)
-
-    @action
-    def up(self, s):
-        return s.replace(n=s.n + 1) if s.n < 3 else None
-
-
-class Doubled(Spec):
-    """Refines Counter with n = x // 2: a step of +1 maps to a stutter or to Counter's `up`."""
-
-    def init(self):
-        return Record(x=0)
-
-    @action
-    def inc(self, s):
-        return s.replace(x=s.x + 1) if s.x < 6 else None
-
-    counts = refines(Counter, lambda s: Record(n=s.x // 2))
-
-
 def refinement(spec: Spec) -> Refines:
-    return Refines("counts", spec, Doubled.counts, Model, "test")
+    return Refines("counts", spec, Halved.counts, Model, "test")
 
 
 def test_a_step_check_says_which_successor_first_breaks_it():
@@ -93,7 +70,7 @@ def test_a_violation_reads_as_a_sentence_naming_the_last_step():
 
 
 def test_a_refinement_explains_steps_by_abstract_steps_or_stutters():
-    check = refinement(Doubled())
+    check = refinement(Halved())
     assert check.mapped(r(5)) == Record(n=2)
     assert check.broken(r(0), r(1)) is None  # n stays 0: a stutter
     assert check.broken(r(1), r(2)) is None  # n 0 -> 1: Counter's up
@@ -108,7 +85,7 @@ def test_a_refinement_explains_steps_by_abstract_steps_or_stutters():
 
 
 def test_a_mapping_to_no_abstract_state_is_an_evaluation_error():
-    check = refinement(Doubled())
+    check = refinement(Halved())
     check.mapping = lambda s: Record(m=s.x)
     with pytest.raises(EvaluationError, match="which is not a state of Counter"):
         check.mapped(r(1))

@@ -10,8 +10,7 @@ import os
 # does no linear algebra. Set before any module of mc imports numpy; a value given stays.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from checker.spec import (
-    Spec,
+from checker.declarations import (
     action,
     action_constraint,
     all_rules,
@@ -30,6 +29,7 @@ from checker.spec import (
     step_property,
     terminal,
 )
+from checker.spec import Spec
 from checker.values.encoding import canonical_order
 from checker.values.record import Record, State, choose, put, update, without
 

@@ -1,4 +1,6 @@
-"""What a spec author writes: a `Spec` subclass with constants, `init`, actions and invariants.
+"""What a spec author writes: a `Spec` subclass with constants, `init`, actions and invariants
+(declared with the functions of checker/declarations.py; this module has the Spec class, the
+marks and classes those functions leave in a class body, and reads them off a Spec class).
 
     class Counter(Spec):
         limit = constant(3, "largest value")
@@ -45,44 +47,21 @@ from typing import Any
 from checker.errors import SpecError
 from checker.values.record import Record
 
-__all__ = [
-    "AllRules",
-    "Constant",
-    "Fairness",
-    "LeadsTo",
-    "On",
-    "Spec",
-    "action",
-    "action_constraint",
-    "all_rules",
-    "always_eventually",
-    "assume",
-    "constant",
-    "constraint",
-    "eventually",
-    "invariant",
-    "leads_to",
-    "on",
-    "reachable",
-    "refines",
-    "rule",
-    "step_property",
-    "terminal",
-]
+__all__ = ["AllRules", "Constant", "Fairness", "LeadsTo", "On", "Refinement", "Rule", "Spec"]
 
-_ACTION = "__mc_action__"
-_FAIR = "__mc_fair__"
-_INVARIANT = "__mc_invariant__"
-_CONSTRAINT = "__mc_constraint__"  # its value: whether a state outside it is admitted
-_STEP = "__mc_step__"
-_REFINES = "__mc_refines__"
-_ACTION_CONSTRAINT = "__mc_action_constraint__"
-_PROPERTY = "__mc_property__"  # its value is the property's kind
-_ON = "__mc_on__"
-_ASSUME = "__mc_assume__"
-_REACHABLE = "__mc_reachable__"
-_TERMINAL = "__mc_terminal__"
-_SWITCH = "__mc_switch__"
+MARK_ACTION = "__mc_action__"
+MARK_FAIR = "__mc_fair__"
+MARK_INVARIANT = "__mc_invariant__"
+MARK_CONSTRAINT = "__mc_constraint__"  # its value: whether a state outside it is admitted
+MARK_STEP = "__mc_step__"
+MARK_REFINES = "__mc_refines__"
+MARK_ACTION_CONSTRAINT = "__mc_action_constraint__"
+MARK_PROPERTY = "__mc_property__"  # its value is the property's kind
+MARK_ON = "__mc_on__"
+MARK_ASSUME = "__mc_assume__"
+MARK_REACHABLE = "__mc_reachable__"
+MARK_TERMINAL = "__mc_terminal__"
+MARK_SWITCH = "__mc_switch__"
 FAIRNESS_KINDS = ("weak", "strong")
 
 
@@ -173,19 +152,6 @@ class Constant:
         return text
 
 
-def constant(
-    default: int | bool | str,
-    doc: str = "",
-    *,
-    min: int | None = None,
-    max: int | None = None,
-    choices: Iterable[int | bool | str] | None = None,
-) -> Any:
-    """Declare a constant in a Spec class body: `brokers = constant(2, "brokers", min=1)`.
-    A value out of `min`..`max` or not among `choices` is refused when the spec is loaded."""
-    return Constant(default, doc, min=min, max=max, choices=choices)
-
-
 class Rule(Constant):
     """A rule of the protocol change a spec models: a bool constant, on by default, that says
     in one line what the KIP's step does. `-D NAME=false` switches it off alone; `mc ablate`
@@ -207,20 +173,6 @@ class AllRules(Constant):
         super().__init__(True, doc)
 
 
-def rule(doc: str) -> Any:
-    """Declare a rule of the KIP in a Spec class body, read as a bool where its step is:
-    `elect_from_elr = rule("With no ISR member, the controller elects an unfenced ELR member")`
-    then `if self.elect_from_elr: ...`. On by default; `-D elect_from_elr=false` switches it
-    off alone, `-D fixed=false` (an `all_rules` constant) every rule not given with -D."""
-    return Rule(doc)
-
-
-def all_rules(doc: str) -> Any:
-    """Declare the constant that switches every rule of the spec: `fixed = all_rules("KIP-966
-    as a whole")`. True by default; with false each rule is off unless given with -D."""
-    return AllRules(doc)
-
-
 @dataclass(frozen=True)
 class Fairness:
     """The fairness an action is assumed to have, for temporal properties (TLA+'s WF and SF).
@@ -231,41 +183,6 @@ class Fairness:
 
     whole: str | None = None  # "weak", "strong" or None
     each: str | None = None
-
-
-def action(
-    fn: Callable[..., Any] | None = None,
-    /,
-    *,
-    fair: str | None = None,
-    fair_each: str | None = None,
-    switch: str | tuple[str, ...] | None = None,
-    **domains: Any,
-) -> Any:
-    """Mark a Spec method `(self, s, **params)` as an action; keywords give parameter domains.
-
-    `fair="weak"|"strong"` assumes weak or strong fairness of the action (any binding);
-    `fair_each=` of each binding separately. Only temporal properties use them.
-    `switch="max_crashes"` names the constant (or constants: a tuple) that switches the action
-    on: while it is 0 or False (all of them are), the action is expected never to be enabled,
-    and the vacuity check lists it as off instead of warning that it never was.
-    """
-    for option, kind in (("fair", fair), ("fair_each", fair_each)):
-        if kind is not None and kind not in FAIRNESS_KINDS:
-            raise TypeError(f"@action({option}=...) must be 'weak' or 'strong', not {kind!r}")
-    switches = (switch,) if isinstance(switch, str) else tuple(switch or ())
-    if not all(isinstance(name, str) for name in switches):
-        raise TypeError(f"@action(switch=...) names constants, not {switch!r}")
-
-    def mark(f: Callable[..., Any]) -> Callable[..., Any]:
-        setattr(f, _ACTION, dict(domains))
-        if fair or fair_each:
-            setattr(f, _FAIR, Fairness(fair, fair_each))
-        if switches:
-            setattr(f, _SWITCH, switches)
-        return f
-
-    return mark(fn) if fn is not None else mark
 
 
 @dataclass(frozen=True)
@@ -288,34 +205,11 @@ class On:
             raise TypeError("@on with sends=, receives= or calls= needs message=")
 
 
-def on(
-    process: str,
-    *,
-    sends: str | None = None,
-    receives: str | None = None,
-    calls: str | None = None,
-    message: str | None = None,
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Say where an action runs, for sequence charts (the engine itself ignores it):
-
-    @action(f="broker_ids")
-    @on("broker {f}", calls="broker {s.leader}", message="Fetch")
-    def fetch(self, s, f): ...
-    """
-    where = On(process, sends, receives, calls, message)
-
-    def mark(f: Callable[..., Any]) -> Callable[..., Any]:
-        setattr(f, _ON, where)
-        return f
-
-    return mark
-
-
 def on_of(fn: Callable[..., Any]) -> On | None:
-    return getattr(fn, _ON, None)
+    return getattr(fn, MARK_ON, None)
 
 
-def _as_method(fn: Callable[..., Any], arity: int = 1, decorator: str = "") -> Callable[..., Any]:
+def as_method(fn: Callable[..., Any], arity: int = 1, decorator: str = "") -> Callable[..., Any]:
     """A method `(self, ...)` as it is; a shared predicate of `arity` states (e.g. from
     `invariants/`) wrapped so it can sit in a class body. A method whose state parameter was
     forgotten (`def small(self)`) would pass for a shared predicate, `self` then being the
@@ -348,39 +242,9 @@ def _as_method(fn: Callable[..., Any], arity: int = 1, decorator: str = "") -> C
     return method
 
 
-def _predicate(
-    fn: Callable[..., Any], marker: str, arity: int, decorator: str
-) -> Callable[..., Any]:
-    """Mark `fn` (made a method if it is a shared predicate) with `marker`."""
-    fn = _as_method(fn, arity, decorator)
-    setattr(fn, marker, True)
-    return fn
-
-
-def invariant(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark a predicate as an invariant.
-
-    A method `(self, s)` is used as it is; a shared predicate `(s)` (e.g. from `invariants/`)
-    is wrapped so it can sit in a class body:
-    `leader_in_isr = invariant(replication.leader_in_isr)`.
-    """
-    return _predicate(fn, _INVARIANT, 1, "@invariant")
-
-
-def eventually(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark a predicate P as the temporal property <>P: every fair behaviour reaches a state
-    where P holds. A method `(self, s)` or a shared predicate `(s)`, as for `invariant`."""
-    fn = _as_method(fn, 1, "@eventually")
-    setattr(fn, _PROPERTY, "eventually")
-    return fn
-
-
-def always_eventually(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark a predicate P as []<>P: in every fair behaviour P holds again and again (it never
-    stays false forever from some point on)."""
-    fn = _as_method(fn, 1, "@always_eventually")
-    setattr(fn, _PROPERTY, "always_eventually")
-    return fn
+def _name(fn: Callable[..., Any], default: str) -> str:
+    name = getattr(fn, "__name__", "")
+    return default if not name or name == "<lambda>" else name
 
 
 class LeadsTo:
@@ -389,7 +253,7 @@ class LeadsTo:
     domains (`leads_to(p, q, b="brokers")`), TLA+'s `\\A b \\in Brokers: P(b) ~> Q(b)`: one
     such property per binding, `p` and `q` taking `(self, s, b)`."""
 
-    __mc_property__ = "leads_to"  # the marker (_PROPERTY) that properties_of looks for
+    __mc_property__ = "leads_to"  # the marker (MARK_PROPERTY) that properties_of looks for
     formula_shape = "{p} ~> {q}"
 
     def __init__(
@@ -401,8 +265,8 @@ class LeadsTo:
     ) -> None:
         self.domains = dict(domains or {})
         arity = 1 + len(self.domains)
-        self.p = _as_method(p, arity, self.__mc_property__)
-        self.q = _as_method(q, arity, self.__mc_property__)
+        self.p = as_method(p, arity, self.__mc_property__)
+        self.q = as_method(q, arity, self.__mc_property__)
         self._names = (_name(p, "P"), _name(q, "Q"))
         params = ", ".join(self.domains)
         self.formula = f"\\A {params}: {self.formula_of(params)}" if params else self.formula_of()
@@ -423,63 +287,6 @@ class AlwaysEventuallyLeadsTo(LeadsTo):
 
     __mc_property__ = "always_eventually_leads_to"
     formula_shape = "[]<>({p} ~> {q})"
-
-
-def leads_to(
-    p: Callable[..., Any], q: Callable[..., Any], doc: str = "", **domains: Any
-) -> LeadsTo:
-    """Declare P ~> Q. `p` and `q` are methods `(self, s)` defined above in the class body, or
-    shared predicates `(s)` (lambdas included); `doc` describes it in `mc list`. Keyword
-    arguments give parameters with their domains, as `@action` does (a spec attribute's name
-    or an iterable): `leads_to(starting, running, b="brokers")` checks `starting(s, b) ~>
-    running(s, b)` for each b, each a property of its own, `name(b=1)`."""
-    return LeadsTo(p, q, doc, domains)
-
-
-def always_eventually_leads_to(
-    p: Callable[..., Any], q: Callable[..., Any], doc: str = "", **domains: Any
-) -> AlwaysEventuallyLeadsTo:
-    """Declare []<>(P ~> Q) (TLA+'s `[]<>(\\A b: P(b) ~> Q(b))` with domains, as `leads_to`):
-    a fair behaviour where P holds again and again but Q, from some point on, never does,
-    violates it."""
-    return AlwaysEventuallyLeadsTo(p, q, doc, domains)
-
-
-def _name(fn: Callable[..., Any], default: str) -> str:
-    name = getattr(fn, "__name__", "")
-    return default if not name or name == "<lambda>" else name
-
-
-def constraint(fn: Callable[..., Any] | None = None, /, *, admit: bool = True) -> Any:
-    """Mark a predicate `(self, s)` as a state constraint: a state where it is False is
-    checked against the invariants and never expanded. `admit=True` (the default) counts it
-    as a distinct state; `admit=False` is TLC's CONSTRAINT: it is not added to the states
-    found (a successor that fails it is generated, checked, and dropped, each time it is
-    generated). A shared predicate `(s)` is wrapped as `invariant` wraps one."""
-    if not isinstance(admit, bool):
-        raise TypeError(f"@constraint(admit=...) is True or False, not {admit!r}")
-
-    def mark(f: Callable[..., Any]) -> Callable[..., Any]:
-        method = _as_method(f, 1, "@constraint")
-
-        # A wrapper of its own: one predicate may be a constraint of each kind in two specs.
-        @functools.wraps(method)
-        def marked(*args: Any) -> Any:
-            return method(*args)
-
-        setattr(marked, _CONSTRAINT, admit)
-        return marked
-
-    return mark(fn) if fn is not None else mark
-
-
-def step_property(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark a predicate `(self, s, t)` over a step from `s` to its successor `t` as a step
-    property (TLA+'s `[][A]_vars`, an action property): every step the search takes, into a
-    new state or one found before, must satisfy it; a step that does not is a violation
-    (exit 12) whose trace ends with that step. A shared predicate `(s, t)` is wrapped as
-    `invariant` wraps one."""
-    return _predicate(fn, _STEP, 2, "@step_property")
 
 
 class Refinement:
@@ -525,7 +332,7 @@ class Refinement:
                     f" no method {mapping!r}"
                 )
             return found  # type: ignore[no-any-return]
-        return functools.partial(_as_method(mapping, 1, "refines"), spec)
+        return functools.partial(as_method(mapping, 1, "refines"), spec)
 
     def constants_of(self, spec: Spec) -> dict[str, Any]:
         """The abstract spec's constants, for the spec instance `spec`."""
@@ -537,94 +344,27 @@ class Refinement:
         return dict(constants)  # type: ignore[arg-type]
 
 
-def refines(
-    abstract: type,
-    mapping: Callable[..., Any] | str,
-    doc: str = "",
-    *,
-    constants: dict[str, Any] | Callable[..., dict[str, Any]] | None = None,
-) -> Refinement:
-    """Declare in a class body that this spec refines `abstract` (a Spec class) under
-    `mapping`: a method `(self, s)` or its name, or a function `(s)`, returning the abstract
-    state (a Record of the abstract spec's variables) for a state `s` of this spec.
-    `constants`: the abstract spec's constants, a dict or a method `(self) -> dict` (its
-    defaults otherwise). Only safety: the abstract spec's fairness is not checked."""
-    return Refinement(abstract, mapping, constants, doc)
-
-
-def action_constraint(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark a predicate `(self, s, t)` over a step from `s` to its successor `t` as an action
-    constraint (TLC's ACTION_CONSTRAINT): a step where it is False is not taken. A shared
-    predicate `(s, t)` is wrapped as `invariant` wraps one."""
-    return _predicate(fn, _ACTION_CONSTRAINT, 2, "@action_constraint")
-
-
-def assume(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark a method `(self) -> bool` as an assumption about the constants (TLA+'s ASSUME):
-    checked when the spec is loaded, before the search; constants for which it is False are
-    refused (exit 151) with its docstring."""
-    if not callable(fn):
-        raise TypeError(f"@assume takes a method (self), not {fn!r}")
-    params = list(inspect.signature(fn).parameters)
-    if len(params) != 1:
-        code = getattr(fn, "__code__", None)
-        where = f"{code.co_filename}:{code.co_firstlineno}: " if code is not None else ""
-        raise SpecError(
-            f"{where}@assume {getattr(fn, '__name__', fn)} takes ({', '.join(params)}): an"
-            " assumption is a method (self) of the constants alone"
-        )
-    setattr(fn, _ASSUME, True)
-    return fn
-
-
-def reachable(
-    fn: Callable[..., Any] | None = None, /, *, switch: str | tuple[str, ...] | None = None
-) -> Any:
-    """Mark a predicate P as a reachability property: some reachable state satisfies P (as
-    stateright's `sometimes`). A search that ends without reaching one is a violation;
-    `mc check --witness NAME` prints the shortest behavior to such a state. A method
-    `(self, s)` or a shared predicate `(s)`, as for `invariant`. `switch=` names the
-    constant(s) that switch it on, as for an action: while 0 or False, it is not checked
-    (a fault that cannot happen)."""
-    switches = (switch,) if isinstance(switch, str) else tuple(switch or ())
-
-    def mark(f: Callable[..., Any]) -> Callable[..., Any]:
-        f = _predicate(f, _REACHABLE, 1, "@reachable")
-        if switches:
-            setattr(f, _SWITCH, switches)
-        return f
-
-    return mark(fn) if fn is not None else mark
-
-
-def terminal(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark a predicate as the spec's intended final states: a reachable state with no
-    successor where it holds is not a deadlock. A method `(self, s)` or a shared predicate
-    `(s)`, as for `invariant`."""
-    return _predicate(fn, _TERMINAL, 1, "@terminal")
-
-
 def _role(value: Any) -> str | None:
     """What a class-body member is to mc, if anything."""
-    if getattr(value, _ACTION, None) is not None:
+    if getattr(value, MARK_ACTION, None) is not None:
         return "an @action"
-    if getattr(value, _INVARIANT, None) is not None:
+    if getattr(value, MARK_INVARIANT, None) is not None:
         return "an @invariant"
-    if getattr(value, _REACHABLE, None) is not None:
+    if getattr(value, MARK_REACHABLE, None) is not None:
         return "a @reachable"
-    if getattr(value, _TERMINAL, None) is not None:
+    if getattr(value, MARK_TERMINAL, None) is not None:
         return "a @terminal"
-    if getattr(value, _ASSUME, None) is not None:
+    if getattr(value, MARK_ASSUME, None) is not None:
         return "an @assume"
-    if getattr(value, _CONSTRAINT, None) is not None:
+    if getattr(value, MARK_CONSTRAINT, None) is not None:
         return "a @constraint"
-    if getattr(value, _STEP, None) is not None:
+    if getattr(value, MARK_STEP, None) is not None:
         return "a @step_property"
-    if getattr(value, _REFINES, None) is not None:
+    if getattr(value, MARK_REFINES, None) is not None:
         return "a refinement"
-    if getattr(value, _ACTION_CONSTRAINT, None) is not None:
+    if getattr(value, MARK_ACTION_CONSTRAINT, None) is not None:
         return "an @action_constraint"
-    if getattr(value, _PROPERTY, None) is not None:
+    if getattr(value, MARK_PROPERTY, None) is not None:
         return "a temporal property"
     if isinstance(value, Constant):
         return "a constant"
@@ -774,37 +514,38 @@ def _marked(cls: type, marker: str, decorator: str, noun: str = "") -> dict[str,
 
 def actions_of(cls: type) -> dict[str, tuple[Callable[..., Any], dict[str, Any]]]:
     """Actions as name -> (function, domains), in definition order (bases first)."""
-    return {n: (f, getattr(f, _ACTION)) for n, f in _marked(cls, _ACTION, "@action").items()}
+    marked = _marked(cls, MARK_ACTION, "@action")
+    return {n: (f, getattr(f, MARK_ACTION)) for n, f in marked.items()}
 
 
 def invariants_of(cls: type) -> dict[str, Callable[..., Any]]:
     """Invariants by name, in definition order (bases first)."""
-    return _marked(cls, _INVARIANT, "@invariant")
+    return _marked(cls, MARK_INVARIANT, "@invariant")
 
 
 def constraints_of(cls: type) -> dict[str, Callable[..., Any]]:
     """State constraints by name, in definition order (bases first)."""
-    return _marked(cls, _CONSTRAINT, "@constraint")
+    return _marked(cls, MARK_CONSTRAINT, "@constraint")
 
 
 def admits(fn: Callable[..., Any]) -> bool:
     """Whether a state constraint admits the states outside it as distinct states."""
-    return getattr(fn, _CONSTRAINT) is not False
+    return getattr(fn, MARK_CONSTRAINT) is not False
 
 
 def step_properties_of(cls: type) -> dict[str, Callable[..., Any]]:
     """Step properties by name, in definition order (bases first)."""
-    return _marked(cls, _STEP, "@step_property")
+    return _marked(cls, MARK_STEP, "@step_property")
 
 
 def refinements_of(cls: type) -> dict[str, Refinement]:
     """Refinements (`name = refines(...)`) by name, in definition order (bases first)."""
-    return _marked(cls, _REFINES, "refines(...)", "a refinement")
+    return _marked(cls, MARK_REFINES, "refines(...)", "a refinement")
 
 
 def action_constraints_of(cls: type) -> dict[str, Callable[..., Any]]:
     """Action constraints by name, in definition order (bases first)."""
-    return _marked(cls, _ACTION_CONSTRAINT, "@action_constraint")
+    return _marked(cls, MARK_ACTION_CONSTRAINT, "@action_constraint")
 
 
 def properties_of(cls: type) -> dict[str, Any]:
@@ -812,7 +553,7 @@ def properties_of(cls: type) -> dict[str, Any]:
     @eventually or @always_eventually, and `leads_to(...)` objects."""
     return _marked(
         cls,
-        _PROPERTY,
+        MARK_PROPERTY,
         "@eventually, @always_eventually, leads_to(...) or always_eventually_leads_to(...)",
         "a temporal property",
     )
@@ -820,30 +561,30 @@ def properties_of(cls: type) -> dict[str, Any]:
 
 def reachables_of(cls: type) -> dict[str, Callable[..., Any]]:
     """Reachability properties by name, in definition order (bases first)."""
-    return _marked(cls, _REACHABLE, "@reachable")
+    return _marked(cls, MARK_REACHABLE, "@reachable")
 
 
 def terminals_of(cls: type) -> dict[str, Callable[..., Any]]:
     """The predicates of intended final states by name, in definition order (bases first)."""
-    return _marked(cls, _TERMINAL, "@terminal")
+    return _marked(cls, MARK_TERMINAL, "@terminal")
 
 
 def assumptions_of(cls: type) -> dict[str, Callable[..., Any]]:
     """Assumptions about the constants by name, in definition order (bases first)."""
-    return _marked(cls, _ASSUME, "@assume")
+    return _marked(cls, MARK_ASSUME, "@assume")
 
 
 def property_kind(member: Any) -> str:
     """A temporal property's kind: eventually, always_eventually, leads_to or
     always_eventually_leads_to."""
-    return getattr(member, _PROPERTY)
+    return getattr(member, MARK_PROPERTY)
 
 
 def switches_of(fn: Callable[..., Any]) -> tuple[str, ...]:
     """The constants that `@action(switch=...)` says switch an action on (none: ())."""
-    return getattr(fn, _SWITCH, ())
+    return getattr(fn, MARK_SWITCH, ())
 
 
 def fairness_of(fn: Callable[..., Any]) -> Fairness:
     """The fairness `@action` declared for an action's function (none: Fairness())."""
-    return getattr(fn, _FAIR, Fairness())
+    return getattr(fn, MARK_FAIR, Fairness())

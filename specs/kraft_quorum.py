@@ -1325,19 +1325,7 @@ class KRaftQuorum(Spec):
         )
 
     def transition_to_unattached_add_vote(self, s, srv, epoch, state0, vote_recipient) -> Record:
-        if (
-            state0.epoch != epoch
-            or state0.state != UNATTACHED
-            or (state0.state == UNATTACHED and state0.voted_for is not None)
-        ):
-            return SET_ILLEGAL_STATE
-        return Record(
-            state=UNATTACHED,
-            epoch=epoch,
-            leader=state0.leader,
-            votes_recv=frozenset(),
-            voted_for=vote_recipient,
-        )
+        return add_vote(UNATTACHED, epoch, state0, frozenset(), vote_recipient)
 
     def boot_time_unattached(self, s: State, srv: int) -> Record:
         return Record(
@@ -1410,19 +1398,7 @@ class KRaftQuorum(Spec):
         )
 
     def transition_to_prospective_add_vote(self, s, srv, epoch, state0, vote_recipient) -> Record:
-        if (
-            state0.epoch != epoch
-            or state0.state != PROSPECTIVE
-            or (state0.state == PROSPECTIVE and state0.voted_for is not None)
-        ):
-            return SET_ILLEGAL_STATE
-        return Record(
-            state=PROSPECTIVE,
-            epoch=epoch,
-            leader=state0.leader,
-            votes_recv=state0.votes_recv,
-            voted_for=vote_recipient,
-        )
+        return add_vote(PROSPECTIVE, epoch, state0, state0.votes_recv, vote_recipient)
 
     def transition_to_candidate(self, s: State, srv: int) -> Record:
         if s.state[srv] != PROSPECTIVE:
@@ -1557,6 +1533,20 @@ class KRaftQuorum(Spec):
 
 
 # -- Helpers of the functions module ------------------------------------------------------
+
+
+def add_vote(role: str, epoch: int, state0: Record, votes_recv, vote_recipient) -> Record:
+    """What TransitionToUnattachedAddVote and TransitionToProspectiveAddVote share: a server
+    that is `role` in `epoch` and has not voted casts its vote (anything else is illegal)."""
+    if state0.epoch != epoch or state0.state != role or state0.voted_for is not None:
+        return SET_ILLEGAL_STATE
+    return Record(
+        state=role,
+        epoch=epoch,
+        leader=state0.leader,
+        votes_recv=votes_recv,
+        voted_for=vote_recipient,
+    )
 
 
 def with_handled(state: Record, handled: bool, error) -> Record:

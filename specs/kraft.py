@@ -16,7 +16,12 @@ responses) travel through the set `messages`; a handled one moves to `messages_d
 controller's partition state is appended to the metadata log `con_metadata_log` as a full
 PartitionChangeRecord, which brokers replicate (`broker_metadata_log`) and act upon. Each action
 is the TLA+ action of the same name (snake case), guard first, then effect; the helpers keep
-the TLA+ operators' names too.
+the TLA+ operators' names too. Messages are sent and handled with specs/network.py's effects,
+applied with the action's other changes in the same `replace`. The operators that set primed
+variables take the state before the step (`s`) and the successor built so far (`t`) and return
+it with their changes, because several change the same variable in one step (a fetch appends a
+record, then the HWM advances and values are acknowledged): unlike specs/kraft_quorum.py,
+whose operators set disjoint variables, gathered into one `replace` per step.
 
 The view is the TLA+ model's `view`: the auxiliary variables (broker epoch source, fault
 counters, floor leader offset) and the discarded messages do not identify a state. As in TLC,
@@ -307,21 +312,20 @@ class KRaftReplication(Spec):
             if bs.incarnation_id != m.incarnation_id:
                 continue
             log = s.con_metadata_log[: m.metadata_offset - 1] if m.metadata_offset > 1 else ()
-            t = s.replace(
-                broker_state=put(
-                    s.broker_state,
-                    b,
-                    Record(
-                        status=RUNNING,
-                        broker_epoch=m.broker_epoch,
-                        incarnation_id=bs.incarnation_id,
-                        registered=True,
-                    ),
-                ),
-                broker_metadata_log=put(s.broker_metadata_log, b, log),
-                partition_metadata=put(s.partition_metadata, b, BLANK_METADATA),
+            running = Record(
+                status=RUNNING,
+                broker_epoch=m.broker_epoch,
+                incarnation_id=bs.incarnation_id,
+                registered=True,
             )
-            out.append(t.replace(**NET.discard(t, m)))
+            out.append(
+                s.replace(
+                    broker_state=put(s.broker_state, b, running),
+                    broker_metadata_log=put(s.broker_metadata_log, b, log),
+                    partition_metadata=put(s.partition_metadata, b, BLANK_METADATA),
+                    **NET.discard(s, m),
+                )
+            )
         return out
 
     @action(b="brokers", fair_each="weak")
@@ -433,8 +437,8 @@ class KRaftReplication(Spec):
             fetcher = fetcher.replace(
                 pending_response=True, partition=fetcher.partition.replace(delayed=False)
             )
-            t = s.replace(broker_fetchers=put2(s.broker_fetchers, b, to, fetcher))
-            out.append(t.replace(**NET.send(t, request)))
+            fetchers = put2(s.broker_fetchers, b, to, fetcher)
+            out.append(s.replace(broker_fetchers=fetchers, **NET.send(s, request)))
         return out
 
     @action(b="brokers", fair_each="weak")
@@ -574,20 +578,16 @@ class KRaftReplication(Spec):
                 dest=b,
                 source=CONTROLLER,
             )
+            registered = Record(
+                status=UNFENCED, broker_epoch=broker_epoch, incarnation_id=m.incarnation_id
+            )
             for t in self.on_registration(s, b, m):
                 t = t.replace(
-                    con_broker_reg=put(
-                        s.con_broker_reg,
-                        b,
-                        Record(
-                            status=UNFENCED,
-                            broker_epoch=broker_epoch,
-                            incarnation_id=m.incarnation_id,
-                        ),
-                    ),
+                    con_broker_reg=put(s.con_broker_reg, b, registered),
                     aux_broker_epoch=broker_epoch,
+                    **NET.reply(t, m, response),
                 )
-                out.append(t.replace(**NET.reply(t, m, response)))
+                out.append(t)
         return out
 
     @action(b="brokers", fair_each="weak")

@@ -38,26 +38,6 @@ from checker.spec import (
     as_method,
 )
 
-__all__ = [
-    "action",
-    "action_constraint",
-    "all_rules",
-    "always_eventually",
-    "always_eventually_leads_to",
-    "assume",
-    "constant",
-    "constraint",
-    "eventually",
-    "invariant",
-    "leads_to",
-    "on",
-    "reachable",
-    "refines",
-    "rule",
-    "step_property",
-    "terminal",
-]
-
 
 def constant(
     default: int | bool | str,

@@ -1,4 +1,4 @@
-"""The one seam between mc's Python and its C hot path (checker/_hot.c, built as the extension
+"""The one seam between mc's Python and its C hot path (checker/hot/, built as the extension
 `checker._hot` when mc is installed): the only module that imports it.
 
 Every function with a C version is written once in Python too, as its twin, in the module it

@@ -1,0 +1,738 @@
+#include "hot.h"
+
+/* -- successors -------------------------------------------------------------------------- */
+
+/* The spec raised in an action: let `reraise(ai, binding, state, exc)` (Model) raise the
+ * EvaluationError that names it, or let an interrupt (Ctrl-C, --timeout) go on. Every
+ * exception goes there: a SystemExit or a KeyboardInterrupt the spec raises is its error. */
+static void
+action_raised(PyObject *reraise, PyObject *ai, PyObject *binding, PyObject *state)
+{
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    if (traceback != NULL)
+        PyException_SetTraceback(value, traceback);
+    PyObject *r = PyObject_CallFunctionObjArgs(reraise, ai, binding, state, value, NULL);
+    Py_XDECREF(r);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+    if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_RuntimeError, "an action raised and was not reported");
+}
+
+/* An action's list of successors, as Model._add takes it when there are no action
+ * constraints: each is checked against the kinds first, then all are taken. Returns 1 (a
+ * successor), 0 (an empty list), -1 (error) or -2 when one is not a state of `shape` (the
+ * general path then says what is wrong). */
+static int
+take_list(PyObject *list, PyObject *ai, PyObject *binding, PyObject *state, PyTypeObject *shape,
+          PyObject *states, PyObject *actions, PyObject *bindings, PyObject *kinds,
+          PyObject *kind_error)
+{
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (Py_TYPE(PyList_GET_ITEM(list, i)) != shape)
+            return -2;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *succ = PyList_GET_ITEM(list, i);
+        if (kinds != Py_None && !kind_ok(succ, state, kinds)) {
+            PyObject *r = PyObject_CallFunctionObjArgs(kind_error, ai, binding, state, succ, NULL);
+            if (r == NULL)
+                return -1;
+            Py_DECREF(r);
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (PyList_Append(states, PyList_GET_ITEM(list, i)) < 0 || PyList_Append(actions, ai) < 0)
+            return -1;
+        if (bindings != Py_None && PyList_Append(bindings, binding) < 0)
+            return -1;
+    }
+    return n > 0;
+}
+
+/* What to do with an action's result. Returns 1 (enabled), 0 (None) or -1 (error). A
+ * successor whose variables are not of their kinds goes to kind_error(ai, binding, state,
+ * successor), which raises (or returns, for a list inside a tuple that is frozen later). */
+static int
+take_result(PyObject *result, PyObject *ai, PyObject *binding, PyObject *state,
+            PyTypeObject *shape, int constrained, PyObject *states, PyObject *actions,
+            PyObject *bindings, PyObject *general, PyObject *kinds, PyObject *kind_error,
+            int kind_known)
+{
+    if (result == Py_None)
+        return 0;
+    if (Py_TYPE(result) == shape && !constrained) {
+        int fits = kind_known >= 0 ? kind_known : kinds == Py_None || kind_ok(result, state, kinds);
+        if (!fits) {
+            PyObject *r = PyObject_CallFunctionObjArgs(kind_error, ai, binding, state, result,
+                                                       NULL);
+            if (r == NULL)
+                return -1;
+            Py_DECREF(r);
+        }
+        if (PyList_Append(states, result) < 0 || PyList_Append(actions, ai) < 0)
+            return -1;
+        if (bindings != Py_None && PyList_Append(bindings, binding) < 0)
+            return -1;
+        return 1;
+    }
+    if (PyList_CheckExact(result) && !constrained) {
+        int taken = take_list(result, ai, binding, state, shape, states, actions, bindings,
+                              kinds, kind_error);
+        if (taken != -2)
+            return taken;
+    }
+    PyObject *r = PyObject_CallFunctionObjArgs(
+        general, ai, binding, state, result, states, actions, bindings, NULL);
+    if (r == NULL)
+        return -1;
+    int enabled = PyObject_IsTrue(r);
+    Py_DECREF(r);
+    return enabled;
+}
+
+/* A one-parameter action's values in `state`, as Action.values gives them: `domain(state)` in
+ * canonical order. A tuple is its own order (up to checker.compiled.MAX_DOMAIN values); a
+ * frozenset's order is computed once per set object (the same message set is the domain in
+ * many states: the set is held while cached, so its address is not reused); anything else,
+ * or a set not cached, goes to Action.ordered. What the domain raises goes to
+ * Action.domain_failed, which raises the error naming the action and the state. */
+#define MAX_DOMAIN 1000000
+#define ORDER_SLOTS 512
+typedef struct {
+    PyObject *set;
+    PyObject *order;
+} OrderSlot;
+static OrderSlot *ORDERS;
+
+static PyObject *
+domain_values(PyObject *act, PyObject *domain, PyObject *state)
+{
+    PyObject *found = PyObject_CallOneArg(domain, state);
+    if (found == NULL) {
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyErr_NormalizeException(&type, &value, &traceback);
+        if (traceback != NULL)
+            PyException_SetTraceback(value, traceback);
+        PyObject *raised = PyObject_CallMethodObjArgs(act, STR_DOMAIN_FAILED, state, value, NULL);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(traceback);
+        if (raised != NULL) { /* (it always raises) */
+            Py_DECREF(raised);
+            PyErr_SetString(PyExc_SystemError, "Action.domain_failed returned");
+        }
+        return NULL;
+    }
+    if (PyTuple_CheckExact(found) && PyTuple_GET_SIZE(found) <= MAX_DOMAIN)
+        return found;
+    OrderSlot *slot = NULL;
+    if (PyFrozenSet_CheckExact(found)) {
+        if (PySet_GET_SIZE(found) == 0) {
+            Py_DECREF(found);
+            return PyTuple_New(0);
+        }
+        if (ORDERS == NULL && (ORDERS = PyMem_Calloc(ORDER_SLOTS, sizeof(OrderSlot))) == NULL) {
+            Py_DECREF(found);
+            return PyErr_NoMemory();
+        }
+        slot = &ORDERS[((uintptr_t)found >> 4) & (ORDER_SLOTS - 1)];
+        if (slot->set == found) {
+            Py_DECREF(found);
+            Py_INCREF(slot->order);
+            return slot->order;
+        }
+    }
+    PyObject *order = PyObject_CallMethodObjArgs(act, STR_ORDERED, state, found, NULL);
+    if (order != NULL && !PyTuple_CheckExact(order)) {
+        Py_SETREF(order, NULL);
+        PyErr_SetString(PyExc_SystemError, "Action.ordered returned no tuple");
+    }
+    if (order != NULL && slot != NULL) {
+        Py_XSETREF(slot->set, found); /* (the reference taken by the call) */
+        Py_INCREF(order);
+        Py_XSETREF(slot->order, order);
+        return order;
+    }
+    Py_DECREF(found);
+    return order;
+}
+
+static PyObject *
+successors_loop(PyObject *const *args, const char *memo, uint64_t changed, char *out,
+                Py_ssize_t slots)
+{
+    PyObject *plan = args[0], *state = args[1], *states = args[2], *actions = args[3];
+    PyObject *bindings_out = args[4], *general = args[5], *reraise = args[6];
+    int constrained = PyObject_IsTrue(args[7]);
+    PyObject *kinds = args[8], *kind_error = args[9];
+    int recording = bindings_out != Py_None;
+    if (kinds != Py_None && !PyTuple_Check(kinds)) {
+        PyErr_SetString(PyExc_TypeError, "successors(): kinds is a tuple or None");
+        return NULL;
+    }
+    if (!PyTuple_CheckExact(plan) || !PyList_CheckExact(states) || !PyList_CheckExact(actions)) {
+        PyErr_SetString(PyExc_TypeError, "successors(): bad arguments");
+        return NULL;
+    }
+    PyTypeObject *shape = Py_TYPE(state);
+    int enabled = 0;
+    Py_ssize_t slot = 0;
+    Py_ssize_t entries = PyTuple_GET_SIZE(plan);
+    for (Py_ssize_t e = 0; e < entries; e++) {
+        PyObject *entry = PyTuple_GET_ITEM(plan, e);
+        if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 6) {
+            PyErr_SetString(PyExc_TypeError, "successors(): a plan entry is a tuple of 6");
+            return NULL;
+        }
+        PyObject *ai = PyTuple_GET_ITEM(entry, 0);
+        PyObject *fn = PyTuple_GET_ITEM(entry, 1);
+        long arity = small_long(PyTuple_GET_ITEM(entry, 2));
+        PyObject *fixed = PyTuple_GET_ITEM(entry, 3);
+        PyObject *act = PyTuple_GET_ITEM(entry, 4);
+        /* A bound method: call its function with (spec, state, *binding), no allocation. */
+        PyObject *func = fn, *self = NULL;
+        if (PyMethod_Check(fn)) {
+            func = PyMethod_GET_FUNCTION(fn);
+            self = PyMethod_GET_SELF(fn);
+        }
+        PyObject *bindings; /* new reference */
+        if (fixed != Py_None) {
+            bindings = fixed;
+            Py_INCREF(bindings);
+        } else if (arity == 1) { /* a one-parameter action's values in this state */
+            bindings = domain_values(act, PyTuple_GET_ITEM(entry, 5), state);
+            if (bindings == NULL)
+                return NULL;
+        } else { /* the bindings in this state */
+            PyObject *found = PyObject_CallMethodOneArg(act, STR_BINDINGS, state);
+            if (found == NULL)
+                return NULL;
+            bindings = PySequence_Tuple(found);
+            Py_DECREF(found);
+            if (bindings == NULL)
+                return NULL;
+        }
+        if (arity == 0) {
+            Py_DECREF(bindings);
+            if (out != NULL && still_disabled(memo, changed, out, slot++))
+                continue;
+            PyObject *argv[3] = {NULL, self, state};
+            PyObject **start = self ? argv + 1 : argv + 2;
+            size_t count = self ? 2 : 1;
+            READS = 0;
+            PyObject *result = PyObject_Vectorcall(
+                func, start, count | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+            if (out != NULL)
+                note_reads(out, slot - 1, result);
+            PyObject *none = PyTuple_New(0);
+            if (none == NULL) {
+                Py_XDECREF(result);
+                return NULL;
+            }
+            if (result == NULL) {
+                action_raised(reraise, ai, none, state);
+                Py_DECREF(none);
+                return NULL;
+            }
+            int r = take_result(result, ai, none, state, shape, constrained, states, actions,
+                                bindings_out, general, kinds, kind_error, -1);
+            Py_DECREF(result);
+            Py_DECREF(none);
+            if (r < 0)
+                return NULL;
+            enabled |= r;
+            continue;
+        }
+        Py_ssize_t count = PyTuple_GET_SIZE(bindings);
+        int slotted = out != NULL && fixed != Py_None; /* the bindings are the same in every state */
+        for (Py_ssize_t b = 0; b < count; b++) {
+            if (slotted && still_disabled(memo, changed, out, slot++))
+                continue;
+            PyObject *binding = PyTuple_GET_ITEM(bindings, b);
+            PyObject *argv[16];
+            Py_ssize_t argc;
+            PyObject *one = NULL; /* (value,) for a one-parameter action, made when needed */
+            if (arity == 1) {
+                PyObject *value = binding;
+                argv[1] = self;
+                argv[2] = state;
+                argv[3] = value;
+                argc = 3;
+                binding = NULL;
+                one = value;
+            } else {
+                Py_ssize_t size = PyTuple_GET_SIZE(binding);
+                if (size > 12) {
+                    PyErr_SetString(PyExc_ValueError, "an action takes at most 12 parameters");
+                    Py_DECREF(bindings);
+                    return NULL;
+                }
+                argv[1] = self;
+                argv[2] = state;
+                for (Py_ssize_t p = 0; p < size; p++)
+                    argv[3 + p] = PyTuple_GET_ITEM(binding, p);
+                argc = 2 + size;
+            }
+            PyObject **start = self ? argv + 1 : argv + 2;
+            size_t given = self ? (size_t)argc : (size_t)argc - 1;
+            READS = 0;
+            PyObject *result = PyObject_Vectorcall(
+                func, start, given | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+            if (slotted)
+                note_reads(out, slot - 1, result);
+            PyObject *made = NULL;
+            int fits = -1; /* of the successor's kinds: -1 not known (not the common case) */
+            if (result != NULL && result != Py_None && Py_TYPE(result) == shape && !constrained)
+                fits = kinds == Py_None || kind_ok(result, state, kinds);
+            if (binding == NULL && (result == NULL || (result != Py_None &&
+                    (recording || Py_TYPE(result) != shape || constrained || fits == 0)))) {
+                made = PyTuple_Pack(1, one);
+                if (made == NULL) {
+                    Py_XDECREF(result);
+                    Py_DECREF(bindings);
+                    return NULL;
+                }
+                binding = made;
+            }
+            if (result == NULL) {
+                action_raised(reraise, ai, binding, state);
+                Py_XDECREF(made);
+                Py_DECREF(bindings);
+                return NULL;
+            }
+            int r = take_result(result, ai, binding, state, shape, constrained, states, actions,
+                                bindings_out, general, kinds, kind_error, fits);
+            Py_DECREF(result);
+            Py_XDECREF(made);
+            if (r < 0) {
+                Py_DECREF(bindings);
+                return NULL;
+            }
+            enabled |= r;
+        }
+        Py_DECREF(bindings);
+    }
+    if (out != NULL && slot != slots) {
+        PyErr_SetString(PyExc_RuntimeError, "successors(): the plan's slots changed");
+        return NULL;
+    }
+    return PyBool_FromLong(enabled);
+}
+
+
+/* successors(plan, state, states, actions, bindings, general, reraise, constrained, kinds,
+ *            kind_error[, memo, changed, out]) -> enabled
+ *
+ * As Model.successors: plan is Model._plan, a tuple of (action index, bound function, arity,
+ * static bindings or None, Action); bindings a list or None; general is Model._add, reraise
+ * Model._reraise; constrained whether there are action constraints; kinds the states' kind
+ * (checker.values.kinds) or None, kind_error Model._kind_error. With `out` (a bytearray of 8
+ * bytes per slot), the guards' reads are noted there and `memo` (bytes, or None), `changed`
+ * (int) skip the bindings that are still disabled (see still_disabled). */
+PyObject *
+hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 10 && nargs != 13) {
+        PyErr_SetString(PyExc_TypeError, "successors() takes 10 or 13 arguments");
+        return NULL;
+    }
+    if (nargs == 10 || args[12] == Py_None)
+        return successors_loop(args, NULL, 0, NULL, 0);
+    PyObject *memo = args[10], *out = args[12];
+    if (!PyByteArray_Check(out) || (memo != Py_None && (!PyBytes_Check(memo) ||
+                                    PyBytes_GET_SIZE(memo) < PyByteArray_GET_SIZE(out)))) {
+        PyErr_SetString(PyExc_TypeError, "successors(): memo is bytes, out a bytearray");
+        return NULL;
+    }
+    uint64_t changed = PyLong_AsUnsignedLongLongMask(args[11]);
+    if (changed == (uint64_t)-1 && PyErr_Occurred())
+        return NULL;
+    PyTypeObject *watched = TRACKED;
+    TRACKED = Py_TYPE(args[1]);
+    PyObject *r = successors_loop(args, memo == Py_None ? NULL : PyBytes_AS_STRING(memo), changed,
+                                  PyByteArray_AS_STRING(out), PyByteArray_GET_SIZE(out) / 8);
+    TRACKED = watched;
+    return r;
+}
+
+
+/* candidates(successors, start, seen, found, positions, offset, parent) -> None or the index
+ * of a successor that cannot be hashed (the caller freezes it and calls again from there).
+ * The successors from `start` on that are not in `seen` are added to it and to `found`,
+ * their indices plus `offset` to `positions`; a successor that is `parent` itself (a step
+ * that changed nothing) is never new, and is passed over without a look-up. */
+PyObject *
+hot_candidates(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "candidates() takes 7 arguments");
+        return NULL;
+    }
+    PyObject *successors = args[0], *seen = args[2], *found = args[3], *positions = args[4];
+    PyObject *parent = args[6];
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
+    if (start == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t offset = PyLong_AsSsize_t(args[5]);
+    if (offset == -1 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(successors);
+    for (Py_ssize_t i = start; i < n; i++) {
+        PyObject *succ = PyList_GET_ITEM(successors, i);
+        if (succ == parent)
+            continue;
+        /* One lookup, so one hash (a tuple does not keep its hash): adding a state met
+         * before leaves the set's size as it was. */
+        Py_ssize_t before = PySet_GET_SIZE(seen);
+        if (PySet_Add(seen, succ) < 0) {
+            if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+                PyErr_Clear();
+                return PyLong_FromSsize_t(i);
+            }
+            return NULL;
+        }
+        if (PySet_GET_SIZE(seen) == before)
+            continue;
+        PyObject *position = PyLong_FromSsize_t(offset + i);
+        if (position == NULL || PyList_Append(found, succ) < 0 ||
+            PyList_Append(positions, position) < 0) {
+            Py_XDECREF(position);
+            return NULL;
+        }
+        Py_DECREF(position);
+    }
+    Py_RETURN_NONE;
+}
+
+/* Undo what expand_run did for the state it was expanding: the candidates (or their views)
+ * it added to `seen`, to the lists from `cand0` (`made0` memos) on, its actions from `total`
+ * on, its successors. An exception being raised stays so. */
+static void
+undo_state(PyObject *seen, PyObject *candidates, PyObject *views, PyObject *positions,
+           PyObject *encodings, PyObject *made, PyObject *actions, PyObject *successors,
+           Py_ssize_t cand0, Py_ssize_t made0, Py_ssize_t total)
+{
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyObject *met = views != Py_None ? views : candidates;
+    for (Py_ssize_t k = cand0; k < PyList_GET_SIZE(met); k++)
+        if (PySet_Discard(seen, PyList_GET_ITEM(met, k)) < 0)
+            PyErr_Clear(); /* (each was added, so it hashes) */
+    PyList_SetSlice(candidates, cand0, PY_SSIZE_T_MAX, NULL);
+    if (views != Py_None)
+        PyList_SetSlice(views, cand0, PY_SSIZE_T_MAX, NULL);
+    PyList_SetSlice(positions, cand0, PY_SSIZE_T_MAX, NULL);
+    PyList_SetSlice(encodings, cand0, PY_SSIZE_T_MAX, NULL);
+    if (made != Py_None)
+        PyList_SetSlice(made, made0, PY_SSIZE_T_MAX, NULL);
+    PyList_SetSlice(actions, total, PY_SSIZE_T_MAX, NULL);
+    PyList_SetSlice(successors, 0, PY_SSIZE_T_MAX, NULL);
+    PyErr_Restore(type, value, traceback);
+}
+
+/* Cut a bytearray back to `size` bytes (smaller: cannot fail), an exception being raised
+ * staying so. */
+static void
+cut_bytes(PyObject *array, Py_ssize_t size)
+{
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyByteArray_Resize(array, size);
+    PyErr_Restore(type, value, traceback);
+}
+
+/* Append n bytes to a bytearray. */
+static int
+append_bytes(PyObject *array, const void *bytes, Py_ssize_t n)
+{
+    Py_ssize_t size = PyByteArray_GET_SIZE(array);
+    if (PyByteArray_Resize(array, size + n) < 0)
+        return -1;
+    memcpy(PyByteArray_AS_STRING(array) + size, bytes, n);
+    return 0;
+}
+
+/* view(state) frozen (a new reference), or NULL with the view's error or freeze()'s. */
+static PyObject *
+frozen_view(PyObject *view, PyObject *state)
+{
+    PyObject *raw = PyObject_CallOneArg(view, state);
+    if (raw == NULL)
+        return NULL;
+    PyObject *met = frozen(raw, FROZEN);
+    Py_DECREF(raw);
+    return met;
+}
+
+/* expand_run(call, states, start, stop, memos, seen, Memo, fingerprint, candidates, positions,
+ *            encodings, made, counts, stuck, fps, slots, terminals, bail, within, view,
+ *            views, redo, identify) -> next
+ *
+ * Model.expand_batch's common case, one state after another from states[start] to before
+ * states[stop]: each state's successors (call: Model.successors's arguments, its state
+ * ignored; call[2] the successors list, empty, and call[3] the batch's actions, one per
+ * successor so far), those neither the state itself nor in the set `seen` added to it and
+ * to `candidates` (their positions to `positions`), each one's Memo to `made` when `memos`
+ * (one per state, a Memo or None; `slots` masks) is given, its encoding to `encodings`.
+ * Each finished state's number of successors (uint32), whether it is stuck (a byte) and its
+ * candidates' fingerprints (uint64) are appended to the bytearrays `counts`, `stuck`, `fps`.
+ * Returns the state it stopped before: `stop`, or one that needs the caller's general path
+ * (an error of a class in `bail`, a successor that cannot be hashed, a deadlock when
+ * `terminals`), undone. Any other error is raised, what was done for that state undone:
+ * the caller finds the state in the counts.
+ *
+ * `within` (or None): whether a state is within the state constraints (if not, it has no
+ * successors and is not stuck). `view` (or None): successors are met by their views,
+ * view(successor) frozen as freeze() does (appended to `views` with the candidates), and
+ * fingerprinted by them; a view that raises (or returns what cannot be frozen) an error of a
+ * class in `redo` sends the state to the general path (which says which step built the
+ * successor, and how the view failed). `identify` (or None): the candidates' fingerprints are
+ * identify(candidate, its encoding) (a symmetry's representative), an error of a class in
+ * `redo` sending the state to the general path too. */
+PyObject *
+hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 23 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != 10 ||
+        !PyList_Check(args[1]) || !PySet_Check(args[5]) || !PyList_Check(args[8]) ||
+        !PyList_Check(args[9]) || !PyList_Check(args[10]) || !PyByteArray_Check(args[12]) ||
+        !PyByteArray_Check(args[13]) || !PyByteArray_Check(args[14]) ||
+        (args[4] != Py_None && (!PyList_Check(args[4]) || !PyList_Check(args[11]))) ||
+        (args[19] != Py_None && !PyList_Check(args[20]))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "expand_run(call, states, start, stop, memos, seen, Memo, fingerprint,"
+                        " candidates, positions, encodings, made, counts, stuck, fps, slots,"
+                        " terminals, bail, within, view, views, redo, identify)");
+        return NULL;
+    }
+    PyObject *call = args[0], *states = args[1], *memos = args[4], *seen = args[5];
+    PyObject *fingerprint = args[7], *candidates = args[8], *positions = args[9];
+    PyObject *encodings = args[10], *made = args[11], *counts = args[12], *stuck = args[13];
+    PyObject *fps = args[14], *bail = args[17], *within = args[18], *view = args[19];
+    PyObject *views = view != Py_None ? args[20] : Py_None, *redo = args[21];
+    PyObject *identify = args[22] != Py_None ? args[22] : NULL;
+    PyObject *successors = PyTuple_GET_ITEM(call, 2), *actions = PyTuple_GET_ITEM(call, 3);
+    if (!PyList_Check(successors) || !PyList_Check(actions)) {
+        PyErr_SetString(PyExc_TypeError, "expand_run(): the successors and actions are lists");
+        return NULL;
+    }
+    if (memos == Py_None)
+        made = Py_None;
+    else if (!memo_type_ok(args[6]))
+        return NULL;
+    PyTypeObject *memo_type = (PyTypeObject *)args[6];
+    Py_ssize_t start = PyLong_AsSsize_t(args[2]), stop = PyLong_AsSsize_t(args[3]);
+    Py_ssize_t slots = PyLong_AsSsize_t(args[15]);
+    if ((start == -1 || stop == -1 || slots == -1) && PyErr_Occurred())
+        return NULL;
+    int terminals = PyObject_IsTrue(args[16]);
+    if (terminals < 0)
+        return NULL;
+    if (start < 0)
+        start = 0;
+    if (slots < 0)
+        slots = 0;
+    if (stop > PyList_GET_SIZE(states))
+        stop = PyList_GET_SIZE(states);
+    if (memos != Py_None && PyList_GET_SIZE(memos) < stop) {
+        PyErr_SetString(PyExc_TypeError, "expand_run(): one memo per state");
+        return NULL;
+    }
+    char *masks = PyMem_Calloc(slots ? 8 * slots : 8, 1);
+    if (masks == NULL)
+        return PyErr_NoMemory();
+    PyObject *sargs[10];
+    for (int a = 0; a < 10; a++)
+        sargs[a] = PyTuple_GET_ITEM(call, a);
+    int raised = 0;
+    Py_ssize_t i = start;
+    for (; i < stop; i++) {
+        PyObject *state = PyList_GET_ITEM(states, i);
+        Py_ssize_t total = PyList_GET_SIZE(actions);
+        Py_ssize_t cand0 = PyList_GET_SIZE(candidates);
+        Py_ssize_t made0 = made != Py_None ? PyList_GET_SIZE(made) : 0;
+        PyObject *memo = memos != Py_None ? PyList_GET_ITEM(memos, i) : Py_None;
+        const char *before = NULL;
+        uint64_t changed = 0;
+        if (memo != Py_None) {
+            PyObject *parent = PyTuple_Check(memo) && PyTuple_GET_SIZE(memo) == 3
+                                   ? PyTuple_GET_ITEM(memo, 0) : NULL;
+            if (parent == NULL || !PyBytes_Check(parent) || PyBytes_GET_SIZE(parent) < 8 * slots) {
+                PyErr_SetString(PyExc_TypeError, "expand_run(): a memo is a Memo, or None");
+                raised = 1;
+                break;
+            }
+            before = PyBytes_AS_STRING(parent);
+            changed = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(memo, 1));
+            if (changed == (uint64_t)-1 && PyErr_Occurred()) {
+                raised = 1;
+                break;
+            }
+        }
+        if (within != Py_None) {
+            PyObject *inside = PyObject_CallOneArg(within, state);
+            int is = inside == NULL ? -1 : PyObject_IsTrue(inside);
+            Py_XDECREF(inside);
+            if (is < 0) {
+                raised = 1; /* (nothing to undo) */
+                break;
+            }
+            if (!is) {
+                uint32_t none = 0;
+                unsigned char not_stuck = 0;
+                if (append_bytes(counts, &none, 4) < 0) {
+                    raised = 1;
+                    break;
+                }
+                if (append_bytes(stuck, &not_stuck, 1) < 0) {
+                    cut_bytes(counts, PyByteArray_GET_SIZE(counts) - 4);
+                    raised = 1;
+                    break;
+                }
+                continue;
+            }
+        }
+        sargs[1] = state;
+        PyObject *enabled;
+        if (memos != Py_None) {
+            memset(masks, 0, 8 * slots);
+            PyTypeObject *watched = TRACKED;
+            TRACKED = Py_TYPE(state);
+            enabled = successors_loop(sargs, before, changed, masks, slots);
+            TRACKED = watched;
+        } else {
+            enabled = successors_loop(sargs, NULL, 0, NULL, 0);
+        }
+        if (enabled == NULL)
+            goto failed;
+        int any = enabled == Py_True;
+        Py_DECREF(enabled);
+        if (!any && terminals) /* an intended final state? Model.final, in the caller */
+            goto general;
+        Py_ssize_t n = PyList_GET_SIZE(successors);
+        for (Py_ssize_t j = 0; j < n; j++) {
+            PyObject *succ = PyList_GET_ITEM(successors, j);
+            if (succ == state)
+                continue;
+            PyObject *met = succ; /* (a new reference with a view) */
+            if (view != Py_None && (met = frozen_view(view, succ)) == NULL) {
+                if (!PyErr_ExceptionMatches(redo))
+                    goto failed;
+                PyErr_Clear(); /* the caller says which step built the successor */
+                goto general;
+            }
+            Py_ssize_t size = PySet_GET_SIZE(seen);
+            int added = PySet_Add(seen, met);
+            /* A new one must hash itself too (its view may not show a list inside a tuple). */
+            if (added == 0 && PySet_GET_SIZE(seen) != size && met != succ &&
+                PyObject_Hash(succ) == -1) {
+                PyObject *type, *value, *traceback;
+                PyErr_Fetch(&type, &value, &traceback);
+                PySet_Discard(seen, met);
+                PyErr_Restore(type, value, traceback);
+                added = -1;
+            }
+            if (added < 0) {
+                if (met != succ)
+                    Py_DECREF(met);
+                if (!PyErr_ExceptionMatches(PyExc_TypeError))
+                    goto failed;
+                PyErr_Clear(); /* a list or set inside a tuple: the caller freezes it */
+                goto general;
+            }
+            if (PySet_GET_SIZE(seen) == size) {
+                if (met != succ)
+                    Py_DECREF(met);
+                continue;
+            }
+            PyObject *position = PyLong_FromSsize_t(total + j);
+            Py_ssize_t count = PyList_GET_SIZE(candidates);
+            int appended = position != NULL && PyList_Append(candidates, succ) == 0 &&
+                           (views == Py_None || PyList_Append(views, met) == 0) &&
+                           PyList_Append(positions, position) == 0;
+            Py_XDECREF(position);
+            if (!appended) { /* (out of memory) the lists as they were, `met` forgotten */
+                PyObject *type, *value, *traceback;
+                PyErr_Fetch(&type, &value, &traceback);
+                PyList_SetSlice(candidates, count, PY_SSIZE_T_MAX, NULL);
+                if (views != Py_None)
+                    PyList_SetSlice(views, count, PY_SSIZE_T_MAX, NULL);
+                PySet_Discard(seen, met);
+                PyErr_Restore(type, value, traceback);
+            }
+            if (met != succ)
+                Py_DECREF(met);
+            if (!appended)
+                goto failed;
+        }
+        if (made != Py_None) {
+            PyObject *kept = PyBytes_FromStringAndSize(masks, 8 * slots);
+            PyObject *held = memo != Py_None ? PyTuple_GET_ITEM(memo, 2) : Py_None;
+            int done = kept == NULL ? -1
+                                    : append_memos(memo_type, state, candidates, cand0, kept,
+                                                   held, made);
+            Py_XDECREF(kept);
+            if (done < 0)
+                goto failed;
+        }
+        Py_ssize_t fps0 = PyByteArray_GET_SIZE(fps);
+        Py_ssize_t found = PyList_GET_SIZE(candidates) - cand0;
+        if (PyByteArray_Resize(fps, fps0 + 8 * found) < 0 ||
+            encode_into(module, candidates, cand0, found, fingerprint, encodings,
+                        views == Py_None ? NULL : views, identify,
+                        (uint64_t *)(PyByteArray_AS_STRING(fps) + fps0)) < 0)
+            goto unfinished;
+        uint32_t count = (uint32_t)n;
+        unsigned char flag = !any;
+        if (append_bytes(counts, &count, 4) < 0)
+            goto unfinished;
+        if (append_bytes(stuck, &flag, 1) < 0) {
+            cut_bytes(counts, PyByteArray_GET_SIZE(counts) - 4);
+            goto unfinished;
+        }
+        if (PyList_SetSlice(successors, 0, PY_SSIZE_T_MAX, NULL) < 0) {
+            raised = 1; /* (the state is counted: what the caller sees is consistent) */
+            i++;
+            break;
+        }
+        continue;
+    unfinished:
+        cut_bytes(fps, fps0);
+        if (identify != NULL && PyErr_ExceptionMatches(redo)) {
+            PyErr_Clear(); /* the caller says which step built the successor */
+            goto general;
+        }
+        goto failed;
+    general:
+        undo_state(seen, candidates, views, positions, encodings, made, actions, successors,
+                   cand0, made0, total);
+        break;
+    failed:
+        undo_state(seen, candidates, views, positions, encodings, made, actions, successors,
+                   cand0, made0, total);
+        if (!PyErr_ExceptionMatches(bail)) {
+            raised = 1;
+            break;
+        }
+        PyErr_Clear(); /* the caller's general path raises it again, and says where */
+        break;
+    }
+    PyMem_Free(masks);
+    return raised ? NULL : PyLong_FromSsize_t(i);
+}
+
+/* Empty the cache of domains' orders (forget_encodings). */
+void
+forget_orders(void)
+{
+    if (ORDERS != NULL) {
+        for (Py_ssize_t i = 0; i < ORDER_SLOTS; i++) {
+            Py_CLEAR(ORDERS[i].set);
+            Py_CLEAR(ORDERS[i].order);
+        }
+    }
+}

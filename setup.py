@@ -11,7 +11,5 @@ from setuptools import Extension, setup
 SOURCES = sorted(glob("checker/hot/*.c"))
 
 setup(
-    ext_modules=[
-        Extension("checker._hot", SOURCES, depends=["checker/hot/hot.h"], optional=True)
-    ]
+    ext_modules=[Extension("checker._hot", SOURCES, depends=["checker/hot/hot.h"], optional=True)]
 )

@@ -74,6 +74,27 @@ class Memo(NamedTuple):
     invariants: bytes | None
 
 
+class Context(NamedTuple):
+    """What `successors` and `expand_run` need of a model (C reads it by name: see
+    checker/hot/expansion.c), made once per model and kind of batch, never changed."""
+
+    plan: tuple[Any, ...]  # CompiledSpec.plan
+    add: Callable[..., bool]  # a result that is not one successor of the state's shape
+    reraise: Callable[..., None]  # what an action raised
+    constrained: bool  # whether there are action constraints
+    kinds: kinds.Kind | None  # the states' kind
+    kind_error: Callable[..., None]  # a successor whose variables are not of their kinds
+    read_set: type  # Memo
+    fingerprint: Callable[[bytes], int]
+    slots: int  # the guards' masks: one per action binding of a fixed domain
+    terminals: bool  # whether a state without successors may be an intended final state
+    bail: tuple[type[BaseException], ...]  # the errors that send a state to the general path
+    within: Callable[[Record], bool] | None  # inside the state constraints (None: no constraint)
+    view: Callable[[Record], Any] | None  # met by their views: the spec's view
+    redo: tuple[type[BaseException], ...]  # the errors of `view`, `identify` that send it there
+    identify: Callable[[Record, bytes], int] | None  # a candidate's fingerprint, from its encoding
+
+
 class Batch:
     """What `Model.expand_batch` found. Per state: its number of successors (`counts`) and
     whether no action was enabled (`stuck`); per successor: its action; the candidates (the
@@ -90,11 +111,15 @@ class Batch:
         "fps",
         "indexes",
         "keys",
-        "memos",
         "positions",
         "raised",
+        "read_sets",
+        "run_counts",
+        "run_fps",
         "stuck",
+        "successors",
         "targets",
+        "views",
     )
 
     def __init__(self, indexes: bool, recorded: bool, keyed: bool = False) -> None:
@@ -112,7 +137,13 @@ class Batch:
         self.raised: EvaluationError | None = None
         # Incremental evaluation (docs/architecture.md): each candidate's Memo, when the
         # batch was expanded with memos.
-        self.memos: list[Memo] | None = None
+        self.read_sets: list[Memo] | None = None
+        # What a run of expand_run fills besides: the successors of the state being expanded,
+        # the candidates' views (met by views), the run's counts and fingerprints (bytes).
+        self.successors: list[Record] = []
+        self.views: list[Any] = []
+        self.run_counts = bytearray()
+        self.run_fps = bytearray()
 
 
 class Model:
@@ -163,6 +194,7 @@ class Model:
             for _, _, arity, static, _, _ in compiled.plan
         )
         self._reduced_fps: dict[int, int] = {}  # concrete fingerprint -> fingerprint_of
+        self._contexts: dict[tuple[bool, bool], Context] = {}  # (by view, identified) -> one
         # The states' kind (checker.values.kinds), from the initial states and the declared types:
         # known once the initial states are.
         self._kinds: kinds.Kind | None = None
@@ -186,7 +218,39 @@ class Model:
         """A copy sent to Spark executors travels without the driver's fingerprint cache."""
         # Nor with the states' kind, which names the shapes (classes) of this process: an
         # executor infers it again, from its own initial states.
-        return {**self.__dict__, "_reduced_fps": {}, "_kinds": None, "_initial": None}
+        return {
+            **self.__dict__,
+            "_reduced_fps": {},
+            "_kinds": None,
+            "_initial": None,
+            "_contexts": {},
+        }
+
+    def context(self, by_view: bool = False, identified: bool = False) -> Context:
+        """The Context of `successors` and of expand_run for batches met by their views, or
+        whose candidates' fingerprints are `fingerprint_of` (`identified`), made once."""
+        key = (by_view, identified)
+        made = self._contexts.get(key)
+        if made is None:
+            made = self._contexts[key] = Context(
+                self._plan,
+                self._add,
+                self._reraise,
+                self._constrained,
+                self.kinds,
+                self._kind_error,
+                Memo,
+                fingerprint,
+                self.slots,
+                bool(self.terminals),
+                (StateError,),
+                self.within_constraints if self.constraints else None,
+                # (the spec's view itself: any error of it is said by the general path)
+                self.view if by_view else None,
+                (Exception,) if by_view else (EvaluationError,),
+                self.fingerprint_of if identified else None,
+            )
+        return made
 
     def new_result(self) -> CheckResult:
         """An empty result for a check of this model, for an engine to fill in."""
@@ -453,22 +517,10 @@ class Model:
         state's variables) takes the short path. With the C hot path the same loop runs in C
         (`states` and `actions` must then be lists). With `out` (a bytearray of 8 bytes per
         slot): incremental evaluation, see docs/architecture.md."""
-        state_kind = self._kinds if self._kinds is not None else self.kinds
-        args = (
-            self._plan,
-            state,
-            states,
-            actions,
-            bindings,
-            self._add,
-            self._reraise,
-            self._constrained,
-            state_kind,
-            self._kind_error,
-        )
+        context = self._contexts.get((False, False)) or self.context()
         if out is None:
-            return successors(*args)
-        return successors(*args, memo, changed, out)
+            return successors(context, state, states, actions, bindings)
+        return successors(context, state, states, actions, bindings, memo, changed, out)
 
     def _add(
         self,
@@ -586,7 +638,7 @@ class Model:
         slots = self.slots
         made: list[Memo] = []
         if incremental:
-            out.memos = made
+            out.read_sets = made
         constraints = self.constraints
         terminals = self.terminals
         # The checks of the steps and of TLC's constraints (`checks` False: none, to rebuild
@@ -610,9 +662,9 @@ class Model:
         by_view = self.by_view and type(seen) is set
         # Fingerprinted as encoded (or by their views), and nothing else to note per candidate.
         plain = (by_view or not identify) and binding_indexes is None
-        views: list[Any] = []
+        views = out.views
         shown = views if by_view else None
-        successors: list[Record] = []
+        successors = out.successors
         total = 0  # successors of the batch so far
         # The common case: runs of states in one call (expand_run), a state it cannot take
         # (an error, a successor to freeze, a deadlock to ask `final` about) and each one
@@ -625,21 +677,10 @@ class Model:
             and step_checks is None
             and not exclusions
         )
-        call = (
-            self._plan,
-            None,
-            successors,
-            actions,
-            None,
-            self._add,
-            self._reraise,
-            self._constrained,
-            self._kinds if self._kinds is not None else self.kinds,
-            self._kind_error,
-        )
+        context = self.context(by_view, identify and not by_view) if run else None
         resume = 0  # the first state the run has not expanded
         general = -1  # a state the run stopped before: the loop's
-        ran, found = bytearray(), bytearray()  # (its counts and fingerprints)
+        ran, found = out.run_counts, out.run_fps  # (its counts and fingerprints)
         for i, state in enumerate(states):
             if i < resume:
                 continue
@@ -648,16 +689,7 @@ class Model:
                 if self.recheck > 0:
                     stop = min(stop, i + self._until_recheck - 1)
                 try:
-                    resume = expand_run(
-                        call, states, i, stop, memos, seen, Memo, fingerprint, candidates,  # type: ignore[arg-type]
-                        positions, encodings, made if incremental else None, ran, stuck, found,
-                        slots, bool(terminals), (StateError,),
-                        self.within_constraints if constraints else None,
-                        # (the spec's view itself: any error of it is said by the general path)
-                        self.view if by_view else None, views,
-                        (Exception,) if by_view else (EvaluationError,),
-                        None if by_view or not identify else fingerprint_of,
-                    )  # fmt: skip
+                    resume = expand_run(context, out, states, i, stop, memos, seen)
                 except EvaluationError as exc:  # (the state that raised: the next one counted)
                     resume = i + len(ran) // 4
                     out.error, out.raised = resume, exc
@@ -1027,16 +1059,11 @@ class Model:
 
 
 def successors_python(
-    plan: tuple[tuple[int, Callable[..., Any], int, Any, Any, Any], ...],
+    context: Context,
     state: Record,
     states: list[Record],
     actions: list[int],
     bindings: list[Binding] | None,
-    general: Callable[..., bool],
-    reraise: Callable[..., None],
-    constrained: bool,
-    state_kind: kinds.Kind | None,
-    kind_error: Callable[..., None],
     memo: bytes | None = None,
     changed: int = 0,
     out: bytearray | None = None,
@@ -1047,10 +1074,12 @@ def successors_python(
     appended here, any other goes to `general` (Model._add). What an action raises goes to
     `reraise`. Returns whether any action was enabled. Without C the reads of a guard are not
     noted: every binding is called, and `out` (see Model.successors) stays all zeros."""
+    general, reraise, constrained = context.add, context.reraise, context.constrained
+    state_kind, kind_error = context.kinds, context.kind_error
     shape = state.__class__
     add, mark = states.append, actions.append
     enabled = False
-    for ai, fn, arity, static, act, _ in plan:
+    for ai, fn, arity, static, act, _ in context.plan:
         if static is None:
             static = act.values(state) if arity == 1 else act.bindings(state)
         for value in static:
@@ -1195,50 +1224,24 @@ verdicts = fast.pick(verdicts_python)
 
 
 def expand_run_python(
-    call: tuple[Any, ...],
+    context: Context,
+    batch: Batch,
     states: list[Record],
     start: int,
     stop: int,
     memos: list[Memo | None] | None,
     seen: set[Record],
-    memo: type[Memo],
-    fingerprint: Callable[[bytes], int],
-    found: list[Record],
-    positions: list[int],
-    encodings: list[bytes],
-    made: list[Memo] | None,
-    counts: bytearray,
-    stuck: bytearray,
-    fps: bytearray,
-    slots: int,
-    terminals: bool,
-    bail: tuple[type[BaseException], ...],
-    within: Callable[[Record], bool] | None,
-    view: Callable[[Record], Any] | None,
-    views: list[Any],
-    redo: tuple[type[BaseException], ...],
-    identify: Callable[[Record, bytes], int] | None,
 ) -> int:
     """`Model.expand_batch`'s common case from `states[start]` to before `states[stop]` (the
-    twin of the C loop): each state's successors (`call`: the arguments of `successors`, its
-    state replaced; call[2] the successors list, empty, call[3] the batch's actions, one per
-    successor so far), the candidates among them added to `seen`, `found`, `positions`, their
-    Memos to `made` (with `memos`, one per state, `slots` masks each), their encodings to
-    `encodings`; each finished state's count (uint32), stuck flag (a byte) and candidates'
-    fingerprints (uint64) appended to `counts`, `stuck`, `fps`. Returns the state it stopped
-    before: `stop`, or one that needs the general path (an error of a class in `bail`, a
-    successor that cannot be hashed, a deadlock when `terminals`), undone. Any other error
-    is raised, what was done for that state undone. `within` (or None): whether a state is
-    within the state constraints (if not: no successors, not stuck). `view` (or None):
-    successors are met by their views, view(successor) frozen (appended to `views` with the
-    candidates), and fingerprinted by them; a view that raises (or returns what cannot be
-    frozen) an error of a class in `redo` sends the state to the general path (which says
-    which step built the successor, and how the view failed). `identify` (or None):
-    the candidates' fingerprints are `identify(candidate, its encoding)` (a symmetry's
-    representative), an error of a class in `redo` sending the state to the general path."""
-    successors_list, actions = call[2], call[3]
-    if memos is None:
-        made = None
+    twin of the C loop, checker/hot/expansion.c, which says what it does with `context` and
+    `batch`)."""
+    successors_list, actions = batch.successors, batch.actions
+    found, positions, encodings = batch.candidates, batch.positions, batch.encodings
+    counts, stuck, fps, views = batch.run_counts, batch.stuck, batch.run_fps, batch.views
+    made = None if memos is None else batch.read_sets
+    slots, terminals, bail = context.slots, context.terminals, context.bail
+    within, view, redo, identify = context.within, context.view, context.redo, context.identify
+    fingerprint, memo = context.fingerprint, context.read_set
     i, stop = max(start, 0), min(stop, len(states))
     while i < stop:
         state = states[i]
@@ -1252,12 +1255,13 @@ def expand_run_python(
         masks = bytearray(8 * slots)
         made_fps = array("Q")
         try:
-            args = (call[0], state, *call[2:])
             if memos is None:
-                enabled = successors(*args)
+                enabled = successors(context, state, successors_list, actions, None)
             else:
                 parent, changed = (None, 0) if before is None else (before.parent, before.changed)
-                enabled = successors(*args, parent, changed, masks)
+                enabled = successors(
+                    context, state, successors_list, actions, None, parent, changed, masks
+                )
             if not enabled and terminals:
                 raise _Bail  # (an intended final state?)
             if view is None:

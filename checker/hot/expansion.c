@@ -162,20 +162,106 @@ domain_values(PyObject *act, PyObject *domain, PyObject *state)
     return order;
 }
 
+/* -- the expansion's context ------------------------------------------------------------
+ *
+ * What successors and expand_run need of a model, read by name from one Python object made
+ * once per model and kind of batch (checker.model.expansion.Context, never changed once
+ * made): the attributes of the last context met are kept here, with a reference to it (so
+ * that its address is not reused), and read again only when another context comes. */
+typedef struct {
+    PyObject *plan;       /* CompiledSpec.plan: (action index, bound function, arity, static
+                             bindings or None, Action, domain) per action */
+    PyObject *add;        /* add(ai, binding, state, result, states, actions, bindings): a
+                             result that is not one successor of the state's shape */
+    PyObject *reraise;    /* reraise(ai, binding, state, exc): what an action raised */
+    int constrained;      /* whether there are action constraints */
+    PyObject *kinds;      /* the states' kind (checker.values.kinds), or None */
+    PyObject *kind_error; /* kind_error(ai, binding, state, successor) */
+    PyObject *read_set;   /* the ReadSet type (expand_run) */
+    PyObject *fingerprint; /* fingerprint(bytes) -> int */
+    Py_ssize_t slots;     /* the guards' masks, 8 bytes each */
+    int terminals;        /* whether the spec declares final states */
+    PyObject *bail;       /* the errors that send a state to the general path */
+    PyObject *within;     /* within(state): inside the state constraints; or None */
+    PyObject *view;       /* met by views: view(successor); or None */
+    PyObject *redo;       /* the errors of view or identify that send a state there */
+    PyObject *identify;   /* identify(successor, encoding) -> fingerprint; or NULL */
+} Context;
+
+static PyObject *CONTEXT_OBJECT; /* the context whose attributes CONTEXT holds */
+static Context CONTEXT;
+
+#define CONTEXT_OBJECTS(X)                                                                    \
+    X(plan) X(add) X(reraise) X(kinds) X(kind_error) X(read_set) X(fingerprint) X(bail)       \
+    X(within) X(view) X(redo) X(identify)
+
+static void
+context_clear(Context *c)
+{
+#define CLEAR(name) Py_CLEAR(c->name);
+    CONTEXT_OBJECTS(CLEAR)
+#undef CLEAR
+}
+
+/* The context `object`'s attributes, copied to `out` (borrowed: the caller holds `object`,
+ * which holds them); -1 on an error. */
+static int
+context_of(PyObject *object, Context *out)
+{
+    if (object == CONTEXT_OBJECT) {
+        *out = CONTEXT;
+        return 0;
+    }
+    Context c = {0};
+    PyObject *value;
+#define GET(name)                                                                             \
+    if ((c.name = PyObject_GetAttrString(object, #name)) == NULL)                            \
+        goto error;
+    CONTEXT_OBJECTS(GET)
+#undef GET
+    if (!PyTuple_CheckExact(c.plan) || (c.kinds != Py_None && !PyTuple_Check(c.kinds))) {
+        PyErr_SetString(PyExc_TypeError, "the context's plan is a tuple, its kinds a tuple or None");
+        goto error;
+    }
+    if (c.identify == Py_None)
+        Py_CLEAR(c.identify);
+    if ((value = PyObject_GetAttrString(object, "constrained")) == NULL)
+        goto error;
+    c.constrained = PyObject_IsTrue(value);
+    Py_DECREF(value);
+    if ((value = PyObject_GetAttrString(object, "terminals")) == NULL)
+        goto error;
+    c.terminals = PyObject_IsTrue(value);
+    Py_DECREF(value);
+    if ((value = PyObject_GetAttrString(object, "slots")) == NULL)
+        goto error;
+    c.slots = PyLong_AsSsize_t(value);
+    Py_DECREF(value);
+    if (c.constrained < 0 || c.terminals < 0 || (c.slots == -1 && PyErr_Occurred()))
+        goto error;
+    if (c.slots < 0)
+        c.slots = 0;
+    context_clear(&CONTEXT);
+    CONTEXT = c;
+    Py_INCREF(object);
+    Py_XSETREF(CONTEXT_OBJECT, object);
+    *out = c;
+    return 0;
+error:
+    context_clear(&c);
+    return -1;
+}
+
 static PyObject *
-successors_loop(PyObject *const *args, const char *memo, uint64_t changed, char *out,
+successors_loop(const Context *c, PyObject *state, PyObject *states, PyObject *actions,
+                PyObject *bindings_out, const char *memo, uint64_t changed, char *out,
                 Py_ssize_t slots)
 {
-    PyObject *plan = args[0], *state = args[1], *states = args[2], *actions = args[3];
-    PyObject *bindings_out = args[4], *general = args[5], *reraise = args[6];
-    int constrained = PyObject_IsTrue(args[7]);
-    PyObject *kinds = args[8], *kind_error = args[9];
+    PyObject *plan = c->plan, *general = c->add, *reraise = c->reraise;
+    int constrained = c->constrained;
+    PyObject *kinds = c->kinds, *kind_error = c->kind_error;
     int recording = bindings_out != Py_None;
-    if (kinds != Py_None && !PyTuple_Check(kinds)) {
-        PyErr_SetString(PyExc_TypeError, "successors(): kinds is a tuple or None");
-        return NULL;
-    }
-    if (!PyTuple_CheckExact(plan) || !PyList_CheckExact(states) || !PyList_CheckExact(actions)) {
+    if (!PyList_CheckExact(states) || !PyList_CheckExact(actions)) {
         PyErr_SetString(PyExc_TypeError, "successors(): bad arguments");
         return NULL;
     }
@@ -325,41 +411,43 @@ successors_loop(PyObject *const *args, const char *memo, uint64_t changed, char 
 }
 
 
-/* successors(plan, state, states, actions, bindings, general, reraise, constrained, kinds,
- *            kind_error[, memo, changed, out]) -> enabled
+/* successors(context, state, states, actions, bindings[, masks, changed, out]) -> enabled
  *
- * As Model.successors: plan is Model._plan, a tuple of (action index, bound function, arity,
- * static bindings or None, Action); bindings a list or None; general is Model._add, reraise
- * Model._reraise; constrained whether there are action constraints; kinds the states' kind
- * (checker.values.kinds) or None, kind_error Model._kind_error. With `out` (a bytearray of 8
- * bytes per slot), the guards' reads are noted there and `memo` (bytes, or None), `changed`
- * (int) skip the bindings that are still disabled (see still_disabled). */
+ * As Model.successors: `state`'s successors appended to the list `states`, their action indexes
+ * to `actions`, their bindings to `bindings` (a list, or None), by the context's plan (see
+ * Context). With `out` (a bytearray of 8 bytes per slot), the guards' reads are noted there
+ * and `masks` (the parent's, bytes, or None) and `changed` (int) skip the bindings that are
+ * still disabled (see still_disabled). */
 PyObject *
 hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 10 && nargs != 13) {
-        PyErr_SetString(PyExc_TypeError, "successors() takes 10 or 13 arguments");
+    if (nargs != 5 && nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "successors() takes 5 or 8 arguments");
         return NULL;
     }
-    if (nargs == 10 || args[12] == Py_None)
-        return successors_loop(args, NULL, 0, NULL, 0);
-    PyObject *memo = args[10], *out = args[12];
+    Context context;
+    if (context_of(args[0], &context) < 0)
+        return NULL;
+    const Context *c = &context;
+    if (nargs == 5 || args[7] == Py_None)
+        return successors_loop(c, args[1], args[2], args[3], args[4], NULL, 0, NULL, 0);
+    PyObject *memo = args[5], *out = args[7];
     if (!PyByteArray_Check(out) || (memo != Py_None && (!PyBytes_Check(memo) ||
                                     PyBytes_GET_SIZE(memo) < PyByteArray_GET_SIZE(out)))) {
-        PyErr_SetString(PyExc_TypeError, "successors(): memo is bytes, out a bytearray");
+        PyErr_SetString(PyExc_TypeError, "successors(): masks are bytes, out a bytearray");
         return NULL;
     }
-    uint64_t changed = PyLong_AsUnsignedLongLongMask(args[11]);
+    uint64_t changed = PyLong_AsUnsignedLongLongMask(args[6]);
     if (changed == (uint64_t)-1 && PyErr_Occurred())
         return NULL;
     PyTypeObject *watched = TRACKED;
     TRACKED = Py_TYPE(args[1]);
-    PyObject *r = successors_loop(args, memo == Py_None ? NULL : PyBytes_AS_STRING(memo), changed,
+    PyObject *r = successors_loop(c, args[1], args[2], args[3], args[4],
+                                  memo == Py_None ? NULL : PyBytes_AS_STRING(memo), changed,
                                   PyByteArray_AS_STRING(out), PyByteArray_GET_SIZE(out) / 8);
     TRACKED = watched;
     return r;
 }
-
 
 /* candidates(successors, start, seen, found, positions, offset, parent) -> None or the index
  * of a successor that cannot be hashed (the caller freezes it and calls again from there).
@@ -469,85 +557,127 @@ frozen_view(PyObject *view, PyObject *state)
     return met;
 }
 
-/* expand_run(call, states, start, stop, memos, seen, Memo, fingerprint, candidates, positions,
- *            encodings, made, counts, stuck, fps, slots, terminals, bail, within, view,
- *            views, redo, identify) -> next
+/* The lists and bytearrays of a checker.model.expansion.Batch that expand_run fills, read
+ * by name (new references). */
+typedef struct {
+    PyObject *successors, *actions, *candidates, *positions, *encodings, *read_sets, *views;
+    PyObject *run_counts, *stuck, *run_fps;
+} Out;
+
+#define OUT_OBJECTS(X)                                                                        \
+    X(successors) X(actions) X(candidates) X(positions) X(encodings) X(read_sets) X(views)    \
+    X(run_counts) X(stuck) X(run_fps)
+
+static void
+out_clear(Out *o)
+{
+#define CLEAR(name) Py_CLEAR(o->name);
+    OUT_OBJECTS(CLEAR)
+#undef CLEAR
+}
+
+static int
+out_of(PyObject *batch, Out *o)
+{
+#define GET(name)                                                                             \
+    if ((o->name = PyObject_GetAttrString(batch, #name)) == NULL) {                          \
+        out_clear(o);                                                                         \
+        return -1;                                                                            \
+    }
+    OUT_OBJECTS(GET)
+#undef GET
+    if (!PyList_Check(o->successors) || !PyList_Check(o->actions) ||
+        !PyList_Check(o->candidates) || !PyList_Check(o->positions) ||
+        !PyList_Check(o->encodings) || !PyList_Check(o->views) ||
+        (o->read_sets != Py_None && !PyList_Check(o->read_sets)) ||
+        !PyByteArray_Check(o->run_counts) || !PyByteArray_Check(o->stuck) ||
+        !PyByteArray_Check(o->run_fps)) {
+        PyErr_SetString(PyExc_TypeError, "expand_run(): the batch's lists and bytearrays");
+        out_clear(o);
+        return -1;
+    }
+    return 0;
+}
+
+/* expand_run(context, batch, states, start, stop, read_sets, seen) -> next
  *
  * Model.expand_batch's common case, one state after another from states[start] to before
- * states[stop]: each state's successors (call: Model.successors's arguments, its state
- * ignored; call[2] the successors list, empty, and call[3] the batch's actions, one per
- * successor so far), those neither the state itself nor in the set `seen` added to it and
- * to `candidates` (their positions to `positions`), each one's Memo to `made` when `memos`
- * (one per state, a Memo or None; `slots` masks) is given, its encoding to `encodings`.
- * Each finished state's number of successors (uint32), whether it is stuck (a byte) and its
- * candidates' fingerprints (uint64) are appended to the bytearrays `counts`, `stuck`, `fps`.
- * Returns the state it stopped before: `stop`, or one that needs the caller's general path
- * (an error of a class in `bail`, a successor that cannot be hashed, a deadlock when
- * `terminals`), undone. Any other error is raised, what was done for that state undone:
- * the caller finds the state in the counts.
+ * states[stop], into `batch` (a checker.model.expansion.Batch): each state's successors (in
+ * batch.successors, empty before and after; their actions appended to batch.actions), those
+ * neither the state itself nor in the set `seen` added to it and to batch.candidates (their
+ * positions to batch.positions), each one's ReadSet to batch.read_sets when `read_sets` (one
+ * per state, a ReadSet or None; context.slots masks) is given, its encoding to
+ * batch.encodings. Each finished state's number of successors (uint32), whether it is stuck
+ * (a byte) and its candidates' fingerprints (uint64) are appended to the bytearrays
+ * batch.run_counts, batch.stuck, batch.run_fps. Returns the state it stopped before: `stop`,
+ * or one that needs the caller's general path (an error of a class in context.bail, a
+ * successor that cannot be hashed, a deadlock when context.terminals), undone. Any other
+ * error is raised, what was done for that state undone: the caller finds the state in the
+ * counts.
  *
- * `within` (or None): whether a state is within the state constraints (if not, it has no
- * successors and is not stuck). `view` (or None): successors are met by their views,
- * view(successor) frozen as freeze() does (appended to `views` with the candidates), and
+ * context.within (or None): whether a state is within the state constraints (if not, it has
+ * no successors and is not stuck). context.view (or None): successors are met by their views,
+ * view(successor) frozen as freeze() does (appended to batch.views with the candidates), and
  * fingerprinted by them; a view that raises (or returns what cannot be frozen) an error of a
- * class in `redo` sends the state to the general path (which says which step built the
- * successor, and how the view failed). `identify` (or None): the candidates' fingerprints are
- * identify(candidate, its encoding) (a symmetry's representative), an error of a class in
- * `redo` sending the state to the general path too. */
+ * class in context.redo sends the state to the general path (which says which step built the
+ * successor, and how the view failed). context.identify (or None): the candidates'
+ * fingerprints are identify(candidate, its encoding) (a symmetry's representative), an error
+ * of a class in context.redo sending the state to the general path too. */
 PyObject *
 hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 23 || !PyTuple_CheckExact(args[0]) || PyTuple_GET_SIZE(args[0]) != 10 ||
-        !PyList_Check(args[1]) || !PySet_Check(args[5]) || !PyList_Check(args[8]) ||
-        !PyList_Check(args[9]) || !PyList_Check(args[10]) || !PyByteArray_Check(args[12]) ||
-        !PyByteArray_Check(args[13]) || !PyByteArray_Check(args[14]) ||
-        (args[4] != Py_None && (!PyList_Check(args[4]) || !PyList_Check(args[11]))) ||
-        (args[19] != Py_None && !PyList_Check(args[20]))) {
+    if (nargs != 7 || !PyList_Check(args[2]) || !PySet_Check(args[6]) ||
+        (args[5] != Py_None && !PyList_Check(args[5]))) {
         PyErr_SetString(PyExc_TypeError,
-                        "expand_run(call, states, start, stop, memos, seen, Memo, fingerprint,"
-                        " candidates, positions, encodings, made, counts, stuck, fps, slots,"
-                        " terminals, bail, within, view, views, redo, identify)");
+                        "expand_run(context, batch, states, start, stop, read_sets, seen)");
         return NULL;
     }
-    PyObject *call = args[0], *states = args[1], *memos = args[4], *seen = args[5];
-    PyObject *fingerprint = args[7], *candidates = args[8], *positions = args[9];
-    PyObject *encodings = args[10], *made = args[11], *counts = args[12], *stuck = args[13];
-    PyObject *fps = args[14], *bail = args[17], *within = args[18], *view = args[19];
-    PyObject *views = view != Py_None ? args[20] : Py_None, *redo = args[21];
-    PyObject *identify = args[22] != Py_None ? args[22] : NULL;
-    PyObject *successors = PyTuple_GET_ITEM(call, 2), *actions = PyTuple_GET_ITEM(call, 3);
-    if (!PyList_Check(successors) || !PyList_Check(actions)) {
-        PyErr_SetString(PyExc_TypeError, "expand_run(): the successors and actions are lists");
+    Context context;
+    if (context_of(args[0], &context) < 0)
         return NULL;
-    }
+    const Context *c = &context;
+    Out o;
+    if (out_of(args[1], &o) < 0)
+        return NULL;
+    PyObject *states = args[2], *memos = args[5], *seen = args[6];
+    PyObject *fingerprint = c->fingerprint, *candidates = o.candidates, *positions = o.positions;
+    PyObject *encodings = o.encodings, *made = o.read_sets, *counts = o.run_counts;
+    PyObject *stuck = o.stuck, *fps = o.run_fps, *bail = c->bail, *within = c->within;
+    PyObject *view = c->view, *views = view != Py_None ? o.views : Py_None, *redo = c->redo;
+    PyObject *identify = c->identify;
+    PyObject *successors = o.successors, *actions = o.actions;
     if (memos == Py_None)
         made = Py_None;
-    else if (!memo_type_ok(args[6]))
+    else if (made == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "expand_run(): read sets given, none to make");
+        out_clear(&o);
         return NULL;
-    PyTypeObject *memo_type = (PyTypeObject *)args[6];
-    Py_ssize_t start = PyLong_AsSsize_t(args[2]), stop = PyLong_AsSsize_t(args[3]);
-    Py_ssize_t slots = PyLong_AsSsize_t(args[15]);
-    if ((start == -1 || stop == -1 || slots == -1) && PyErr_Occurred())
+    } else if (!memo_type_ok(c->read_set)) {
+        out_clear(&o);
         return NULL;
-    int terminals = PyObject_IsTrue(args[16]);
-    if (terminals < 0)
+    }
+    PyTypeObject *memo_type = (PyTypeObject *)c->read_set;
+    Py_ssize_t start = PyLong_AsSsize_t(args[3]), stop = PyLong_AsSsize_t(args[4]);
+    Py_ssize_t slots = c->slots;
+    int terminals = c->terminals;
+    if ((start == -1 || stop == -1) && PyErr_Occurred()) {
+        out_clear(&o);
         return NULL;
+    }
     if (start < 0)
         start = 0;
-    if (slots < 0)
-        slots = 0;
     if (stop > PyList_GET_SIZE(states))
         stop = PyList_GET_SIZE(states);
     if (memos != Py_None && PyList_GET_SIZE(memos) < stop) {
-        PyErr_SetString(PyExc_TypeError, "expand_run(): one memo per state");
+        PyErr_SetString(PyExc_TypeError, "expand_run(): one read set per state");
+        out_clear(&o);
         return NULL;
     }
     char *masks = PyMem_Calloc(slots ? 8 * slots : 8, 1);
-    if (masks == NULL)
+    if (masks == NULL) {
+        out_clear(&o);
         return PyErr_NoMemory();
-    PyObject *sargs[10];
-    for (int a = 0; a < 10; a++)
-        sargs[a] = PyTuple_GET_ITEM(call, a);
+    }
     int raised = 0;
     Py_ssize_t i = start;
     for (; i < stop; i++) {
@@ -596,16 +726,16 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 continue;
             }
         }
-        sargs[1] = state;
         PyObject *enabled;
         if (memos != Py_None) {
             memset(masks, 0, 8 * slots);
             PyTypeObject *watched = TRACKED;
             TRACKED = Py_TYPE(state);
-            enabled = successors_loop(sargs, before, changed, masks, slots);
+            enabled = successors_loop(c, state, successors, actions, Py_None, before, changed,
+                                      masks, slots);
             TRACKED = watched;
         } else {
-            enabled = successors_loop(sargs, NULL, 0, NULL, 0);
+            enabled = successors_loop(c, state, successors, actions, Py_None, NULL, 0, NULL, 0);
         }
         if (enabled == NULL)
             goto failed;
@@ -722,6 +852,7 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         break;
     }
     PyMem_Free(masks);
+    out_clear(&o);
     return raised ? NULL : PyLong_FromSsize_t(i);
 }
 

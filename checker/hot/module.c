@@ -89,8 +89,7 @@ static PyMethodDef hot_methods[] = {
     {"put", (PyCFunction)(void (*)(void))hot_put, METH_FASTCALL,
      "`container` with `key` set to `value`: a tuple by index or a Record by key."},
     {"successors", (PyCFunction)(void (*)(void))hot_successors, METH_FASTCALL,
-     "successors(plan, state, states, actions, bindings, general, reraise, constrained, kinds,"
-     " kind_error[, memo, changed, out]) -> enabled"},
+     "successors(context, state, states, actions, bindings[, masks, changed, out]) -> enabled"},
     {"holds", (PyCFunction)(void (*)(void))hot_holds, METH_FASTCALL,
      "holds(predicates, state, memo, changed, out) -> -1 or the first that does not hold"},
     {"verdicts", (PyCFunction)(void (*)(void))hot_verdicts, METH_FASTCALL,
@@ -114,9 +113,7 @@ static PyMethodDef hot_methods[] = {
     {"encoded", (PyCFunction)(void (*)(void))hot_encoded, METH_FASTCALL,
      "encoded(states, start, fingerprint, encodings, views) -> the fingerprints, uint64 bytes"},
     {"expand_run", (PyCFunction)(void (*)(void))hot_expand_run, METH_FASTCALL,
-     "expand_run(call, states, start, stop, memos, seen, Memo, fingerprint, candidates,"
-     " positions, encodings, made, counts, stuck, fps, slots, terminals, bail, within,"
-     " view, views, redo, identify) -> next"},
+     "expand_run(context, batch, states, start, stop, read_sets, seen) -> next"},
     {"rename", (PyCFunction)(void (*)(void))hot_rename, METH_FASTCALL,
      "rename(image, values) -> list: each value renamed by the dict image (bools never)"},
     {"forget_encodings", hot_forget_encodings, METH_NOARGS,

@@ -354,8 +354,8 @@ class Expander:
         raised: list[int] = []
         reached: list[list[int]] = []
         if request.checks:
-            broken, raised, reached = self._verdicts(candidates, batch.memos)
-        self.pending[request.chunk] = (request.level, candidates, batch.fps, batch.memos)
+            broken, raised, reached = self._verdicts(candidates, batch.read_sets)
+        self.pending[request.chunk] = (request.level, candidates, batch.fps, batch.read_sets)
         sizes = np.fromiter(map(len, batch.encodings), np.uint64, len(batch.encodings))
         values = None
         if recording is not None:

@@ -16,7 +16,7 @@ from checker import model as models
 from checker.compiled import MAX_DOMAIN
 from checker.errors import EvaluationError, StateError
 from checker.loader import load_model
-from checker.model import Memo, Model
+from checker.model import Batch, Memo, Model
 from checker.values import fast
 from checker.values import kinds as K
 from checker.values.encoding import encode, fingerprint
@@ -517,18 +517,7 @@ def _successors(name: str, model: Model, state: Record, recording: bool):
     actions: list = []
     bindings: list | None = [] if recording else None
     try:
-        enabled = function(
-            model._plan,
-            state,
-            states,
-            actions,
-            bindings,
-            model._add,
-            model._reraise,
-            model._constrained,
-            model.kinds,
-            model._kind_error,
-        )
+        enabled = function(model.context(), state, states, actions, bindings)
     except EvaluationError as exc:
         return "raised", str(exc)
     return enabled, [encode(t) for t in states], actions, bindings
@@ -779,28 +768,27 @@ def test_expand_run(xs, met, with_memos, ends, fingerprinted, constrained, data)
     results = []
     for function in pair("expand_run"):
         seen = {Record(x=x, y=y, log=()) for x, y in met}
-        successors: list[Record] = []
-        actions = [9] * 3  # (three successors of earlier states in the batch)
-        call = (
-            model._plan, None, successors, actions, None, model._add, model._reraise,
-            model._constrained, model.kinds, model._kind_error,
-        )  # fmt: skip
-        found, positions, encodings = [], [], []
-        made: list[Memo] = []
-        counts, stuck, fps = bytearray(), bytearray(), bytearray()
-        views: list[Record] = []
+        batch = Batch(False, False)
+        batch.actions += [9] * 3  # (three successors of earlier states in the batch)
+        if with_memos:
+            batch.read_sets = []
         if by_view:
             seen = {freeze(view_of(s)) for s in seen if (s.x, s.y) != (6, 1)}
+        context = model.context()._replace(
+            terminals=ends,
+            within=within if constrained else None,
+            view=view_of if by_view else None,
+            redo=(Exception,) if by_view else (EvaluationError,),
+            identify=identify if fingerprinted == "identify" else None,
+        )
         try:
-            got: int | str = function(
-                call, states, start, stop, memos, seen, Memo, fingerprint, found, positions,
-                encodings, made if with_memos else None, counts, stuck, fps, model.slots, ends,
-                (StateError,), within if constrained else None, view_of if by_view else None,
-                views, (Exception,) if by_view else (EvaluationError,),
-                identify if fingerprinted == "identify" else None,
-            )  # fmt: skip
+            got: int | str = function(context, batch, states, start, stop, memos, seen)
         except EvaluationError as exc:
             got = exc.message
+        successors, actions, views = batch.successors, batch.actions, batch.views
+        found, positions, encodings = batch.candidates, batch.positions, batch.encodings
+        made = batch.read_sets or []
+        counts, stuck, fps = batch.run_counts, batch.stuck, batch.run_fps
         assert successors == []
         assert len(views) == (len(found) if by_view else 0)
         results.append(

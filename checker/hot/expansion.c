@@ -220,7 +220,7 @@ context_of(PyObject *object, Context *out)
     CONTEXT_OBJECTS(GET)
 #undef GET
     if (!PyTuple_CheckExact(c.plan) || (c.kinds != Py_None && !PyTuple_Check(c.kinds))) {
-        PyErr_SetString(PyExc_TypeError, "the context's plan is a tuple, its kinds a tuple or None");
+        PyErr_SetString(PyExc_TypeError, "the context's plan is a tuple, its kinds one or None");
         goto error;
     }
     if (c.identify == Py_None)
@@ -254,7 +254,7 @@ error:
 
 static PyObject *
 successors_loop(const Context *c, PyObject *state, PyObject *states, PyObject *actions,
-                PyObject *bindings_out, const char *memo, uint64_t changed, char *out,
+                PyObject *bindings_out, const char *before, uint64_t changed, char *out,
                 Py_ssize_t slots)
 {
     PyObject *plan = c->plan, *general = c->add, *reraise = c->reraise;
@@ -305,7 +305,7 @@ successors_loop(const Context *c, PyObject *state, PyObject *states, PyObject *a
         }
         if (arity == 0) {
             Py_DECREF(bindings);
-            if (out != NULL && still_disabled(memo, changed, out, slot++))
+            if (out != NULL && still_disabled(before, changed, out, slot++))
                 continue;
             PyObject *argv[3] = {NULL, self, state};
             PyObject **start = self ? argv + 1 : argv + 2;
@@ -335,9 +335,10 @@ successors_loop(const Context *c, PyObject *state, PyObject *states, PyObject *a
             continue;
         }
         Py_ssize_t count = PyTuple_GET_SIZE(bindings);
-        int slotted = out != NULL && fixed != Py_None; /* the bindings are the same in every state */
+        /* (the bindings are the same in every state) */
+        int slotted = out != NULL && fixed != Py_None;
         for (Py_ssize_t b = 0; b < count; b++) {
-            if (slotted && still_disabled(memo, changed, out, slot++))
+            if (slotted && still_disabled(before, changed, out, slot++))
                 continue;
             PyObject *binding = PyTuple_GET_ITEM(bindings, b);
             PyObject *argv[16];
@@ -431,9 +432,9 @@ hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     const Context *c = &context;
     if (nargs == 5 || args[7] == Py_None)
         return successors_loop(c, args[1], args[2], args[3], args[4], NULL, 0, NULL, 0);
-    PyObject *memo = args[5], *out = args[7];
-    if (!PyByteArray_Check(out) || (memo != Py_None && (!PyBytes_Check(memo) ||
-                                    PyBytes_GET_SIZE(memo) < PyByteArray_GET_SIZE(out)))) {
+    PyObject *masks = args[5], *out = args[7];
+    if (!PyByteArray_Check(out) || (masks != Py_None && (!PyBytes_Check(masks) ||
+                                    PyBytes_GET_SIZE(masks) < PyByteArray_GET_SIZE(out)))) {
         PyErr_SetString(PyExc_TypeError, "successors(): masks are bytes, out a bytearray");
         return NULL;
     }
@@ -443,7 +444,7 @@ hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyTypeObject *watched = TRACKED;
     TRACKED = Py_TYPE(args[1]);
     PyObject *r = successors_loop(c, args[1], args[2], args[3], args[4],
-                                  memo == Py_None ? NULL : PyBytes_AS_STRING(memo), changed,
+                                  masks == Py_None ? NULL : PyBytes_AS_STRING(masks), changed,
                                   PyByteArray_AS_STRING(out), PyByteArray_GET_SIZE(out) / 8);
     TRACKED = watched;
     return r;
@@ -498,7 +499,7 @@ hot_candidates(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 }
 
 /* Undo what expand_run did for the state it was expanding: the candidates (or their views)
- * it added to `seen`, to the lists from `cand0` (`made0` memos) on, its actions from `total`
+ * it added to `seen`, to the lists from `cand0` (`made0` read_sets) on, its actions from `total`
  * on, its successors. An exception being raised stays so. */
 static void
 undo_state(PyObject *seen, PyObject *candidates, PyObject *views, PyObject *positions,
@@ -639,24 +640,24 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Out o;
     if (out_of(args[1], &o) < 0)
         return NULL;
-    PyObject *states = args[2], *memos = args[5], *seen = args[6];
+    PyObject *states = args[2], *read_sets = args[5], *seen = args[6];
     PyObject *fingerprint = c->fingerprint, *candidates = o.candidates, *positions = o.positions;
     PyObject *encodings = o.encodings, *made = o.read_sets, *counts = o.run_counts;
     PyObject *stuck = o.stuck, *fps = o.run_fps, *bail = c->bail, *within = c->within;
     PyObject *view = c->view, *views = view != Py_None ? o.views : Py_None, *redo = c->redo;
     PyObject *identify = c->identify;
     PyObject *successors = o.successors, *actions = o.actions;
-    if (memos == Py_None)
+    if (read_sets == Py_None)
         made = Py_None;
     else if (made == Py_None) {
         PyErr_SetString(PyExc_TypeError, "expand_run(): read sets given, none to make");
         out_clear(&o);
         return NULL;
-    } else if (!memo_type_ok(c->read_set)) {
+    } else if (!read_set_type_ok(c->read_set)) {
         out_clear(&o);
         return NULL;
     }
-    PyTypeObject *memo_type = (PyTypeObject *)c->read_set;
+    PyTypeObject *read_set_type = (PyTypeObject *)c->read_set;
     Py_ssize_t start = PyLong_AsSsize_t(args[3]), stop = PyLong_AsSsize_t(args[4]);
     Py_ssize_t slots = c->slots;
     int terminals = c->terminals;
@@ -668,7 +669,7 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         start = 0;
     if (stop > PyList_GET_SIZE(states))
         stop = PyList_GET_SIZE(states);
-    if (memos != Py_None && PyList_GET_SIZE(memos) < stop) {
+    if (read_sets != Py_None && PyList_GET_SIZE(read_sets) < stop) {
         PyErr_SetString(PyExc_TypeError, "expand_run(): one read set per state");
         out_clear(&o);
         return NULL;
@@ -685,19 +686,19 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_ssize_t total = PyList_GET_SIZE(actions);
         Py_ssize_t cand0 = PyList_GET_SIZE(candidates);
         Py_ssize_t made0 = made != Py_None ? PyList_GET_SIZE(made) : 0;
-        PyObject *memo = memos != Py_None ? PyList_GET_ITEM(memos, i) : Py_None;
+        PyObject *read_set = read_sets != Py_None ? PyList_GET_ITEM(read_sets, i) : Py_None;
         const char *before = NULL;
         uint64_t changed = 0;
-        if (memo != Py_None) {
-            PyObject *parent = PyTuple_Check(memo) && PyTuple_GET_SIZE(memo) == 3
-                                   ? PyTuple_GET_ITEM(memo, 0) : NULL;
+        if (read_set != Py_None) {
+            PyObject *parent = PyTuple_Check(read_set) && PyTuple_GET_SIZE(read_set) == 3
+                                   ? PyTuple_GET_ITEM(read_set, 0) : NULL;
             if (parent == NULL || !PyBytes_Check(parent) || PyBytes_GET_SIZE(parent) < 8 * slots) {
-                PyErr_SetString(PyExc_TypeError, "expand_run(): a memo is a Memo, or None");
+                PyErr_SetString(PyExc_TypeError, "expand_run(): a read set is a ReadSet, or None");
                 raised = 1;
                 break;
             }
             before = PyBytes_AS_STRING(parent);
-            changed = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(memo, 1));
+            changed = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(read_set, 1));
             if (changed == (uint64_t)-1 && PyErr_Occurred()) {
                 raised = 1;
                 break;
@@ -727,7 +728,7 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             }
         }
         PyObject *enabled;
-        if (memos != Py_None) {
+        if (read_sets != Py_None) {
             memset(masks, 0, 8 * slots);
             PyTypeObject *watched = TRACKED;
             TRACKED = Py_TYPE(state);
@@ -801,10 +802,10 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         if (made != Py_None) {
             PyObject *kept = PyBytes_FromStringAndSize(masks, 8 * slots);
-            PyObject *held = memo != Py_None ? PyTuple_GET_ITEM(memo, 2) : Py_None;
+            PyObject *held = read_set != Py_None ? PyTuple_GET_ITEM(read_set, 2) : Py_None;
             int done = kept == NULL ? -1
-                                    : append_memos(memo_type, state, candidates, cand0, kept,
-                                                   held, made);
+                                    : append_read_sets(read_set_type, state, candidates, cand0,
+                                                       kept, held, made);
             Py_XDECREF(kept);
             if (done < 0)
                 goto failed;

@@ -9,9 +9,9 @@
  * - codec.c: encode, encode_state, decode, decode_all, the canonical msgpack bytes of
  *   checker.values.encoding, and encoded: candidates' encodings and fingerprints.
  * - readsets.c: incremental evaluation's read sets (docs/architecture.md): holds, verdicts,
- *   read_sets_of, changed (checker.kernel.evaluation).
+ *   read_sets_of, changed (checker.model.readsets).
  * - expansion.c: successors, one state's successors; candidates, those not met before;
- *   expand_run, a run of states expanded (checker.kernel.expansion).
+ *   expand_run, a run of states expanded (checker.model.transitions and .expansion).
  * - module.c: configure (what the Python modules hand over), rename (a symmetry's renaming),
  *   the method table.
  *
@@ -43,12 +43,16 @@
 HOT_SHARED extern PyObject *FROZEN;      /* set of types replace() and put() take as they are */
 HOT_SHARED extern PyObject *ATOMS;       /* set of types Record() takes as they are */
 HOT_SHARED extern PyObject *FREEZE;      /* checker.values.record.freeze */
-HOT_SHARED extern PyObject *UNKNOWN;     /* checker.values.record._raise_unknown(record, changes): raises */
+/* checker.values.record._raise_unknown(record, changes): raises */
+HOT_SHARED extern PyObject *UNKNOWN;
 HOT_SHARED extern PyObject *PUT_SLOW;    /* checker.values.record.put_python (records and maps) */
 HOT_SHARED extern PyObject *STATE_ERROR; /* checker.values.record.StateError */
-HOT_SHARED extern PyObject *NO_FIELD;    /* checker.values.record._no_field(record, name): AttributeError */
-HOT_SHARED extern PyObject *WITHOUT_SLOW; /* checker.values.record.without_python (maps, anything else) */
-HOT_SHARED extern PyObject *DROP_PLAN;   /* checker.values.record.drop_plan(shape, keys) -> (shape, indices) */
+/* checker.values.record._no_field(record, name): AttributeError */
+HOT_SHARED extern PyObject *NO_FIELD;
+/* checker.values.record.without_python (maps, anything else) */
+HOT_SHARED extern PyObject *WITHOUT_SLOW;
+/* checker.values.record.drop_plan(shape, keys) -> (shape, indices) */
+HOT_SHARED extern PyObject *DROP_PLAN;
 HOT_SHARED extern PyTypeObject *MAP;     /* checker.values.record.Map */
 HOT_SHARED extern PyObject *STR_INDEX;   /* "_index" */
 HOT_SHARED extern PyObject *STR_KEYS;    /* "_keys" */
@@ -67,7 +71,8 @@ HOT_SHARED extern PyObject *STR_DOMAIN_FAILED; /* "domain_failed" */
  * all. Reading a variable of another state of the same shape counts too: more bits only make
  * the engine re-evaluate more often. */
 
-HOT_SHARED extern PyTypeObject *TRACKED; /* the states' shape while spec code is watched, else NULL */
+/* the states' shape while spec code is watched, else NULL */
+HOT_SHARED extern PyTypeObject *TRACKED;
 HOT_SHARED extern uint64_t READS; /* the variables read since the engine last cleared it */
 #define READ_ALL (~(uint64_t)0 >> 1)
 #define MARK ((uint64_t)1 << 63) /* in a kept mask: disabled (an action), held (an invariant) */
@@ -120,18 +125,18 @@ small_long(PyObject *v)
     return PyLong_AsLong(v);
 }
 
-/* Incremental evaluation (docs/architecture.md): `memo` has, per slot (an action's
+/* Incremental evaluation (docs/architecture.md): `before` has, per slot (an action's
  * binding from a fixed domain, in the plan's order), the parent's mask: MARK and the variables
  * the binding's guard read if it was disabled there, else 0; `changed` the variables that
  * differ between the parent and this state. A binding disabled in the parent whose guard read
  * none of the changed variables computes the same here: it is disabled, and not called. `out`
  * gets this state's masks. */
 static inline int
-still_disabled(const char *memo, uint64_t changed, char *out, Py_ssize_t slot)
+still_disabled(const char *before, uint64_t changed, char *out, Py_ssize_t slot)
 {
     uint64_t was = 0;
-    if (memo != NULL)
-        memcpy(&was, memo + 8 * slot, 8);
+    if (before != NULL)
+        memcpy(&was, before + 8 * slot, 8);
     if (!(was & MARK) || (was & changed))
         return 0;
     memcpy(out + 8 * slot, &was, 8);
@@ -179,18 +184,17 @@ HOT_SHARED PyObject *hot_decode(PyObject *module, PyObject *data);
 HOT_SHARED PyObject *hot_decode_all(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 HOT_SHARED PyObject *hot_decoding(PyObject *module, PyObject *args);
 HOT_SHARED int encode_into(PyObject *module, PyObject *states, Py_ssize_t start,
-                           Py_ssize_t count,
-            PyObject *fingerprint, PyObject *encodings, PyObject *views, PyObject *identify,
-            uint64_t *out);
+                           Py_ssize_t count, PyObject *fingerprint, PyObject *encodings,
+                           PyObject *views, PyObject *identify, uint64_t *out);
 
 /* readsets.c */
 HOT_SHARED PyObject *hot_holds(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 HOT_SHARED PyObject *hot_verdicts(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
-HOT_SHARED PyObject *hot_memos_of(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED PyObject *hot_read_sets_of(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 HOT_SHARED PyObject *hot_changed(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
-HOT_SHARED int memo_type_ok(PyObject *type);
-HOT_SHARED int append_memos(PyTypeObject *type, PyObject *parent, PyObject *states, Py_ssize_t start,
-             PyObject *masks, PyObject *held, PyObject *out);
+HOT_SHARED int read_set_type_ok(PyObject *type);
+HOT_SHARED int append_read_sets(PyTypeObject *type, PyObject *parent, PyObject *states,
+                                Py_ssize_t start, PyObject *masks, PyObject *held, PyObject *out);
 
 /* expansion.c */
 HOT_SHARED PyObject *hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs);

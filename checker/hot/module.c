@@ -1,22 +1,22 @@
 #include "hot.h"
 
-/* -- what checker.values.record and checker.values.encoding hand over ----------------------- */
+/* -- what checker.values.record and checker.values.encoding hand over (hot.h says what) ------ */
 
-HOT_SHARED PyObject *FROZEN;      /* set of types replace() and put() take as they are */
-HOT_SHARED PyObject *ATOMS;       /* set of types Record() takes as they are */
-HOT_SHARED PyObject *FREEZE;      /* checker.values.record.freeze */
-HOT_SHARED PyObject *UNKNOWN;     /* checker.values.record._raise_unknown(record, changes): raises */
-HOT_SHARED PyObject *PUT_SLOW;    /* checker.values.record.put_python (records and maps) */
-HOT_SHARED PyObject *STATE_ERROR; /* checker.values.record.StateError */
-HOT_SHARED PyObject *NO_FIELD;    /* checker.values.record._no_field(record, name): AttributeError */
-HOT_SHARED PyObject *WITHOUT_SLOW; /* checker.values.record.without_python (maps, anything else) */
-HOT_SHARED PyObject *DROP_PLAN;   /* checker.values.record.drop_plan(shape, keys) -> (shape, indices) */
-HOT_SHARED PyTypeObject *MAP;     /* checker.values.record.Map */
-HOT_SHARED PyObject *STR_INDEX;   /* "_index" */
-HOT_SHARED PyObject *STR_KEYS;    /* "_keys" */
-HOT_SHARED PyObject *STR_BINDINGS; /* "bindings" */
-HOT_SHARED PyObject *STR_ORDERED;  /* "ordered" */
-HOT_SHARED PyObject *STR_DOMAIN_FAILED; /* "domain_failed" */
+HOT_SHARED PyObject *FROZEN;
+HOT_SHARED PyObject *ATOMS;
+HOT_SHARED PyObject *FREEZE;
+HOT_SHARED PyObject *UNKNOWN;
+HOT_SHARED PyObject *PUT_SLOW;
+HOT_SHARED PyObject *STATE_ERROR;
+HOT_SHARED PyObject *NO_FIELD;
+HOT_SHARED PyObject *WITHOUT_SLOW;
+HOT_SHARED PyObject *DROP_PLAN;
+HOT_SHARED PyTypeObject *MAP;
+HOT_SHARED PyObject *STR_INDEX;
+HOT_SHARED PyObject *STR_KEYS;
+HOT_SHARED PyObject *STR_BINDINGS;
+HOT_SHARED PyObject *STR_ORDERED;
+HOT_SHARED PyObject *STR_DOMAIN_FAILED;
 
 /* rename(image, values) -> list: each of `values` renamed by the dict `image` (a value not in
  * it is itself; True and False are never renamed, though Python finds True == 1): what
@@ -91,11 +91,11 @@ static PyMethodDef hot_methods[] = {
     {"successors", (PyCFunction)(void (*)(void))hot_successors, METH_FASTCALL,
      "successors(context, state, states, actions, bindings[, masks, changed, out]) -> enabled"},
     {"holds", (PyCFunction)(void (*)(void))hot_holds, METH_FASTCALL,
-     "holds(predicates, state, memo, changed, out) -> -1 or the first that does not hold"},
+     "holds(predicates, state, masks, changed, out) -> -1 or the first that does not hold"},
     {"verdicts", (PyCFunction)(void (*)(void))hot_verdicts, METH_FASTCALL,
-     "verdicts(predicates, states, memos, Memo) -> ([[index, predicate], ...], new memos)"},
-    {"memos_of", (PyCFunction)(void (*)(void))hot_memos_of, METH_FASTCALL,
-     "memos_of(Memo, parent, states, start, masks, held, out): each state's Memo, appended"},
+     "verdicts(predicates, states, read_sets, ReadSet) -> ([[index, predicate], ...], new ones)"},
+    {"read_sets_of", (PyCFunction)(void (*)(void))hot_read_sets_of, METH_FASTCALL,
+     "read_sets_of(ReadSet, parent, states, start, masks, held, out): each one's, appended"},
     {"changed", (PyCFunction)(void (*)(void))hot_changed, METH_FASTCALL,
      "changed(parent, state) -> the variables that are not the same objects, as bits"},
     {"conforms", (PyCFunction)(void (*)(void))hot_conforms, METH_FASTCALL,

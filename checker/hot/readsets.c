@@ -38,10 +38,10 @@ holds_core(PyObject *predicates, PyObject *state, const char *before, uint64_t c
     return failed;
 }
 
-/* holds(predicates, state, memo, changed, out) -> -1 if every predicate holds on `state`, else
+/* holds(predicates, state, masks, changed, out) -> -1 if every predicate holds on `state`, else
  * the index of the first that does not: returned anything but True, or raised (the error is
  * dropped: the caller evaluates that one again, which says why). An invariant that held in
- * the parent (MARK in `memo`) and read none of the `changed` variables holds here too and is
+ * the parent (MARK in `masks`) and read none of the `changed` variables holds here too and is
  * not called. `out` (a bytearray, 8 bytes per predicate) gets MARK and the variables each
  * read, for those that held. */
 PyObject *
@@ -49,66 +49,69 @@ hot_holds(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 5 || !PyTuple_Check(args[0]) || !PyByteArray_Check(args[4]) ||
         (args[2] != Py_None && !PyBytes_Check(args[2]))) {
-        PyErr_SetString(PyExc_TypeError, "holds(predicates, state, memo, changed, out)");
+        PyErr_SetString(PyExc_TypeError, "holds(predicates, state, masks, changed, out)");
         return NULL;
     }
-    PyObject *predicates = args[0], *state = args[1], *memo = args[2], *out = args[4];
+    PyObject *predicates = args[0], *state = args[1], *held = args[2], *out = args[4];
     Py_ssize_t n = PyTuple_GET_SIZE(predicates);
-    if (PyByteArray_GET_SIZE(out) < 8 * n || (memo != Py_None && PyBytes_GET_SIZE(memo) < 8 * n)) {
+    if (PyByteArray_GET_SIZE(out) < 8 * n || (held != Py_None && PyBytes_GET_SIZE(held) < 8 * n)) {
         PyErr_SetString(PyExc_ValueError, "holds(): 8 bytes per predicate");
         return NULL;
     }
     uint64_t changed = PyLong_AsUnsignedLongLongMask(args[3]);
     if (changed == (uint64_t)-1 && PyErr_Occurred())
         return NULL;
-    const char *before = memo == Py_None ? NULL : PyBytes_AS_STRING(memo);
+    const char *before = held == Py_None ? NULL : PyBytes_AS_STRING(held);
     Py_ssize_t failed = holds_core(predicates, state, before, changed, PyByteArray_AS_STRING(out));
     return failed == -2 ? NULL : PyLong_FromSsize_t(failed);
 }
 
-/* A memo (checker.model.Memo, a tuple of 3) of type `type`, made as tuple.__new__ makes one.
+/* A read set (checker.model.ReadSet, a tuple of 3) of type `type`, made as tuple.__new__
+ * makes one.
  * Steals no reference. */
 static PyObject *
-new_memo(PyTypeObject *type, PyObject *parent, PyObject *changed, PyObject *invariants)
+new_read_set(PyTypeObject *type, PyObject *parent, PyObject *changed, PyObject *invariants)
 {
-    PyObject *memo = type->tp_alloc(type, 3);
-    if (memo == NULL)
+    PyObject *read_set = type->tp_alloc(type, 3);
+    if (read_set == NULL)
         return NULL;
     Py_INCREF(parent);
     Py_INCREF(changed);
     Py_INCREF(invariants);
-    PyTuple_SET_ITEM(memo, 0, parent);
-    PyTuple_SET_ITEM(memo, 1, changed);
-    PyTuple_SET_ITEM(memo, 2, invariants);
-    return memo;
+    PyTuple_SET_ITEM(read_set, 0, parent);
+    PyTuple_SET_ITEM(read_set, 1, changed);
+    PyTuple_SET_ITEM(read_set, 2, invariants);
+    return read_set;
 }
 
 int
-memo_type_ok(PyObject *type)
+read_set_type_ok(PyObject *type)
 {
     if (PyType_Check(type) && PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type) &&
         ((PyTypeObject *)type)->tp_basicsize == PyTuple_Type.tp_basicsize)
         return 1;
-    PyErr_SetString(PyExc_TypeError, "the memo type must be a NamedTuple");
+    PyErr_SetString(PyExc_TypeError, "the read set type must be a NamedTuple");
     return 0;
 }
 
-/* verdicts(predicates, states, memos, Memo) -> (failing, memos): holds() on each state with
- * its memo (a Memo: the parent's masks, the variables changed, the invariants' masks in the
+/* verdicts(predicates, states, read_sets, ReadSet) -> (failing, read_sets): holds() on each
+ * state with its read set (a ReadSet: the parent's masks, the variables changed, the
+ * invariants' masks in the
  * parent or None). `failing`: [index, predicate] for each state on which one did not hold;
- * `memos`: a new list, each state's memo with its own invariants' masks instead. The memos
+ * `read_sets`: a new list, each state's read set with its own invariants' masks instead. The
+ * read sets
  * given are not changed (a caller that falls back to evaluating one by one still has them). */
 PyObject *
 hot_verdicts(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 4 || !PyTuple_Check(args[0]) || !PyList_Check(args[1]) ||
         !PyList_Check(args[2]) || PyList_GET_SIZE(args[1]) != PyList_GET_SIZE(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "verdicts(predicates, states, memos, Memo)");
+        PyErr_SetString(PyExc_TypeError, "verdicts(predicates, states, read_sets, ReadSet)");
         return NULL;
     }
-    if (!memo_type_ok(args[3]))
+    if (!read_set_type_ok(args[3]))
         return NULL;
-    PyObject *predicates = args[0], *states = args[1], *memos = args[2];
+    PyObject *predicates = args[0], *states = args[1], *read_sets = args[2];
     PyTypeObject *type = (PyTypeObject *)args[3];
     Py_ssize_t n = PyTuple_GET_SIZE(predicates), count = PyList_GET_SIZE(states);
     char *masks = PyMem_Malloc(8 * n + 8);
@@ -120,17 +123,17 @@ hot_verdicts(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return PyErr_NoMemory();
     }
     for (Py_ssize_t k = 0; k < count; k++) {
-        PyObject *memo = PyList_GET_ITEM(memos, k);
-        if (!PyTuple_Check(memo) || PyTuple_GET_SIZE(memo) != 3) {
-            PyErr_SetString(PyExc_TypeError, "verdicts(): a memo is a Memo");
+        PyObject *read_set = PyList_GET_ITEM(read_sets, k);
+        if (!PyTuple_Check(read_set) || PyTuple_GET_SIZE(read_set) != 3) {
+            PyErr_SetString(PyExc_TypeError, "verdicts(): a read set is a ReadSet");
             goto error;
         }
-        PyObject *held = PyTuple_GET_ITEM(memo, 2);
+        PyObject *held = PyTuple_GET_ITEM(read_set, 2);
         if (held != Py_None && (!PyBytes_Check(held) || PyBytes_GET_SIZE(held) < 8 * n)) {
             PyErr_SetString(PyExc_ValueError, "verdicts(): 8 bytes per predicate");
             goto error;
         }
-        uint64_t changed = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(memo, 1));
+        uint64_t changed = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(read_set, 1));
         if (changed == (uint64_t)-1 && PyErr_Occurred())
             goto error;
         const char *before = held == Py_None ? NULL : PyBytes_AS_STRING(held);
@@ -142,7 +145,7 @@ hot_verdicts(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (own == NULL)
             goto error;
         PyObject *next =
-            new_memo(type, PyTuple_GET_ITEM(memo, 0), PyTuple_GET_ITEM(memo, 1), own);
+            new_read_set(type, PyTuple_GET_ITEM(read_set, 0), PyTuple_GET_ITEM(read_set, 1), own);
         Py_DECREF(own);
         if (next == NULL)
             goto error;
@@ -181,52 +184,54 @@ changed_bits(PyObject *parent, PyObject *state)
     return changed;
 }
 
-/* Append to the list `out`, for each of states[start:], Memo(masks, changed(parent, state),
+/* Append to the list `out`, for each of states[start:], ReadSet(masks, changed(parent, state),
  * held); -1 on an error. */
 int
-append_memos(PyTypeObject *type, PyObject *parent, PyObject *states, Py_ssize_t start,
+append_read_sets(PyTypeObject *type, PyObject *parent, PyObject *states, Py_ssize_t start,
              PyObject *masks, PyObject *held, PyObject *out)
 {
     Py_ssize_t width = PyTuple_GET_SIZE(parent);
     for (Py_ssize_t k = start < 0 ? 0 : start; k < PyList_GET_SIZE(states); k++) {
         PyObject *state = PyList_GET_ITEM(states, k);
         if (!PyTuple_Check(state) || PyTuple_GET_SIZE(state) != width) {
-            PyErr_SetString(PyExc_TypeError, "memos_of(): states of the parent's shape");
+            PyErr_SetString(PyExc_TypeError, "read_sets_of(): states of the parent's shape");
             return -1;
         }
         PyObject *bits = PyLong_FromUnsignedLongLong(changed_bits(parent, state));
         if (bits == NULL)
             return -1;
-        PyObject *memo = new_memo(type, masks, bits, held);
+        PyObject *read_set = new_read_set(type, masks, bits, held);
         Py_DECREF(bits);
-        if (memo == NULL || PyList_Append(out, memo) < 0) {
-            Py_XDECREF(memo);
+        if (read_set == NULL || PyList_Append(out, read_set) < 0) {
+            Py_XDECREF(read_set);
             return -1;
         }
-        Py_DECREF(memo);
+        Py_DECREF(read_set);
     }
     return 0;
 }
 
-/* memos_of(Memo, parent, states, start, masks, held, out): appends to the list `out`, for each of
- * states[start:], Memo(masks, changed(parent, state), held): what expand_batch keeps with a
- * candidate (the parent's guards' masks, what the step changed, the parent's invariants'). */
+/* read_sets_of(ReadSet, parent, states, start, masks, held, out): appends to the list `out`,
+ * for each of states[start:], ReadSet(masks, changed(parent, state), held): what expand_batch
+ * keeps with a candidate (the parent's guards' masks, what the step changed, the parent's
+ * invariants'). */
 PyObject *
-hot_memos_of(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+hot_read_sets_of(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 7 || !PyTuple_Check(args[1]) || !PyList_Check(args[2]) ||
         !PyList_Check(args[6])) {
-        PyErr_SetString(PyExc_TypeError, "memos_of(Memo, parent, states, start, masks, held, out)");
+        PyErr_SetString(PyExc_TypeError,
+                        "read_sets_of(ReadSet, parent, states, start, masks, held, out)");
         return NULL;
     }
-    if (!memo_type_ok(args[0]))
+    if (!read_set_type_ok(args[0]))
         return NULL;
     PyTypeObject *type = (PyTypeObject *)args[0];
     PyObject *parent = args[1], *states = args[2], *out = args[6];
     Py_ssize_t start = PyLong_AsSsize_t(args[3]);
     if (start == -1 && PyErr_Occurred())
         return NULL;
-    if (append_memos(type, parent, states, start, args[4], args[5], out) < 0)
+    if (append_read_sets(type, parent, states, start, args[4], args[5], out) < 0)
         return NULL;
     Py_RETURN_NONE;
 }

@@ -12,11 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker import Record, Spec, action, terminal
-from checker import model as models
 from checker.compiled import MAX_DOMAIN
 from checker.errors import EvaluationError, StateError
 from checker.loader import load_model
-from checker.model import Batch, Memo, Model
+from checker.model import Batch, Model, ReadSet, expansion, readsets
 from checker.values import fast
 from checker.values import kinds as K
 from checker.values.encoding import encode, fingerprint
@@ -35,7 +34,7 @@ TWINS = {
     "candidates",
     "holds",
     "changed",
-    "memos_of",
+    "read_sets_of",
     "verdicts",
     "encoded",
     "expand_run",
@@ -568,7 +567,7 @@ ITEMS = st.lists(
 @given(ITEMS, st.sets(st.integers(0, 5)), st.integers(0, 3), st.integers(0, 100), st.data())
 def test_candidates(successors, seen, start, offset, data):
     """Both give the same candidates; a successor that is the parent itself is never one."""
-    assert models.candidates is pair("candidates")[0]
+    assert expansion.candidates is pair("candidates")[0]
     parent = data.draw(st.sampled_from([None, *successors]))
     results = []
     for function in pair("candidates"):
@@ -630,8 +629,8 @@ def test_holds(before, after):
 @in_c
 @settings(max_examples=200, deadline=None)
 @given(FIELDS, st.lists(FIELDS, max_size=4), st.integers(0, 4))
-def test_memos_of(before, afters, start):
-    """Each state's Memo from `start` on: the parent's masks, the variables the step changed
+def test_read_sets_of(before, afters, start):
+    """Each state's ReadSet from `start` on: the parent's masks, the variables the step changed
     (as `changed` says), the parent's invariants' masks."""
     parent = Record(**{k: (v,) for k, v in before.items()})
     states = []
@@ -639,20 +638,20 @@ def test_memos_of(before, afters, start):
         new = {k: (v,) for k, v in after.items() if v != before[k]}
         states.append(parent.replace(**new) if new else parent)
     changed = pair("changed")[0]
-    expected = [Memo(b"m", changed(parent, s), None) for s in states[start:]]
-    for function in pair("memos_of"):
-        out: list[Memo] = [Memo(b"", 0, b"x")]
-        function(Memo, parent, states, start, b"m", None, out)
-        assert out[1:] == expected and all(type(m) is Memo for m in out)
-        assert out[0] == Memo(b"", 0, b"x")
+    expected = [ReadSet(b"m", changed(parent, s), None) for s in states[start:]]
+    for function in pair("read_sets_of"):
+        out: list[ReadSet] = [ReadSet(b"", 0, b"x")]
+        function(ReadSet, parent, states, start, b"m", None, out)
+        assert out[1:] == expected and all(type(m) is ReadSet for m in out)
+        assert out[0] == ReadSet(b"", 0, b"x")
 
 
 @in_c
 @settings(max_examples=200, deadline=None)
 @given(FIELDS, st.lists(FIELDS, max_size=4))
 def test_verdicts(before, afters):
-    """`holds` on each state with its memo: the [index, predicate] of each failure, and new
-    memos with each state's own invariants' masks (C's are those holds() notes); the memos
+    """`holds` on each state with its read set: the [index, predicate] of each failure, and new
+    read sets with each state's own invariants' masks (C's are those holds() notes); the read_sets
     given are left as they were."""
     predicates = (_reads_b_if_a, _reads_c)
     parent = Record(**before)
@@ -663,8 +662,10 @@ def test_verdicts(before, afters):
         new = {k: v for k, v in after.items() if v != before[k]}
         states.append(parent.replace(**new) if new else parent)
     changed = pair("changed")[0]
-    memos = [Memo(b"p", changed(parent, s), None if parent_failed else bytes(held)) for s in states]
-    given = list(memos)
+    read_sets = [
+        ReadSet(b"p", changed(parent, s), None if parent_failed else bytes(held)) for s in states
+    ]
+    given = list(read_sets)
     native, twin = pair("verdicts")
     expected = []
     for k, s in enumerate(states):
@@ -672,14 +673,14 @@ def test_verdicts(before, afters):
         if failed:
             expected.append([k, failed[0]])
     for function in (native, twin):
-        failing, made = function(predicates, states, memos, Memo)
-        assert failing == expected and memos == given
-        assert [(m.parent, m.changed) for m in made] == [(m.parent, m.changed) for m in memos]
-        assert all(type(m) is Memo for m in made)
-    _, made = native(predicates, states, memos, Memo)
-    for s, memo, mine in zip(states, memos, made, strict=True):  # C: holds() on each
+        failing, made = function(predicates, states, read_sets, ReadSet)
+        assert failing == expected and read_sets == given
+        assert [(m.guards, m.changed) for m in made] == [(m.guards, m.changed) for m in read_sets]
+        assert all(type(m) is ReadSet for m in made)
+    _, made = native(predicates, states, read_sets, ReadSet)
+    for s, read_set, mine in zip(states, read_sets, made, strict=True):  # C: holds() on each
         masks = bytearray(16)
-        pair("holds")[0](predicates, s, memo.invariants, memo.changed, masks)
+        pair("holds")[0](predicates, s, read_set.invariants, read_set.changed, masks)
         assert mine.invariants == bytes(masks)
 
 
@@ -749,22 +750,22 @@ def test_expand_run(xs, met, with_memos, ends, fingerprinted, constrained, data)
     def within(s):
         return s.y != 2
 
-    def memo_of(state):
-        """A memo as the engine keeps one: the masks of a parent's guards, what changed."""
+    def read_set_of(state):
+        """A read set as the engine keeps one: the masks of a parent's guards, what changed."""
         parent = Record(x=max(state.x - 1, 0), y=state.y, log=())
         masks, out, acts = bytearray(8 * model.slots), [], []
         try:
             model.successors(parent, out, acts, None, None, 0, masks)
-        except EvaluationError:  # (a parent that raises has no memo to give)
+        except EvaluationError:  # (a parent that raises has no read set to give)
             return None
-        return Memo(bytes(masks), models.changed_variables(parent, state), None)
+        return ReadSet(bytes(masks), readsets.changed(parent, state), None)
 
     states = [Record(x=x, y=y, log=()) for x, y in xs]
     start = data.draw(st.integers(0, len(states)))
     stop = data.draw(st.integers(start, len(states) + 1))
-    memos = None
+    read_sets = None
     if with_memos:
-        memos = [memo_of(s) if data.draw(st.booleans()) else None for s in states]
+        read_sets = [read_set_of(s) if data.draw(st.booleans()) else None for s in states]
     results = []
     for function in pair("expand_run"):
         seen = {Record(x=x, y=y, log=()) for x, y in met}
@@ -782,7 +783,7 @@ def test_expand_run(xs, met, with_memos, ends, fingerprinted, constrained, data)
             identify=identify if fingerprinted == "identify" else None,
         )
         try:
-            got: int | str = function(context, batch, states, start, stop, memos, seen)
+            got: int | str = function(context, batch, states, start, stop, read_sets, seen)
         except EvaluationError as exc:
             got = exc.message
         successors, actions, views = batch.successors, batch.actions, batch.views

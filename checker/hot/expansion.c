@@ -59,7 +59,7 @@ take_list(PyObject *list, PyObject *ai, PyObject *binding, PyObject *state, PyTy
 static int
 take_result(PyObject *result, PyObject *ai, PyObject *binding, PyObject *state,
             PyTypeObject *shape, int constrained, PyObject *states, PyObject *actions,
-            PyObject *bindings, PyObject *general, PyObject *kinds, PyObject *kind_error,
+            PyObject *bindings, PyObject *add, PyObject *kinds, PyObject *kind_error,
             int kind_known)
 {
     if (result == Py_None)
@@ -86,7 +86,7 @@ take_result(PyObject *result, PyObject *ai, PyObject *binding, PyObject *state,
             return taken;
     }
     PyObject *r = PyObject_CallFunctionObjArgs(
-        general, ai, binding, state, result, states, actions, bindings, NULL);
+        add, ai, binding, state, result, states, actions, bindings, NULL);
     if (r == NULL)
         return -1;
     int enabled = PyObject_IsTrue(r);
@@ -109,56 +109,56 @@ typedef struct {
 static OrderSlot *ORDERS;
 
 static PyObject *
-domain_values(PyObject *act, PyObject *domain, PyObject *state)
+domain_values(PyObject *act, PyObject *domain_of, PyObject *state)
 {
-    PyObject *found = PyObject_CallOneArg(domain, state);
-    if (found == NULL) {
+    PyObject *domain = PyObject_CallOneArg(domain_of, state);
+    if (domain == NULL) {
         PyObject *type, *value, *traceback;
         PyErr_Fetch(&type, &value, &traceback);
         PyErr_NormalizeException(&type, &value, &traceback);
         if (traceback != NULL)
             PyException_SetTraceback(value, traceback);
-        PyObject *raised = PyObject_CallMethodObjArgs(act, STR_DOMAIN_FAILED, state, value, NULL);
+        PyObject *returned = PyObject_CallMethodObjArgs(act, STR_DOMAIN_FAILED, state, value, NULL);
         Py_XDECREF(type);
         Py_XDECREF(value);
         Py_XDECREF(traceback);
-        if (raised != NULL) { /* (it always raises) */
-            Py_DECREF(raised);
+        if (returned != NULL) { /* (it always raises) */
+            Py_DECREF(returned);
             PyErr_SetString(PyExc_SystemError, "Action.domain_failed returned");
         }
         return NULL;
     }
-    if (PyTuple_CheckExact(found) && PyTuple_GET_SIZE(found) <= MAX_DOMAIN)
-        return found;
+    if (PyTuple_CheckExact(domain) && PyTuple_GET_SIZE(domain) <= MAX_DOMAIN)
+        return domain;
     OrderSlot *slot = NULL;
-    if (PyFrozenSet_CheckExact(found)) {
-        if (PySet_GET_SIZE(found) == 0) {
-            Py_DECREF(found);
+    if (PyFrozenSet_CheckExact(domain)) {
+        if (PySet_GET_SIZE(domain) == 0) {
+            Py_DECREF(domain);
             return PyTuple_New(0);
         }
         if (ORDERS == NULL && (ORDERS = PyMem_Calloc(ORDER_SLOTS, sizeof(OrderSlot))) == NULL) {
-            Py_DECREF(found);
+            Py_DECREF(domain);
             return PyErr_NoMemory();
         }
-        slot = &ORDERS[((uintptr_t)found >> 4) & (ORDER_SLOTS - 1)];
-        if (slot->set == found) {
-            Py_DECREF(found);
+        slot = &ORDERS[((uintptr_t)domain >> 4) & (ORDER_SLOTS - 1)];
+        if (slot->set == domain) {
+            Py_DECREF(domain);
             Py_INCREF(slot->order);
             return slot->order;
         }
     }
-    PyObject *order = PyObject_CallMethodObjArgs(act, STR_ORDERED, state, found, NULL);
+    PyObject *order = PyObject_CallMethodObjArgs(act, STR_ORDERED, state, domain, NULL);
     if (order != NULL && !PyTuple_CheckExact(order)) {
         Py_SETREF(order, NULL);
         PyErr_SetString(PyExc_SystemError, "Action.ordered returned no tuple");
     }
     if (order != NULL && slot != NULL) {
-        Py_XSETREF(slot->set, found); /* (the reference taken by the call) */
+        Py_XSETREF(slot->set, domain); /* (the reference taken by the call) */
         Py_INCREF(order);
         Py_XSETREF(slot->order, order);
         return order;
     }
-    Py_DECREF(found);
+    Py_DECREF(domain);
     return order;
 }
 
@@ -257,7 +257,7 @@ successors_loop(const Context *c, PyObject *state, PyObject *states, PyObject *a
                 PyObject *bindings_out, const char *before, uint64_t changed, char *out,
                 Py_ssize_t slots)
 {
-    PyObject *plan = c->plan, *general = c->add, *reraise = c->reraise;
+    PyObject *plan = c->plan, *add = c->add, *reraise = c->reraise;
     int constrained = c->constrained;
     PyObject *kinds = c->kinds, *kind_error = c->kind_error;
     int recording = bindings_out != Py_None;
@@ -295,11 +295,11 @@ successors_loop(const Context *c, PyObject *state, PyObject *states, PyObject *a
             if (bindings == NULL)
                 return NULL;
         } else { /* the bindings in this state */
-            PyObject *found = PyObject_CallMethodOneArg(act, STR_BINDINGS, state);
-            if (found == NULL)
+            PyObject *all = PyObject_CallMethodOneArg(act, STR_BINDINGS, state);
+            if (all == NULL)
                 return NULL;
-            bindings = PySequence_Tuple(found);
-            Py_DECREF(found);
+            bindings = PySequence_Tuple(all);
+            Py_DECREF(all);
             if (bindings == NULL)
                 return NULL;
         }
@@ -326,7 +326,7 @@ successors_loop(const Context *c, PyObject *state, PyObject *states, PyObject *a
                 return NULL;
             }
             int r = take_result(result, ai, none, state, shape, constrained, states, actions,
-                                bindings_out, general, kinds, kind_error, -1);
+                                bindings_out, add, kinds, kind_error, -1);
             Py_DECREF(result);
             Py_DECREF(none);
             if (r < 0)
@@ -393,7 +393,7 @@ successors_loop(const Context *c, PyObject *state, PyObject *states, PyObject *a
                 return NULL;
             }
             int r = take_result(result, ai, binding, state, shape, constrained, states, actions,
-                                bindings_out, general, kinds, kind_error, fits);
+                                bindings_out, add, kinds, kind_error, fits);
             Py_DECREF(result);
             Py_XDECREF(made);
             if (r < 0) {
@@ -450,19 +450,19 @@ hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return r;
 }
 
-/* candidates(successors, start, seen, found, positions, offset, parent) -> None or the index
+/* dedupe(successors, start, seen, candidates, positions, offset, parent) -> None or the index
  * of a successor that cannot be hashed (the caller freezes it and calls again from there).
- * The successors from `start` on that are not in `seen` are added to it and to `found`,
+ * The successors from `start` on that are not in `seen` are added to it and to `candidates`,
  * their indices plus `offset` to `positions`; a successor that is `parent` itself (a step
  * that changed nothing) is never new, and is passed over without a look-up. */
 PyObject *
-hot_candidates(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+hot_dedupe(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "candidates() takes 7 arguments");
+        PyErr_SetString(PyExc_TypeError, "dedupe() takes 7 arguments");
         return NULL;
     }
-    PyObject *successors = args[0], *seen = args[2], *found = args[3], *positions = args[4];
+    PyObject *successors = args[0], *seen = args[2], *candidates = args[3], *positions = args[4];
     PyObject *parent = args[6];
     Py_ssize_t start = PyLong_AsSsize_t(args[1]);
     if (start == -1 && PyErr_Occurred())
@@ -488,7 +488,7 @@ hot_candidates(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (PySet_GET_SIZE(seen) == before)
             continue;
         PyObject *position = PyLong_FromSsize_t(offset + i);
-        if (position == NULL || PyList_Append(found, succ) < 0 ||
+        if (position == NULL || PyList_Append(candidates, succ) < 0 ||
             PyList_Append(positions, position) < 0) {
             Py_XDECREF(position);
             return NULL;
@@ -679,7 +679,7 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         out_clear(&o);
         return PyErr_NoMemory();
     }
-    int raised = 0;
+    int failed = 0;
     Py_ssize_t i = start;
     for (; i < stop; i++) {
         PyObject *state = PyList_GET_ITEM(states, i);
@@ -694,13 +694,13 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                                    ? PyTuple_GET_ITEM(read_set, 0) : NULL;
             if (parent == NULL || !PyBytes_Check(parent) || PyBytes_GET_SIZE(parent) < 8 * slots) {
                 PyErr_SetString(PyExc_TypeError, "expand_run(): a read set is a ReadSet, or None");
-                raised = 1;
+                failed = 1;
                 break;
             }
             before = PyBytes_AS_STRING(parent);
             changed = PyLong_AsUnsignedLongLongMask(PyTuple_GET_ITEM(read_set, 1));
             if (changed == (uint64_t)-1 && PyErr_Occurred()) {
-                raised = 1;
+                failed = 1;
                 break;
             }
         }
@@ -709,19 +709,19 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             int is = inside == NULL ? -1 : PyObject_IsTrue(inside);
             Py_XDECREF(inside);
             if (is < 0) {
-                raised = 1; /* (nothing to undo) */
+                failed = 1; /* (nothing to undo) */
                 break;
             }
             if (!is) {
                 uint32_t none = 0;
                 unsigned char not_stuck = 0;
                 if (append_bytes(counts, &none, 4) < 0) {
-                    raised = 1;
+                    failed = 1;
                     break;
                 }
                 if (append_bytes(stuck, &not_stuck, 1) < 0) {
                     cut_bytes(counts, PyByteArray_GET_SIZE(counts) - 4);
-                    raised = 1;
+                    failed = 1;
                     break;
                 }
                 continue;
@@ -811,9 +811,9 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 goto failed;
         }
         Py_ssize_t fps0 = PyByteArray_GET_SIZE(fps);
-        Py_ssize_t found = PyList_GET_SIZE(candidates) - cand0;
-        if (PyByteArray_Resize(fps, fps0 + 8 * found) < 0 ||
-            encode_into(module, candidates, cand0, found, fingerprint, encodings,
+        Py_ssize_t fresh = PyList_GET_SIZE(candidates) - cand0;
+        if (PyByteArray_Resize(fps, fps0 + 8 * fresh) < 0 ||
+            encode_into(module, candidates, cand0, fresh, fingerprint, encodings,
                         views == Py_None ? NULL : views, identify,
                         (uint64_t *)(PyByteArray_AS_STRING(fps) + fps0)) < 0)
             goto unfinished;
@@ -826,7 +826,7 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             goto unfinished;
         }
         if (PyList_SetSlice(successors, 0, PY_SSIZE_T_MAX, NULL) < 0) {
-            raised = 1; /* (the state is counted: what the caller sees is consistent) */
+            failed = 1; /* (the state is counted: what the caller sees is consistent) */
             i++;
             break;
         }
@@ -846,7 +846,7 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         undo_state(seen, candidates, views, positions, encodings, made, actions, successors,
                    cand0, made0, total);
         if (!PyErr_ExceptionMatches(bail)) {
-            raised = 1;
+            failed = 1;
             break;
         }
         PyErr_Clear(); /* the caller's general path raises it again, and says where */
@@ -854,7 +854,7 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     PyMem_Free(masks);
     out_clear(&o);
-    return raised ? NULL : PyLong_FromSsize_t(i);
+    return failed ? NULL : PyLong_FromSsize_t(i);
 }
 
 /* Empty the cache of domains' orders (forget_encodings). */

@@ -10,7 +10,7 @@
  *   checker.values.encoding, and encoded: candidates' encodings and fingerprints.
  * - readsets.c: incremental evaluation's read sets (docs/architecture.md): holds, verdicts,
  *   read_sets_of, changed (checker.model.readsets).
- * - expansion.c: successors, one state's successors; candidates, those not met before;
+ * - expansion.c: successors, one state's successors; dedupe, those not met before;
  *   expand_run, a run of states expanded (checker.model.transitions and .expansion).
  * - module.c: configure (what the Python modules hand over), rename (a symmetry's renaming),
  *   the method table.
@@ -198,7 +198,7 @@ HOT_SHARED int append_read_sets(PyTypeObject *type, PyObject *parent, PyObject *
 
 /* expansion.c */
 HOT_SHARED PyObject *hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
-HOT_SHARED PyObject *hot_candidates(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED PyObject *hot_dedupe(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 HOT_SHARED PyObject *hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
 /* module.c */

@@ -31,7 +31,7 @@ class Bound(Protocol):
     symmetry: Symmetry | None
     reduces: bool
     by_view: bool
-    recheck: int
+    recheck_every: int
     slots: int
 
     @property

@@ -78,9 +78,9 @@ class Model:
         # known once the initial states are.
         self._kinds: kinds.Kind | None = None
         self._initial: list[Record] | None = None
-        # Every `recheck`-th state this process expands is expanded twice, and the two answers
-        # compared (checker.determinism; 0: none), from the first one on.
-        self.recheck = determinism.RECHECK
+        # Every `recheck_every`-th state this process expands is expanded twice, and the two
+        # answers compared (checker.determinism; 0: none), from the first one on.
+        self.recheck_every = determinism.RECHECK
         # The parts (docs/architecture.md), and the methods of theirs that the engines call,
         # as the model's own (bound once: one lookup on the hot paths).
         self.evaluation = evaluation = Evaluation(self)

@@ -1,5 +1,5 @@
-"""The expanders' exact dedupe: `candidates`, a state's successors not met before (in C with
-the hot path, checker/hot/expansion.c; `candidates_python` is its twin)."""
+"""The expanders' exact dedupe: `dedupe` finds a state's candidates, its successors not met
+before (in C with the hot path, checker/hot/expansion.c; `dedupe_python` is its twin)."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ from checker.values import fast
 from checker.values.record import Record
 
 
-def candidates_python(
+def dedupe_python(
     successors: list[Record],
     start: int,
     seen: set[Record],
-    found: list[Record],
+    candidates: list[Record],
     positions: list[int],
     offset: int,
     parent: Record | None,
 ) -> int | None:
-    """The successors from `start` on that are not in `seen`, added to it and to `found`,
+    """The successors from `start` on that are not in `seen`, added to it and to `candidates`,
     their indexes plus `offset` to `positions` (the twin of the C loop); None when done, else
     the index of a successor that cannot be hashed (the caller freezes it and goes on from
     there). A successor that is `parent` itself (a step that changed nothing) is never new:
@@ -31,9 +31,9 @@ def candidates_python(
             return index
         if not met:
             seen.add(succ)
-            found.append(succ)
+            candidates.append(succ)
             positions.append(offset + index)
     return None
 
 
-candidates = fast.pick(candidates_python)
+dedupe = fast.pick(dedupe_python)

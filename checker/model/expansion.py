@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from checker.errors import EvaluationError, StateError
-from checker.model.dedupe import candidates
+from checker.model.dedupe import dedupe
 from checker.model.general import General
 from checker.model.readsets import ReadSet, read_sets_of
 from checker.model.transitions import successors
@@ -53,7 +53,7 @@ class Successors(list):  # type: ignore[type-arg]
 
 
 class Batch:
-    """What `Model.expand_batch` found. Per state: its number of successors (`counts`) and
+    """What `Model.expand_batch` made. Per state: its number of successors (`counts`) and
     whether no action was enabled (`stuck`); per successor: its action; the candidates (the
     successors not met before, in order): their positions among the successors, encodings,
     fingerprints and, if asked, binding indexes; when recorded, every successor's fingerprint
@@ -65,11 +65,11 @@ class Batch:
         "counts",
         "encodings",
         "error",
+        "failure",
         "fps",
         "indexes",
         "keys",
         "positions",
-        "raised",
         "read_sets",
         "run_counts",
         "run_fps",
@@ -91,7 +91,7 @@ class Batch:
         self.targets = array("Q") if recorded else None
         self.keys = array("Q") if keyed else None
         self.error: int | None = None  # the state whose expansion raised (none after it)
-        self.raised: EvaluationError | None = None
+        self.failure: EvaluationError | None = None  # what it raised
         # Incremental evaluation (docs/architecture.md): each candidate's ReadSet, when the
         # batch was expanded with read_sets.
         self.read_sets: list[ReadSet] | None = None
@@ -111,7 +111,7 @@ class Expansion:
     ) -> None:
         self.model = model
         self.evaluation, self.identity, self.transitions = evaluation, identity, transitions
-        # Every `model.recheck`-th state this process expands is expanded twice, and the two
+        # Every `model.recheck_every`-th state this process expands is expanded twice, and the two
         # answers compared (checker.determinism; 0: none), from the first one on.
         # `until_recheck` counts down to the next.
         self.until_recheck = 1
@@ -123,8 +123,8 @@ class Expansion:
         successor kept."""
         state = decode(data)
         batch = self.expand_batch([state], None, indexes=True)
-        if batch.raised is not None:
-            raise batch.raised
+        if batch.failure is not None:
+            raise batch.failure
         out = Successors(deadlocked=bool(batch.stuck[0]))
         for succ, ai, index, data, fp in zip(
             batch.candidates, batch.actions, batch.indexes, batch.encodings, batch.fps
@@ -196,19 +196,19 @@ class Expansion:
             and not general.exclusions
         )
         counts, fps = out.counts, out.fps
-        ran, found = out.run_counts, out.run_fps  # (what each call finished: moved to those)
+        run_counts, run_fps = out.run_counts, out.run_fps  # (each call's: moved to those)
         i, count = 0, len(states)
         bailed = -1  # a state the run stopped before: the general path's
         while i < count:
             try:
-                if run and i != bailed and (model.recheck <= 0 or self.until_recheck > 1):
+                if run and i != bailed and (model.recheck_every <= 0 or self.until_recheck > 1):
                     stop = count
-                    if model.recheck > 0:
+                    if model.recheck_every > 0:
                         stop = min(stop, i + self.until_recheck - 1)
                     try:
                         resume = expand_run(context, out, states, i, stop, read_sets, seen)
                     finally:
-                        self.until_recheck -= len(ran) // 4
+                        self.until_recheck -= len(run_counts) // 4
                     if resume < stop:
                         bailed = resume
                     if resume > i:
@@ -217,20 +217,20 @@ class Expansion:
                 expand_state(context, out, states, i, read_sets, seen, general)  # type: ignore[arg-type]
                 i += 1
             except EvaluationError as exc:  # (the state that raised: the next one counted)
-                out.error, out.raised = i + len(ran) // 4, exc
+                out.error, out.failure = i + len(run_counts) // 4, exc
                 break
             finally:
-                counts.frombytes(ran)
-                fps.frombytes(found)
-                del ran[:], found[:]
+                counts.frombytes(run_counts)
+                fps.frombytes(run_fps)
+                del run_counts[:], run_fps[:]
         return out
 
     def step_of(self, data: bytes, index: int) -> Step:
         """Successor `index` of the encoded state (in `expand`'s order) as a trace's step."""
         state = decode(data)
         batch = self.expand_batch([state], None, indexes=True, checks=False)
-        if batch.raised is not None:
-            raise batch.raised
+        if batch.failure is not None:
+            raise batch.failure
         ai, binding_index = batch.actions[index], batch.indexes[index]  # type: ignore[index]
         act = self.model.actions[ai]
         binding = act.bindings(state)[binding_index]
@@ -266,10 +266,10 @@ def expand_state(
         batch.stuck.append(0)
         return
     successors_list, actions = batch.successors, batch.actions
-    found, positions, encodings = batch.candidates, batch.positions, batch.encodings
+    candidates, positions, encodings = batch.candidates, batch.positions, batch.encodings
     views, view, identify = batch.views, context.view, context.identify
     made = None if read_sets is None else batch.read_sets
-    total, first, made_first = len(actions), len(found), 0 if made is None else len(made)
+    total, first, made_first = len(actions), len(candidates), 0 if made is None else len(made)
     read_set = None if read_sets is None else read_sets[i]
     masks = bytearray(8 * context.slots)
     state_fps = array("Q")
@@ -293,40 +293,50 @@ def expand_state(
                 enabled = True  # an intended final state: no deadlock
         stepped = None if general is None else general.first_broken(state, successors_list)
         if seen is None:  # (the general path's: `expand`, every successor kept)
-            found += successors_list
+            candidates += successors_list
             positions.extend(range(total, total + len(successors_list)))
         elif general is None and view is not None:
             _met_by_views(
-                successors_list, state, view, context.redo, seen, found, views, positions, total
+                successors_list,
+                state,
+                view,
+                context.redo,
+                seen,
+                candidates,
+                views,
+                positions,
+                total,
             )  # type: ignore[arg-type]
         elif general is None:
-            if candidates(successors_list, 0, seen, found, positions, total, state) is not None:
+            if dedupe(successors_list, 0, seen, candidates, positions, total, state) is not None:
                 raise _Bail  # (a successor to freeze)
         elif view is not None:
             general.unmet_by_view(state, successors_list, actions, total, seen, views, positions)  # type: ignore[arg-type]
-            found += [successors_list[p - total] for p in positions[first:]]
+            candidates += [successors_list[p - total] for p in positions[first:]]
         else:
-            general.unmet(state, successors_list, actions, total, seen, found, positions)
+            general.unmet(state, successors_list, actions, total, seen, candidates, positions)
         if general is not None and general.exclusions:
             # (up to that step: a violation there or before comes first)
             upto = None if stepped is None else stepped.index
-            general.exclude(state, found, positions, first, total, seen, upto)
+            general.exclude(state, candidates, positions, first, total, seen, upto)
         if made is not None:
             held = None if read_set is None else read_set.invariants
-            read_sets_of(context.read_set, state, found, first, bytes(masks), held, made)
+            read_sets_of(context.read_set, state, candidates, first, bytes(masks), held, made)
         if stepped is not None:
             raise stepped
         if identify is None and (general is None or general.indexes is None):
             # All at once; one that cannot be encoded: again below, which says why.
             try:
                 shown = views if view is not None else None
-                state_fps.frombytes(encoded(found, first, context.fingerprint, encodings, shown))
+                state_fps.frombytes(
+                    encoded(candidates, first, context.fingerprint, encodings, shown)
+                )
             except StateError:
                 if general is None:
                     raise
                 del encodings[first:]
-        for k in range(first + len(state_fps), len(found)):
-            succ, position = found[k], positions[k]
+        for k in range(first + len(state_fps), len(candidates)):
+            succ, position = candidates[k], positions[k]
             try:
                 data = encode_state(succ)
             except StateError as exc:
@@ -354,15 +364,15 @@ def expand_state(
             if general is not None and general.indexes is not None:
                 general.note(state, actions[position], position - total)
         if general is not None and general.targets is not None:
-            general.record(seen, found, first, state_fps, successors_list, actions, total)  # type: ignore[arg-type]
+            general.record(seen, candidates, first, state_fps, successors_list, actions, total)  # type: ignore[arg-type]
     except BaseException as exc:
         if seen is not None:
-            for met in (found if view is None else views)[first:]:
+            for met in (candidates if view is None else views)[first:]:
                 if type(seen) is dict:
                     seen.pop(met, None)
                 else:
                     seen.discard(met)  # type: ignore[union-attr]
-        del found[first:], positions[first:], encodings[first:], actions[total:]
+        del candidates[first:], positions[first:], encodings[first:], actions[total:]
         if view is not None:
             del views[first:]
         if made is not None:
@@ -413,7 +423,7 @@ def _met_by_views(
     view: Callable[[Record], Any],
     redo: tuple[type[BaseException], ...],
     seen: set[Any],
-    found: list[Record],
+    candidates: list[Record],
     views: list[Any],
     positions: list[int],
     total: int,
@@ -435,7 +445,7 @@ def _met_by_views(
             raise _Bail from None  # (a successor to freeze)
         if new:
             seen.add(met)
-            found.append(succ)
+            candidates.append(succ)
             views.append(met)
             positions.append(total + j)
 

@@ -2,7 +2,7 @@
 case that C runs (checker.model.expansion): a successor to freeze, a view or a renaming that
 raises (said with the step that built the successor), an intended final state, the checks of
 steps and TLC's constraints, a recorded search's targets and keys, binding indexes, and every
-`recheck`-th state expanded twice (checker.determinism)."""
+`recheck_every`-th state expanded twice (checker.determinism)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from checker.behaviour import binding_key
 from checker.compiled import Binding
 from checker.errors import EvaluationError, StateError
 from checker.model.checked import spec_encoded
-from checker.model.dedupe import candidates
+from checker.model.dedupe import dedupe
 from checker.steps import ExcludedViolation, StepChecks, StepViolation
 from checker.values.encoding import fingerprint
 from checker.values.record import Record
@@ -59,11 +59,11 @@ class General:
         self.indexes, self.targets, self.keys, self.keyed = indexes, targets, keys, keyed
 
     def twice(self) -> bool:
-        """Whether the next state is the one every `recheck`-th to expand twice (counted
-        down)."""
+        """Whether the next state is the one every `recheck_every`-th to expand twice
+        (counted down)."""
         countdown = self.countdown
         countdown.until_recheck -= 1
-        recheck = self.model.recheck
+        recheck = self.model.recheck_every
         if countdown.until_recheck <= 0 and recheck > 0:
             countdown.until_recheck = recheck
             return True
@@ -90,10 +90,10 @@ class General:
         actions: list[int],
         offset: int,
         seen: set[Record] | dict[Record, Any],
-        found: list[Record],
+        candidates: list[Record],
         positions: list[int],
     ) -> None:
-        """Add `state`'s successors that are not in `seen` to it and to `found`, their
+        """Add `state`'s successors that are not in `seen` to it and to `candidates`, their
         positions in the batch (`offset` + their index) to `positions`, a successor with a
         list or set inside a tuple frozen first as put() would. Their actions are
         `actions[offset:]`. With `seen` a dict (recorded: to their fingerprints, filled in
@@ -109,12 +109,12 @@ class General:
                     met = succ in seen
                 if not met:
                     seen[succ] = None
-                    found.append(succ)
+                    candidates.append(succ)
                     positions.append(offset + index)
             return
         start = 0
         while True:
-            stop = candidates(successors, start, seen, found, positions, offset, state)
+            stop = dedupe(successors, start, seen, candidates, positions, offset, state)
             if stop is None:
                 return
             ai = actions[offset + stop]
@@ -145,7 +145,7 @@ class General:
             index = len(mine)
             raise self.on_successor(exc, actions[offset + index], index, successors[index]) from exc
         start = 0
-        while (stop := candidates(mine, start, seen, views, positions, offset, None)) is not None:
+        while (stop := dedupe(mine, start, seen, views, positions, offset, None)) is not None:
             # A list or set inside a tuple: the successor frozen as put() would, then its view.
             ai = actions[offset + stop]
             succ = successors[stop] = refrozen(state, ai, successors[stop])
@@ -227,7 +227,7 @@ class General:
     def record(
         self,
         seen: dict[Record, Any],
-        found: list[Record],
+        candidates: list[Record],
         first: int,
         fps: array[int],
         successors: list[Record],
@@ -236,8 +236,8 @@ class General:
     ) -> None:
         """A recorded search: the fingerprints of the state's candidates into `seen`, then
         every step's target and, for the keyed actions, its binding's key."""
-        for k in range(first, len(found)):
-            seen[found[k]] = fps[k - first]
+        for k in range(first, len(candidates)):
+            seen[candidates[k]] = fps[k - first]
         assert self.targets is not None
         self.targets.extend([seen[succ] for succ in successors])
         if self.keys is not None:

@@ -64,8 +64,8 @@ class Transitions:
         actions: Any,
         bindings: list[Binding] | None,
     ) -> bool:
-        """The general case of `successors`: a list of successors, action constraints, or a
-        result to check. Returns whether the action was enabled."""
+        """What `successors` does not take itself: a list of successors, action constraints,
+        or a result to check. Returns whether the action was enabled."""
         many = self.results(ai, binding, state, result)
         for succ in many:
             if self.model.action_constraints and not self.evaluation.allowed(
@@ -122,10 +122,10 @@ class Transitions:
         if kinds.conforms(frozen, state, state_kind):
             return
         for index, (name, value) in enumerate(frozen.items(), start=1):
-            found = kinds.mismatch(value, state_kind.b[index], str(name))
-            if found is None:
+            mismatch = kinds.mismatch(value, state_kind.b[index], str(name))
+            if mismatch is None:
                 continue
-            path, expected, part, optional = found
+            path, expected, part, optional = mismatch
             declared = self.model.compiled.declared_types
             origin = "as declared" if name in declared else "in the initial states"
             message = (

@@ -18,7 +18,7 @@ extension from FILE (`make sanitize`'s build):
     forget_encodings  checker.values.encoding.forget_encodings_python  empties its caches
     conforms      checker.values.kinds.conforms_python    whether a value is of its kind
     successors    checker.model.transitions.successors_python  a state's successors, in order
-    candidates    checker.model.expansion.candidates_python   the successors not met before
+    dedupe        checker.model.dedupe.dedupe_python          the successors not met before
     holds         checker.model.readsets.holds_python         the first predicate that fails
     changed       checker.model.readsets.changed_python       the variables a step changed
     read_sets_of  checker.model.readsets.read_sets_of_python  a parent's candidates' read sets

@@ -15,7 +15,7 @@ from checker import Record, Spec, action, terminal
 from checker.compiled import MAX_DOMAIN
 from checker.errors import EvaluationError, StateError
 from checker.loader import load_model
-from checker.model import Batch, Model, ReadSet, expansion, readsets
+from checker.model import Batch, Model, ReadSet, dedupe, readsets
 from checker.values import fast
 from checker.values import kinds as K
 from checker.values.encoding import encode, fingerprint
@@ -31,7 +31,7 @@ TWINS = {
     "forget_encodings",
     "conforms",
     "successors",
-    "candidates",
+    "dedupe",
     "holds",
     "changed",
     "read_sets_of",
@@ -565,16 +565,16 @@ ITEMS = st.lists(
 @in_c
 @settings(max_examples=300, deadline=None)
 @given(ITEMS, st.sets(st.integers(0, 5)), st.integers(0, 3), st.integers(0, 100), st.data())
-def test_candidates(successors, seen, start, offset, data):
+def test_dedupe(successors, seen, start, offset, data):
     """Both give the same candidates; a successor that is the parent itself is never one."""
-    assert expansion.candidates is pair("candidates")[0]
+    assert dedupe.dedupe is pair("dedupe")[0]
     parent = data.draw(st.sampled_from([None, *successors]))
     results = []
-    for function in pair("candidates"):
-        met, found, positions = set(seen), [], []
-        stop = function(list(successors), start, met, found, positions, offset, parent)
-        results.append((stop, met, found, positions))
-        assert parent is None or all(s is not parent for s in found)
+    for function in pair("dedupe"):
+        met, candidates, positions = set(seen), [], []
+        stop = function(list(successors), start, met, candidates, positions, offset, parent)
+        results.append((stop, met, candidates, positions))
+        assert parent is None or all(s is not parent for s in candidates)
     assert results[0] == results[1]
 
 

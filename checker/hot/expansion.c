@@ -203,6 +203,15 @@ context_clear(Context *c)
 #undef CLEAR
 }
 
+/* getattr(object, name), the name interned once in *cache. */
+static PyObject *
+attribute(PyObject *object, const char *name, PyObject **cache)
+{
+    if (*cache == NULL && (*cache = PyUnicode_InternFromString(name)) == NULL)
+        return NULL;
+    return PyObject_GetAttr(object, *cache);
+}
+
 /* The context `object`'s attributes, copied to `out` (borrowed: the caller holds `object`,
  * which holds them); -1 on an error. */
 static int
@@ -215,7 +224,8 @@ context_of(PyObject *object, Context *out)
     Context c = {0};
     PyObject *value;
 #define GET(name)                                                                             \
-    if ((c.name = PyObject_GetAttrString(object, #name)) == NULL)                            \
+    static PyObject *name##_name;                                                             \
+    if ((c.name = attribute(object, #name, &name##_name)) == NULL)                            \
         goto error;
     CONTEXT_OBJECTS(GET)
 #undef GET
@@ -225,15 +235,16 @@ context_of(PyObject *object, Context *out)
     }
     if (c.identify == Py_None)
         Py_CLEAR(c.identify);
-    if ((value = PyObject_GetAttrString(object, "constrained")) == NULL)
+    static PyObject *constrained_name, *terminals_name, *slots_name;
+    if ((value = attribute(object, "constrained", &constrained_name)) == NULL)
         goto error;
     c.constrained = PyObject_IsTrue(value);
     Py_DECREF(value);
-    if ((value = PyObject_GetAttrString(object, "terminals")) == NULL)
+    if ((value = attribute(object, "terminals", &terminals_name)) == NULL)
         goto error;
     c.terminals = PyObject_IsTrue(value);
     Py_DECREF(value);
-    if ((value = PyObject_GetAttrString(object, "slots")) == NULL)
+    if ((value = attribute(object, "slots", &slots_name)) == NULL)
         goto error;
     c.slots = PyLong_AsSsize_t(value);
     Py_DECREF(value);
@@ -581,7 +592,8 @@ static int
 out_of(PyObject *batch, Out *o)
 {
 #define GET(name)                                                                             \
-    if ((o->name = PyObject_GetAttrString(batch, #name)) == NULL) {                          \
+    static PyObject *name##_name;                                                             \
+    if ((o->name = attribute(batch, #name, &name##_name)) == NULL) {                          \
         out_clear(o);                                                                         \
         return -1;                                                                            \
     }

@@ -10,8 +10,9 @@
  *   checker.values.encoding, and encoded: candidates' encodings and fingerprints.
  * - readsets.c: incremental evaluation's read sets (docs/architecture.md): holds, verdicts,
  *   read_sets_of, changed (checker.model.readsets).
- * - expansion.c: successors, one state's successors; dedupe, those not met before;
- *   expand_run, a run of states expanded (checker.model.transitions and .expansion).
+ * - expansion.c: successors, one state's successors (checker.model.transitions); dedupe,
+ *   those not met before (checker.model.dedupe); expand_run, a run of states expanded
+ *   (checker.model.expansion), reading the model's Context by name.
  * - module.c: configure (what the Python modules hand over), rename (a symmetry's renaming),
  *   the method table.
  *
@@ -35,7 +36,6 @@
 #define HOT_SHARED __attribute__((visibility("hidden")))
 #else
 #define HOT_SHARED
-
 #endif
 
 /* -- what checker.values.record and checker.values.encoding hand over (module.c) ---------- */

@@ -161,7 +161,7 @@ class Expansion:
         Runs of states take the common case in one call (`expand_run`, in C with the hot
         path); a state it cannot take (an error, a successor to freeze, a deadlock to ask
         `final` about), every state of a batch that needs more (step checks, TLC's
-        constraints, binding indexes, a recorded search) and every `recheck`-th state
+        constraints, binding indexes, a recorded search) and every `recheck_every`-th state
         (expanded twice) are expanded by `expand_state`, its Python twin, on the general
         path."""
         out = Batch(indexes, keyed is not None, bool(keyed))
@@ -291,7 +291,9 @@ def expand_state(
                 raise _Bail  # (an intended final state?)
             if general.evaluation.final(state):
                 enabled = True  # an intended final state: no deadlock
-        stepped = None if general is None else general.first_broken(state, successors_list)
+        stepped = None
+        if general is not None and general.steps is not None:
+            stepped = general.first_broken(state, successors_list)
         if seen is None:  # (the general path's: `expand`, every successor kept)
             candidates += successors_list
             positions.extend(range(total, total + len(successors_list)))
@@ -335,6 +337,10 @@ def expand_state(
                 if general is None:
                     raise
                 del encodings[first:]
+        indexes = None if general is None else general.indexes
+        if indexes is not None:  # (the general path's: each candidate's binding's index)
+            kept, domains = general.bindings, general.domains  # type: ignore[union-attr]
+            binding_index = general.transitions.binding_index  # type: ignore[union-attr]
         for k in range(first + len(state_fps), len(candidates)):
             succ, position = candidates[k], positions[k]
             try:
@@ -361,8 +367,9 @@ def expand_state(
                 fp = context.fingerprint(data)
             state_fps.append(fp)
             encodings.append(data)
-            if general is not None and general.indexes is not None:
-                general.note(state, actions[position], position - total)
+            if indexes is not None:
+                binding = kept[position - total]  # type: ignore[index]
+                indexes.append(binding_index(state, actions[position], binding, domains))
         if general is not None and general.targets is not None:
             general.record(seen, candidates, first, state_fps, successors_list, actions, total)  # type: ignore[arg-type]
     except BaseException as exc:

@@ -212,18 +212,6 @@ class General:
         """The fingerprint of a successor's view (an encoding error is the view's)."""
         return fingerprint(spec_encoded(view, "view", "view", state=succ, params={}))
 
-    def note(
-        self,
-        state: Record,
-        ai: int,
-        successor: int,
-    ) -> None:
-        """A candidate's binding index (the state's successor number `successor`)."""
-        assert self.indexes is not None and self.bindings is not None
-        binding = self.bindings[successor]
-        index = self.transitions.binding_index(state, ai, binding, self.domains)
-        self.indexes.append(index)
-
     def record(
         self,
         seen: dict[Record, Any],

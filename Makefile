@@ -8,7 +8,7 @@ DEV    := $(VENV)/.installed-dev
 .PHONY: install install-dev test-tools check test lint sanitize bench compare-tlc clean
 
 # mc alone: the local engine needs neither pyspark nor Java.
-$(STAMP): pyproject.toml setup.py checker/_hot.c
+$(STAMP): pyproject.toml setup.py $(wildcard checker/hot/*.c checker/hot/*.h)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e .

@@ -7,7 +7,7 @@ actions again. A spec that draws random numbers, reads the clock, shows `id()` o
 cannot be rebuilt. So mc asks again, and compares:
 
 - a sample of the states: every `RECHECK`-th state a process expands is expanded twice
-  (`Model.recheck`, `mc check --recheck N`; 1: every state, which doubles the cost of the
+  (`Model.recheck_every`, `mc check --recheck N`; 1: every state, which doubles the cost of the
   actions; 0: none), and the two lists of successors (actions, parameters and states, in order)
   must be equal;
 - every trace: rebuilding it asks the actions again along its states, each step must reach the

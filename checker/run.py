@@ -180,7 +180,7 @@ def check(
     engine recorded as it searched (else it searches again); the vacuity review; --strict and
     --timeout."""
     model, properties = loaded.model, loaded.properties
-    model.recheck = config.recheck
+    model.recheck_every = config.recheck
     declared = [r.name for r in model.reachables]
     witness = config.witness if config.witness in declared else None
     options = dataclasses.replace(config.options, witness=witness)

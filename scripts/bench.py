@@ -230,7 +230,7 @@ def baseline_env(rev: str) -> dict[str, str]:
         capture_output=True,
     )
     env = {**os.environ, "PYTHONPATH": str(BASELINE)}
-    if (BASELINE / "checker" / "_hot.c").exists():  # its own C hot path, built in place
+    if (BASELINE / "setup.py").exists():  # its own C hot path, built in place
         subprocess.run(
             [sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
             cwd=BASELINE,

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The C hot path (checker/_hot.c) under AddressSanitizer and UndefinedBehaviorSanitizer: build
-# it with both into build/sanitize/, then run the tests that drive it hardest (records,
-# encodings, kinds, the search with one and two workers, symmetry, random transition systems,
-# every bundled spec) with that build loaded (MC_HOT_LIBRARY, see checker/values/fast.py). Any
-# invalid memory access or undefined behaviour stops the run with the sanitizer's report.
+# The C hot path (checker/hot/*.c, the files setup.py builds) under AddressSanitizer and
+# UndefinedBehaviorSanitizer: build it with both into build/sanitize/, then run the tests that
+# drive it hardest (records, encodings, kinds, the search with one and two workers, symmetry,
+# random transition systems, every bundled spec) with that build loaded (MC_HOT_LIBRARY, see
+# checker/values/fast.py). Any invalid memory access or undefined behaviour stops the run with
+# the sanitizer's report.
 # The test files run side by side (pytest-xdist), whose processes inherit the preloads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +16,7 @@ include=$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["include"]
 library="$out/_hot$suffix"
 ${CC:-gcc} -shared -fPIC -O1 -g -fno-omit-frame-pointer \
   -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-  -I"$include" checker/_hot.c -o "$library"
+  -I"$include" checker/hot/*.c -o "$library"
 # Python itself is not built with the sanitizers: their runtimes are preloaded. Python's own
 # allocations outlive the run by design, so leaks are not reported.
 preload="$(${CC:-gcc} -print-file-name=libasan.so):$(${CC:-gcc} -print-file-name=libubsan.so)"

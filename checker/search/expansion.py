@@ -36,7 +36,7 @@ import numpy as np
 
 from checker.behaviour import Recording, predicate_value
 from checker.errors import EvaluationError, Interrupted
-from checker.model import Memo, Model
+from checker.model import Model, ReadSet
 from checker.values import fast
 from checker.values.encoding import decode_all, encode_state
 from checker.values.record import Record
@@ -212,14 +212,14 @@ class Expander:
         self.model = model
         self.recording = recording
         self.levels: dict[int, list[Record]] = {}  # level -> its live states kept here
-        # ... and their memos (docs/architecture.md), with the C hot path only: without
+        # ... and their read sets (docs/architecture.md), with the C hot path only: without
         # it the reads of spec code are not noted.
         self.incremental = incremental and fast.C
-        self.memos: dict[int, list[Memo | None]] = {}
+        self.read_sets: dict[int, list[ReadSet | None]] = {}
         self.seen: set[Record] | dict[Record, int] = {} if recording else set()
         self.fps: dict[int, list[int]] = {}  # level -> its kept states' fingerprints (recording)
-        # chunk -> (level, candidates, their fingerprints, their memos or None)
-        self.pending: dict[int, tuple[int, list[Record], array[int], list[Memo] | None]] = {}
+        # chunk -> (level, candidates, their fingerprints, their read sets or None)
+        self.pending: dict[int, tuple[int, list[Record], array[int], list[ReadSet] | None]] = {}
         # Whether `seen` holds, besides the level's states and those received encoded
         # (`received`, as met), only candidates the engine decided about and this expander
         # kept if admitted: then the next level's are those minus the level's (start_level).
@@ -247,7 +247,7 @@ class Expander:
         """Drop every state held here (after running out of memory: room to say so)."""
         self.levels.clear()
         self.fps.clear()
-        self.memos.clear()
+        self.read_sets.clear()
         self.pending.clear()
         self.forget()
 
@@ -273,7 +273,7 @@ class Expander:
         for old in [n for n in self.levels if n < level]:
             del self.levels[old]
             self.fps.pop(old, None)
-            self.memos.pop(old, None)
+            self.read_sets.pop(old, None)
         self.pending.clear()
         if request.forget and self.recording:
             self.seen = dict(zip(self.levels.get(level, ()), self.fps.get(level, ())))
@@ -282,23 +282,23 @@ class Expander:
         self.tidy = request.forget and not self.recording
 
     def admit(self, request: Admit) -> None:
-        level, candidates, fps, memos = self.pending.pop(request.chunk)
+        level, candidates, fps, read_sets = self.pending.pop(request.chunk)
         self.tidy = self.tidy and (request.keep or not request.indices)
         if request.keep:
             indices = np.frombuffer(request.indices, np.uint32).tolist()
             self.levels.setdefault(level + 1, []).extend([candidates[i] for i in indices])
             if self.recording:
                 self.fps.setdefault(level + 1, []).extend([fps[i] for i in indices])
-            if self.incremental:  # aligned with the level's states (None: no memo)
-                self.memos.setdefault(level + 1, []).extend(
-                    [None] * len(indices) if memos is None else [memos[i] for i in indices]
+            if self.incremental:  # aligned with the level's states (None: no read set)
+                self.read_sets.setdefault(level + 1, []).extend(
+                    [None] * len(indices) if read_sets is None else [read_sets[i] for i in indices]
                 )
 
     def expand(self, request: Expand) -> Expanded:
         """The successors of the batch's states (see Expanded)."""
         model = self.model
         recording = self.recording
-        memos: list[Memo | None] | None = None
+        read_sets: list[ReadSet | None] | None = None
         met: list[Any] | None = None  # what the seen set holds of `states`, if computed
         if request.blob is not None:
             states = decode_all(request.blob, request.offsets)
@@ -310,15 +310,15 @@ class Expander:
                 self.seen.update(met)  # type: ignore[union-attr]
                 if self.tidy:
                     self.received += met
-            if self.incremental:  # states that come encoded come without their memos
-                memos = [None] * len(states)
+            if self.incremental:  # states that come encoded come without their read sets
+                read_sets = [None] * len(states)
         else:
             first = request.start
             states = self.levels[request.level][first : first + request.count]
             if self.incremental:
-                kept = self.memos.get(request.level)
-                memos = kept[first : first + request.count] if kept else [None] * len(states)
-        incremental = memos is not None and request.checks
+                kept = self.read_sets.get(request.level)
+                read_sets = kept[first : first + request.count] if kept else [None] * len(states)
+        incremental = read_sets is not None and request.checks
         seen = self.seen
         if request.behind:  # what it met in later batches does not count: see the docstring
             if isinstance(seen, dict):
@@ -330,7 +330,7 @@ class Expander:
             seen,
             indexes=request.bindings and not recording,
             keyed=None if recording is None else recording.keyed,
-            memos=memos if incremental else None,
+            read_sets=read_sets if incremental else None,
         )
         if seen is not self.seen:  # (later batches come later in the level)
             self.seen.update(seen)  # type: ignore[arg-type]
@@ -339,8 +339,8 @@ class Expander:
         raised: list[int] = []
         reached: list[list[int]] = []
         if request.checks:
-            broken, raised, reached = self._verdicts(candidates, batch.memos)
-        self.pending[request.chunk] = (request.level, candidates, batch.fps, batch.memos)
+            broken, raised, reached = self._verdicts(candidates, batch.read_sets)
+        self.pending[request.chunk] = (request.level, candidates, batch.fps, batch.read_sets)
         sizes = np.fromiter(map(len, batch.encodings), np.uint64, len(batch.encodings))
         values = None
         if recording is not None:
@@ -370,29 +370,29 @@ class Expander:
         )
 
     def _verdicts(
-        self, candidates: list[Record], memos: list[Memo] | None = None
+        self, candidates: list[Record], read_sets: list[ReadSet] | None = None
     ) -> tuple[list[list[Any]], list[int], list[list[int]]]:
         """[candidate, invariant] for each candidate that violates one; the candidates on
         which an invariant or a reachability property raised (the engine raises it again if
         that candidate is new); and [candidate, property] for the first candidate that
         satisfies each wanted reachability property (the first new one is the first
-        candidate: a candidate met before was checked when it was new). With `memos`
+        candidate: a candidate met before was checked when it was new). With `read_sets`
         (incremental evaluation), the invariants that cannot have changed are not evaluated,
-        and each memo gets the candidate's own invariant masks."""
+        and each read set gets the candidate's own invariant masks."""
         broken: list[list[Any]] = []
         raised: list[int] = []
         reached: list[list[int]] = []
         model = self.model
         wanted = self.wanted
-        if memos is not None and not wanted:  # all at once (the common case)
+        if read_sets is not None and not wanted:  # all at once (the common case)
             try:
-                failing, made = model.verdicts(candidates, memos)
+                failing, made = model.verdicts(candidates, read_sets)
             except Interrupted:
                 raise
             except KeyboardInterrupt:  # the spec's own: one by one below, which says where
                 pass
             else:
-                memos[:] = made
+                read_sets[:] = made
                 for k, first in failing:
                     try:
                         broken.append([k, model.violated_at(candidates[k], first).name])
@@ -406,13 +406,13 @@ class Expander:
         new = tuple.__new__  # (a NamedTuple's own __new__ and _replace are Python code)
         for k, state in enumerate(candidates):
             try:
-                if memos is None:
+                if read_sets is None:
                     invariant = violated(state)
                 else:
                     masks = bytearray(size)
-                    memo = memos[k]
-                    invariant = incrementally(state, memo, masks)
-                    memos[k] = new(Memo, (memo.parent, memo.changed, bytes(masks)))
+                    read_set = read_sets[k]
+                    invariant = incrementally(state, read_set, masks)
+                    read_sets[k] = new(ReadSet, (read_set.guards, read_set.changed, bytes(masks)))
                 got = model.reached(state, wanted) if wanted else ()
             except EvaluationError:
                 raised.append(k)

@@ -1,4 +1,4 @@
-"""The one seam between mc's Python and its C hot path (checker/_hot.c, built as the extension
+"""The one seam between mc's Python and its C hot path (checker/hot/, built as the extension
 `checker._hot` when mc is installed): the only module that imports it.
 
 Every function with a C version is written once in Python too, as its twin, in the module it
@@ -17,14 +17,14 @@ extension from FILE (`make sanitize`'s build):
     decode_all    checker.values.encoding.decode_all_python  a part's states, sharing values
     forget_encodings  checker.values.encoding.forget_encodings_python  empties its caches
     conforms      checker.values.kinds.conforms_python    whether a value is of its kind
-    successors    checker.model.successors_python         a state's successors, in order
-    candidates    checker.model.candidates_python         the successors not met before
-    holds         checker.model.holds_python              the first predicate that fails
-    changed       checker.model.changed_python            the variables a step changed
-    memos_of      checker.model.memos_of_python           a parent's candidates' memos
-    verdicts      checker.model.verdicts_python           the invariants on a part's candidates
+    successors    checker.model.transitions.successors_python  a state's successors, in order
+    dedupe        checker.model.dedupe.dedupe_python          the successors not met before
+    holds         checker.model.readsets.holds_python         the first predicate that fails
+    changed       checker.model.readsets.changed_python       the variables a step changed
+    read_sets_of  checker.model.readsets.read_sets_of_python  a parent's candidates' read sets
+    verdicts      checker.model.readsets.verdicts_python      the invariants on a part's candidates
     encoded       checker.values.encoding.encoded_python  candidates' encodings, fingerprints
-    expand_run    checker.model.expand_run_python         expand_batch's common case, a run
+    expand_run    checker.model.expansion.expand_run_python   expand_batch's common case, a run
     rename        checker.symmetry.rename_python          values renamed by a Permutation
 
 Records are built on the extension's types when it is loaded (`RecordBase`, `RecordType`, and

@@ -12,11 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker import Record, Spec, action, terminal
-from checker import model as models
 from checker.compiled import MAX_DOMAIN
 from checker.errors import EvaluationError, StateError
 from checker.loader import load_model
-from checker.model import Memo, Model
+from checker.model import Batch, Model, ReadSet, dedupe, readsets
 from checker.values import fast
 from checker.values import kinds as K
 from checker.values.encoding import encode, fingerprint
@@ -32,10 +31,10 @@ TWINS = {
     "forget_encodings",
     "conforms",
     "successors",
-    "candidates",
+    "dedupe",
     "holds",
     "changed",
-    "memos_of",
+    "read_sets_of",
     "verdicts",
     "encoded",
     "expand_run",
@@ -517,18 +516,7 @@ def _successors(name: str, model: Model, state: Record, recording: bool):
     actions: list = []
     bindings: list | None = [] if recording else None
     try:
-        enabled = function(
-            model._plan,
-            state,
-            states,
-            actions,
-            bindings,
-            model._add,
-            model._reraise,
-            model._constrained,
-            model.kinds,
-            model._kind_error,
-        )
+        enabled = function(model.context(), state, states, actions, bindings)
     except EvaluationError as exc:
         return "raised", str(exc)
     return enabled, [encode(t) for t in states], actions, bindings
@@ -577,16 +565,16 @@ ITEMS = st.lists(
 @in_c
 @settings(max_examples=300, deadline=None)
 @given(ITEMS, st.sets(st.integers(0, 5)), st.integers(0, 3), st.integers(0, 100), st.data())
-def test_candidates(successors, seen, start, offset, data):
+def test_dedupe(successors, seen, start, offset, data):
     """Both give the same candidates; a successor that is the parent itself is never one."""
-    assert models.candidates is pair("candidates")[0]
+    assert dedupe.dedupe is pair("dedupe")[0]
     parent = data.draw(st.sampled_from([None, *successors]))
     results = []
-    for function in pair("candidates"):
-        met, found, positions = set(seen), [], []
-        stop = function(list(successors), start, met, found, positions, offset, parent)
-        results.append((stop, met, found, positions))
-        assert parent is None or all(s is not parent for s in found)
+    for function in pair("dedupe"):
+        met, candidates, positions = set(seen), [], []
+        stop = function(list(successors), start, met, candidates, positions, offset, parent)
+        results.append((stop, met, candidates, positions))
+        assert parent is None or all(s is not parent for s in candidates)
     assert results[0] == results[1]
 
 
@@ -641,8 +629,8 @@ def test_holds(before, after):
 @in_c
 @settings(max_examples=200, deadline=None)
 @given(FIELDS, st.lists(FIELDS, max_size=4), st.integers(0, 4))
-def test_memos_of(before, afters, start):
-    """Each state's Memo from `start` on: the parent's masks, the variables the step changed
+def test_read_sets_of(before, afters, start):
+    """Each state's ReadSet from `start` on: the parent's masks, the variables the step changed
     (as `changed` says), the parent's invariants' masks."""
     parent = Record(**{k: (v,) for k, v in before.items()})
     states = []
@@ -650,20 +638,20 @@ def test_memos_of(before, afters, start):
         new = {k: (v,) for k, v in after.items() if v != before[k]}
         states.append(parent.replace(**new) if new else parent)
     changed = pair("changed")[0]
-    expected = [Memo(b"m", changed(parent, s), None) for s in states[start:]]
-    for function in pair("memos_of"):
-        out: list[Memo] = [Memo(b"", 0, b"x")]
-        function(Memo, parent, states, start, b"m", None, out)
-        assert out[1:] == expected and all(type(m) is Memo for m in out)
-        assert out[0] == Memo(b"", 0, b"x")
+    expected = [ReadSet(b"m", changed(parent, s), None) for s in states[start:]]
+    for function in pair("read_sets_of"):
+        out: list[ReadSet] = [ReadSet(b"", 0, b"x")]
+        function(ReadSet, parent, states, start, b"m", None, out)
+        assert out[1:] == expected and all(type(m) is ReadSet for m in out)
+        assert out[0] == ReadSet(b"", 0, b"x")
 
 
 @in_c
 @settings(max_examples=200, deadline=None)
 @given(FIELDS, st.lists(FIELDS, max_size=4))
 def test_verdicts(before, afters):
-    """`holds` on each state with its memo: the [index, predicate] of each failure, and new
-    memos with each state's own invariants' masks (C's are those holds() notes); the memos
+    """`holds` on each state with its read set: the [index, predicate] of each failure, and new
+    read sets with each state's own invariants' masks (C's are those holds() notes); the read_sets
     given are left as they were."""
     predicates = (_reads_b_if_a, _reads_c)
     parent = Record(**before)
@@ -674,8 +662,10 @@ def test_verdicts(before, afters):
         new = {k: v for k, v in after.items() if v != before[k]}
         states.append(parent.replace(**new) if new else parent)
     changed = pair("changed")[0]
-    memos = [Memo(b"p", changed(parent, s), None if parent_failed else bytes(held)) for s in states]
-    given = list(memos)
+    read_sets = [
+        ReadSet(b"p", changed(parent, s), None if parent_failed else bytes(held)) for s in states
+    ]
+    given = list(read_sets)
     native, twin = pair("verdicts")
     expected = []
     for k, s in enumerate(states):
@@ -683,14 +673,14 @@ def test_verdicts(before, afters):
         if failed:
             expected.append([k, failed[0]])
     for function in (native, twin):
-        failing, made = function(predicates, states, memos, Memo)
-        assert failing == expected and memos == given
-        assert [(m.parent, m.changed) for m in made] == [(m.parent, m.changed) for m in memos]
-        assert all(type(m) is Memo for m in made)
-    _, made = native(predicates, states, memos, Memo)
-    for s, memo, mine in zip(states, memos, made, strict=True):  # C: holds() on each
+        failing, made = function(predicates, states, read_sets, ReadSet)
+        assert failing == expected and read_sets == given
+        assert [(m.guards, m.changed) for m in made] == [(m.guards, m.changed) for m in read_sets]
+        assert all(type(m) is ReadSet for m in made)
+    _, made = native(predicates, states, read_sets, ReadSet)
+    for s, read_set, mine in zip(states, read_sets, made, strict=True):  # C: holds() on each
         masks = bytearray(16)
-        pair("holds")[0](predicates, s, memo.invariants, memo.changed, masks)
+        pair("holds")[0](predicates, s, read_set.invariants, read_set.changed, masks)
         assert mine.invariants == bytes(masks)
 
 
@@ -760,47 +750,46 @@ def test_expand_run(xs, met, with_memos, ends, fingerprinted, constrained, data)
     def within(s):
         return s.y != 2
 
-    def memo_of(state):
-        """A memo as the engine keeps one: the masks of a parent's guards, what changed."""
+    def read_set_of(state):
+        """A read set as the engine keeps one: the masks of a parent's guards, what changed."""
         parent = Record(x=max(state.x - 1, 0), y=state.y, log=())
         masks, out, acts = bytearray(8 * model.slots), [], []
         try:
             model.successors(parent, out, acts, None, None, 0, masks)
-        except EvaluationError:  # (a parent that raises has no memo to give)
+        except EvaluationError:  # (a parent that raises has no read set to give)
             return None
-        return Memo(bytes(masks), models.changed_variables(parent, state), None)
+        return ReadSet(bytes(masks), readsets.changed(parent, state), None)
 
     states = [Record(x=x, y=y, log=()) for x, y in xs]
     start = data.draw(st.integers(0, len(states)))
     stop = data.draw(st.integers(start, len(states) + 1))
-    memos = None
+    read_sets = None
     if with_memos:
-        memos = [memo_of(s) if data.draw(st.booleans()) else None for s in states]
+        read_sets = [read_set_of(s) if data.draw(st.booleans()) else None for s in states]
     results = []
     for function in pair("expand_run"):
         seen = {Record(x=x, y=y, log=()) for x, y in met}
-        successors: list[Record] = []
-        actions = [9] * 3  # (three successors of earlier states in the batch)
-        call = (
-            model._plan, None, successors, actions, None, model._add, model._reraise,
-            model._constrained, model.kinds, model._kind_error,
-        )  # fmt: skip
-        found, positions, encodings = [], [], []
-        made: list[Memo] = []
-        counts, stuck, fps = bytearray(), bytearray(), bytearray()
-        views: list[Record] = []
+        batch = Batch(False, False)
+        batch.actions += [9] * 3  # (three successors of earlier states in the batch)
+        if with_memos:
+            batch.read_sets = []
         if by_view:
             seen = {freeze(view_of(s)) for s in seen if (s.x, s.y) != (6, 1)}
+        context = model.context()._replace(
+            terminals=ends,
+            within=within if constrained else None,
+            view=view_of if by_view else None,
+            redo=(Exception,) if by_view else (EvaluationError,),
+            identify=identify if fingerprinted == "identify" else None,
+        )
         try:
-            got: int | str = function(
-                call, states, start, stop, memos, seen, Memo, fingerprint, found, positions,
-                encodings, made if with_memos else None, counts, stuck, fps, model.slots, ends,
-                (StateError,), within if constrained else None, view_of if by_view else None,
-                views, (Exception,) if by_view else (EvaluationError,),
-                identify if fingerprinted == "identify" else None,
-            )  # fmt: skip
+            got: int | str = function(context, batch, states, start, stop, read_sets, seen)
         except EvaluationError as exc:
             got = exc.message
+        successors, actions, views = batch.successors, batch.actions, batch.views
+        found, positions, encodings = batch.candidates, batch.positions, batch.encodings
+        made = batch.read_sets or []
+        counts, stuck, fps = batch.run_counts, batch.stuck, batch.run_fps
         assert successors == []
         assert len(views) == (len(found) if by_view else 0)
         results.append(

@@ -1,0 +1,208 @@
+/* checker._hot: the engine's hot path in C, with the same behaviour as the Python twins it
+ * replaces. checker.values.fast is the one module importing it. Its files, by job (setup.py
+ * builds them into one extension; this header is what they share):
+ *
+ * - records.c: RecordBase, the tuple type every Record shape derives from (`replace`, the
+ *   mapping API, a kept hash), RecordType (Record(...)), the fields that note reads;
+ *   new, put, take, without: building records and tuples (checker.values.record).
+ * - kinds.c: conforms, whether a value is of its kind (checker.values.kinds).
+ * - codec.c: encode, encode_state, decode, decode_all, the canonical msgpack bytes of
+ *   checker.values.encoding, and encoded: candidates' encodings and fingerprints.
+ * - readsets.c: incremental evaluation's read sets (docs/architecture.md): holds, verdicts,
+ *   read_sets_of, changed (checker.model.readsets).
+ * - expansion.c: successors, one state's successors (checker.model.transitions); dedupe,
+ *   those not met before (checker.model.dedupe); expand_run, a run of states expanded
+ *   (checker.model.expansion), reading the model's Context by name.
+ * - module.c: configure (what the Python modules hand over), rename (a symmetry's renaming),
+ *   the method table.
+ *
+ * The Python modules hand over what this module needs (their types, sets and fallbacks) with
+ * configure(...) when they are imported (checker.values.fast.configure_records).
+ * MC_PURE_PYTHON=1 keeps the module from being used.
+ */
+#ifndef MC_HOT_H
+#define MC_HOT_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <structmember.h>
+
+/* What the files share stays inside the extension: hidden, so that calls between them are
+ * direct (no lookup through the symbol table) and no name leaks out of the module. */
+#if defined(__GNUC__) || defined(__clang__)
+#define HOT_SHARED __attribute__((visibility("hidden")))
+#else
+#define HOT_SHARED
+#endif
+
+/* -- what checker.values.record and checker.values.encoding hand over (module.c) ---------- */
+
+HOT_SHARED extern PyObject *FROZEN;      /* set of types replace() and put() take as they are */
+HOT_SHARED extern PyObject *ATOMS;       /* set of types Record() takes as they are */
+HOT_SHARED extern PyObject *FREEZE;      /* checker.values.record.freeze */
+/* checker.values.record._raise_unknown(record, changes): raises */
+HOT_SHARED extern PyObject *UNKNOWN;
+HOT_SHARED extern PyObject *PUT_SLOW;    /* checker.values.record.put_python (records and maps) */
+HOT_SHARED extern PyObject *STATE_ERROR; /* checker.values.record.StateError */
+/* checker.values.record._no_field(record, name): AttributeError */
+HOT_SHARED extern PyObject *NO_FIELD;
+/* checker.values.record.without_python (maps, anything else) */
+HOT_SHARED extern PyObject *WITHOUT_SLOW;
+/* checker.values.record.drop_plan(shape, keys) -> (shape, indices) */
+HOT_SHARED extern PyObject *DROP_PLAN;
+HOT_SHARED extern PyTypeObject *MAP;     /* checker.values.record.Map */
+HOT_SHARED extern PyObject *STR_INDEX;   /* "_index" */
+HOT_SHARED extern PyObject *STR_KEYS;    /* "_keys" */
+HOT_SHARED extern PyObject *STR_BINDINGS; /* "bindings" */
+HOT_SHARED extern PyObject *STR_ORDERED;  /* "ordered" */
+HOT_SHARED extern PyObject *STR_DOMAIN_FAILED; /* "domain_failed" */
+
+/* -- reads: which variables spec code reads ------------------------------------------------
+ *
+ * While a guard or an invariant runs on a state, the engine notes which of the state's
+ * variables it reads (docs/architecture.md): each variable is a bit of READS (bit i - 1
+ * for the record's item i; the variables from the 63rd on share bit 62), and bit 63 says
+ * "disabled" or "held" in the masks the engine keeps. Only records of the state's shape,
+ * TRACKED, are noted: a field read through `s.name`, `s["name"]` or `s.get("name")` sets its
+ * bit; anything that reads every field (values(), items(), ==, <, hash, encode) sets them
+ * all. Reading a variable of another state of the same shape counts too: more bits only make
+ * the engine re-evaluate more often. */
+
+/* the states' shape while spec code is watched, else NULL */
+HOT_SHARED extern PyTypeObject *TRACKED;
+HOT_SHARED extern uint64_t READS; /* the variables read since the engine last cleared it */
+#define READ_ALL (~(uint64_t)0 >> 1)
+#define MARK ((uint64_t)1 << 63) /* in a kept mask: disabled (an action), held (an invariant) */
+
+static inline uint64_t
+bit_of(Py_ssize_t index) /* index: the item's position, from 1 */
+{
+    return (uint64_t)1 << (index - 1 < 62 ? index - 1 : 62);
+}
+
+static inline void
+read_all(PyObject *record)
+{
+    if (Py_TYPE(record) == TRACKED)
+        READS = READ_ALL;
+}
+
+/* The slots of a cache by identity filled since it was last emptied (forget_encodings, at
+ * the end of each search), so that emptying it costs what the search put there, not a walk
+ * over every slot (0.7 M instructions, 7 % of die_hard's search). Past FILLED_MAX of them,
+ * every slot is walked. */
+#define FILLED_MAX 4096
+typedef struct {
+    Py_ssize_t count;
+    uint32_t at[FILLED_MAX];
+} Filled;
+
+static inline void
+note_filled(Filled *filled, Py_ssize_t index)
+{
+    if (filled->count < FILLED_MAX)
+        filled->at[filled->count] = (uint32_t)index;
+    filled->count++;
+}
+
+/* A small int's value (a kind's tag, an action's arity: read for every value checked), without
+ * PyLong_AsLong's general path where the layout of ints is known. */
+static inline long
+small_long(PyObject *v)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyLong_CheckExact(v)) {
+        Py_ssize_t size = Py_SIZE(v);
+        if (size == 0)
+            return 0;
+        if (size == 1)
+            return (long)((PyLongObject *)v)->ob_digit[0];
+    }
+#endif
+    return PyLong_AsLong(v);
+}
+
+/* Incremental evaluation (docs/architecture.md): `before` has, per slot (an action's
+ * binding from a fixed domain, in the plan's order), the parent's mask: MARK and the variables
+ * the binding's guard read if it was disabled there, else 0; `changed` the variables that
+ * differ between the parent and this state. A binding disabled in the parent whose guard read
+ * none of the changed variables computes the same here: it is disabled, and not called. `out`
+ * gets this state's masks. */
+static inline int
+still_disabled(const char *before, uint64_t changed, char *out, Py_ssize_t slot)
+{
+    uint64_t was = 0;
+    if (before != NULL)
+        memcpy(&was, before + 8 * slot, 8);
+    if (!(was & MARK) || (was & changed))
+        return 0;
+    memcpy(out + 8 * slot, &was, 8);
+    return 1;
+}
+
+static inline void
+note_reads(char *out, Py_ssize_t slot, PyObject *result)
+{
+    int disabled = result == Py_None || (result != NULL && PyList_CheckExact(result) &&
+                                         PyList_GET_SIZE(result) == 0);
+    uint64_t mask = disabled ? (READS | MARK) : 0;
+    memcpy(out + 8 * slot, &mask, 8);
+}
+
+
+/* -- what the files call of each other (each file's own, in its order) ------------------  */
+
+HOT_SHARED extern PyTypeObject RecordBase, RecordType, FieldType; /* records.c */
+HOT_SHARED void forget_hashes(void);  /* records.c */
+HOT_SHARED void forget_orders(void);  /* expansion.c */
+
+/* records.c */
+HOT_SHARED PyObject *hot_field(PyObject *module, PyObject *args);
+HOT_SHARED PyObject *hot_take(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED PyObject *hot_without(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED PyObject *hot_factory(PyObject *module, PyObject *args);
+HOT_SHARED PyObject *hot_maker(PyObject *module, PyObject *args);
+HOT_SHARED PyObject *hot_new(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED PyObject *hot_put(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED PyObject *shared_keys(PyObject *tuple);
+HOT_SHARED PyObject *shaped(PyTypeObject *shape, Py_ssize_t n);
+HOT_SHARED PyObject *frozen(PyObject *value, PyObject *kinds);
+
+/* kinds.c */
+HOT_SHARED PyObject *hot_conforms(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED int kind_ok(PyObject *value, PyObject *old, PyObject *kind);
+
+/* codec.c */
+HOT_SHARED PyObject *hot_forget_encodings(PyObject *module, PyObject *unused);
+HOT_SHARED PyObject *hot_encode_state(PyObject *module, PyObject *state);
+HOT_SHARED PyObject *hot_encoded(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED PyObject *hot_encode(PyObject *module, PyObject *value);
+HOT_SHARED PyObject *hot_decode(PyObject *module, PyObject *data);
+HOT_SHARED PyObject *hot_decode_all(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED PyObject *hot_decoding(PyObject *module, PyObject *args);
+HOT_SHARED int encode_into(PyObject *module, PyObject *states, Py_ssize_t start,
+                           Py_ssize_t count, PyObject *fingerprint, PyObject *encodings,
+                           PyObject *views, PyObject *identify, uint64_t *out);
+
+/* readsets.c */
+HOT_SHARED PyObject *hot_holds(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED PyObject *hot_verdicts(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED PyObject *hot_read_sets_of(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED PyObject *hot_changed(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED int read_set_type_ok(PyObject *type);
+HOT_SHARED int append_read_sets(PyTypeObject *type, PyObject *parent, PyObject *states,
+                                Py_ssize_t start, PyObject *masks, PyObject *held, PyObject *out);
+
+/* expansion.c */
+HOT_SHARED PyObject *hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED PyObject *hot_dedupe(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED PyObject *hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
+/* module.c */
+HOT_SHARED PyObject *hot_rename(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED PyObject *hot_configure(PyObject *module, PyObject *args);
+
+#endif

@@ -1,0 +1,32 @@
+"""The Context: what the C hot path reads of a model (checker/hot/expansion.c reads it by
+name, and keeps the attributes of the last one it met), made once per model and kind of batch
+(checker.model.core.Model.context)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from checker.values import kinds
+from checker.values.record import Record
+
+
+class Context(NamedTuple):
+    """What `successors` and `expand_run` need of a model (C reads it by name: see
+    checker/hot/expansion.c), made once per model and kind of batch, never changed."""
+
+    plan: tuple[Any, ...]  # CompiledSpec.plan
+    add: Callable[..., bool]  # a result that is not one successor of the state's shape
+    reraise: Callable[..., None]  # what an action raised
+    constrained: bool  # whether there are action constraints
+    kinds: kinds.Kind | None  # the states' kind
+    kind_error: Callable[..., None]  # a successor whose variables are not of their kinds
+    read_set: type  # ReadSet
+    fingerprint: Callable[[bytes], int]
+    slots: int  # the guards' masks: one per action binding of a fixed domain
+    terminals: bool  # whether a state without successors may be an intended final state
+    bail: tuple[type[BaseException], ...]  # the errors that send a state to the general path
+    within: Callable[[Record], bool] | None  # inside the state constraints (None: no constraint)
+    view: Callable[[Record], Any] | None  # met by their views: the spec's view
+    redo: tuple[type[BaseException], ...]  # the errors of `view`, `identify` that send it there
+    identify: Callable[[Record, bytes], int] | None  # a candidate's fingerprint, from its encoding

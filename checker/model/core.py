@@ -1,0 +1,242 @@
+"""The Model: a compiled spec bound for the engines (no Kafka, no printing, just states and
+transitions), made of three parts it holds: its evaluation (checker.model.evaluation), its
+identity of states (checker.model.identity) and its expansion (checker.model.transitions, one
+state's successors, and checker.model.expansion, a batch of states expanded)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from checker import determinism
+from checker.compiled import CompiledSpec
+from checker.errors import OUTSIDE, EvaluationError, SpecError, StateError, raised
+from checker.model.checked import as_list, spec_encoded, variables_differ
+from checker.model.context import Context
+from checker.model.evaluation import Evaluation
+from checker.model.expansion import ROOT, Expansion, Successor
+from checker.model.identity import Identity
+from checker.model.readsets import ReadSet
+from checker.model.transitions import Transitions
+from checker.result import CheckResult, Step
+from checker.spec import Spec
+from checker.steps import Refines, StepCheck, StepChecks
+from checker.values import kinds
+from checker.values.encoding import MAX_DEPTH, NESTED, deeper_than, fingerprint
+from checker.values.record import Map, Record
+
+
+class Model:
+    """The engines' view of a spec: no Kafka, no printing, just states and transitions."""
+
+    def __init__(
+        self,
+        spec: Spec,
+        path: str = "",
+        invariants: Sequence[str] | None = None,
+        symmetry: bool = True,
+        view: bool = True,
+    ):
+        """`symmetry=False` ignores the symmetry the spec declares (`mc check --no-symmetry`),
+        `view=False` its view (`--no-view`)."""
+        self.compiled = compiled = CompiledSpec(spec, path, invariants, symmetry, view)
+        # What the engines read of the compiled spec, as the model's own attributes (one
+        # lookup on the hot paths; a test may narrow them, e.g. drop the reachables).
+        self.spec, self.path, self.name = compiled.spec, compiled.path, compiled.name
+        self.constants = compiled.constants
+        self.actions = compiled.actions
+        self.invariants = compiled.invariants
+        self.reachables = compiled.reachables
+        self.terminals = compiled.terminals
+        self.constraints = compiled.constraints
+        self.action_constraints = compiled.action_constraints
+        self.exclusions = compiled.exclusions
+        checks = [StepCheck(p.name, p.fn, f"[][{p.name}]") for p in compiled.step_properties]
+        where = path or compiled.name
+        checks += [Refines(n, spec, r, Model, where) for n, r in compiled.refinements]
+        # The checks of every step (None: the spec declares none, and steps cost nothing).
+        self.steps = StepChecks(checks) if checks else None
+        self.view = compiled.view
+        self.symmetry = compiled.symmetry
+        self.reduces = compiled.reduces
+        # With a view (and no symmetry), the expanders meet states by their views: a successor
+        # whose view is that of a state met before has its fingerprint, so the search would
+        # find it known; it is dropped before it is encoded or checked (docs/architecture.md).
+        # (Not with TLC's constraints, which drop some candidates before their fingerprints.)
+        self.by_view = self.view is not None and self.symmetry is None and not self.exclusions
+        self._plan = compiled.plan
+        self._constrained = bool(compiled.action_constraints)
+        # Incremental evaluation's masks: one per action binding of a fixed domain (arity 0:
+        # one), in the plan's order, as checker._hot counts them.
+        self.slots = sum(
+            1 if arity == 0 else len(static) if static is not None else 0
+            for _, _, arity, static, _, _ in compiled.plan
+        )
+        self._contexts: dict[tuple[bool, bool], Context] = {}  # (by view, identified) -> one
+        # The states' kind (checker.values.kinds), from the initial states and the declared types:
+        # known once the initial states are.
+        self._kinds: kinds.Kind | None = None
+        self._initial: list[Record] | None = None
+        # Every `recheck_every`-th state this process expands is expanded twice, and the two
+        # answers compared (checker.determinism; 0: none), from the first one on.
+        self.recheck_every = determinism.RECHECK
+        # The parts (docs/architecture.md), and the methods of theirs that the engines call,
+        # as the model's own (bound once: one lookup on the hot paths).
+        self.evaluation = evaluation = Evaluation(self)
+        self.identity = identity = Identity(self)
+        self.transitions = transitions = Transitions(self, evaluation)
+        self.expansion = expansion = Expansion(self, evaluation, identity, transitions)
+        self.within_constraints = evaluation.within_constraints
+        self.excluded = evaluation.excluded
+        self.final = evaluation.final
+        self.reached = evaluation.reached
+        self.violated = evaluation.violated
+        self.violated_incrementally = evaluation.violated_incrementally
+        self.verdicts = evaluation.verdicts
+        self.violated_at = evaluation.violated_at
+        self.fingerprint_of = identity.fingerprint_of
+        self.view_of = identity.view_of
+        self.met = identity.met
+        self.successors = transitions.successors
+        self.fire = transitions.fire
+        self.describe_step = transitions.describe_step
+        self.binding_index = transitions.binding_index
+        self.expand = expansion.expand
+        self.expand_batch = expansion.expand_batch
+        self.step_of = expansion.step_of
+
+    @property
+    def kinds(self) -> kinds.Kind:
+        """The kind of the states (a RECORD kind: each variable's kind), from the initial
+        states and the spec's `types`."""
+        if self._kinds is None:
+            self.initial_states()
+        assert self._kinds is not None
+        return self._kinds
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy sent to Spark executors travels without the driver's fingerprint cache (see
+        Identity) nor the states' kind, which names the shapes (classes) of this process: an
+        executor infers it again, from its own initial states."""
+        return {**self.__dict__, "_kinds": None, "_initial": None, "_contexts": {}}
+
+    def context(self, by_view: bool = False, identified: bool = False) -> Context:
+        """The Context of `successors` and of expand_run for batches met by their views, or
+        whose candidates' fingerprints are `fingerprint_of` (`identified`), made once."""
+        key = (by_view, identified)
+        made = self._contexts.get(key)
+        if made is None:
+            transitions = self.transitions
+            made = self._contexts[key] = Context(
+                self._plan,
+                transitions.add,
+                transitions.reraise,
+                self._constrained,
+                self.kinds,
+                transitions.kind_error,
+                ReadSet,
+                fingerprint,
+                self.slots,
+                bool(self.terminals),
+                (StateError,),
+                self.evaluation.within_constraints if self.constraints else None,
+                # (the spec's view itself: any error of it is said by the general path)
+                self.view if by_view else None,
+                (Exception,) if by_view else (EvaluationError,),
+                self.identity.fingerprint_of if identified else None,
+            )
+        return made
+
+    def new_result(self) -> CheckResult:
+        """An empty result for a check of this model, for an engine to fill in."""
+        return CheckResult(
+            spec=self.path,
+            spec_name=self.name,
+            constants=dict(self.constants),
+            invariants=[inv.name for inv in self.invariants],
+            constraints=[c.name for c in self.constraints + self.exclusions],
+            action_constraints=[c.name for c in self.action_constraints],
+            view=self.view is not None,
+            symmetry=None if self.symmetry is None else self.symmetry.describe(),
+            reachable=[r.name for r in self.reachables],
+            step_properties={} if self.steps is None else self.steps.formulas(),
+        )
+
+    # -- states ----------------------------------------------------------------------------
+
+    def initial_states(self) -> list[Record]:
+        if self._initial is not None:
+            return list(self._initial)
+        try:
+            result = self.spec.init()
+        except NotImplementedError:
+            raise SpecError(f"{self.name} has no initial state: define init(self)") from None
+        except OUTSIDE:
+            raise
+        except BaseException as exc:
+            raise EvaluationError("init", "init", raised(exc), cause=exc) from exc
+        states = [result] if isinstance(result, Record) else as_list(result)
+        if states is None or not all(isinstance(s, Record) for s in states):
+            raise EvaluationError(
+                "init", "init", f"must return a Record or a list of Records, not {result!r}"
+            )
+        if not states:
+            raise SpecError(f"{self.name}.init() returned no initial state")
+        if any(isinstance(s, Map) for s in states):
+            raise EvaluationError(
+                "init", "init", "a state's variables must be names (identifiers), not map keys"
+            )
+        for other in states[1:]:
+            if other.keys() != states[0].keys():
+                differ = variables_differ(other, states[0])
+                message = f"returned initial states with different variables: one {differ}"
+                raise EvaluationError("init", "init", message)
+        if any(deeper_than(s, MAX_DEPTH) for s in states):
+            raise EvaluationError("init", "init", f"built a state that cannot be encoded: {NESTED}")
+        declared = self.compiled.declared_types
+        unknown = [n for n in declared if n not in states[0]]
+        if unknown:
+            names = [str(k) for k in states[0]]
+            close = difflib.get_close_matches(unknown[0], names, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise SpecError(
+                f"{self.path or self.name}: {self.name} declares the type of {unknown[0]!r},"
+                f" which is not a variable of its states (variables: {', '.join(names)}){hint}"
+            )
+        kind, why = kinds.state_kind(states, declared)
+        if kind is None:
+            raise EvaluationError("init", "init", f"returned states that mc cannot type: {why}")
+        self._kinds = kind
+        self._initial = states
+        return list(states)
+
+    def initial(self) -> list[Successor]:
+        """The initial states, encoded and fingerprinted (action ROOT, binding = init index)."""
+        out = []
+        for index, state in enumerate(self.initial_states()):
+            data = spec_encoded(state, "init", "init", state=None, params={})
+            out.append(Successor(ROOT, index, state, data, self.fingerprint_of(state, data)))
+        return out
+
+    def settle_reachability(
+        self,
+        result: CheckResult,
+        reached: dict[str, tuple[Any, int]],
+        witness: str | None,
+        trace_to: Callable[[Any], list[Step]],
+    ) -> None:
+        """After a search that ended by itself (`result.verdict` ok, or any verdict it
+        stopped at): record where each reachability property was first reached (`reached`:
+        name -> (the engine's reference to the state, its depth)); if the search was complete
+        and one was never reached, that is a violation; else the shortest example of
+        `witness` becomes the trace (`trace_to` rebuilds it from the reference)."""
+        result.reached = {r.name: reached[r.name][1] for r in self.reachables if r.name in reached}
+        if result.verdict != "ok":
+            return
+        result.unreached = [r.name for r in self.reachables if r.name not in reached]
+        if result.unreached:
+            result.verdict = "violation"
+        elif witness is not None:
+            result.trace = trace_to(reached[witness][0])
+            result.witness = witness

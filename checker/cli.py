@@ -23,6 +23,7 @@ from checker import (
     run,
     simulation,
 )
+from checker.ablation import Settings
 from checker.errors import ConfigError, EvaluationError, ExitCode, McError
 from checker.reports import outputs
 from checker.reports.graph import DEFAULT_MAX_STATES
@@ -332,9 +333,17 @@ def _given(ctx: click.Context) -> set[str]:
 @click.option(
     "--workers",
     type=click.IntRange(min=1),
-    default=os.cpu_count() or 1,
-    show_default="the CPUs",
+    show_default="the CPUs this process may use, within its cgroup's CPU quota",
     help="Rows checked side by side, each in its own process (same table for any number).",
+)
+@click.option(
+    "--memory",
+    type=click.IntRange(min=1),
+    metavar="MIB",
+    show_default="half of this machine's memory",
+    help="The rows' resident memory, summed: a row starts only while the running ones leave"
+    " it a share (MIB / --workers), and when they go over it the largest is killed (its cells:"
+    " out of memory, exit 153).",
 )
 @click.option(
     "--engine",
@@ -362,7 +371,8 @@ def ablate_command(
     no_deadlock: bool,
     timeout: float | None,
     max_states: int | None,
-    workers: int,
+    workers: int | None,
+    memory: int | None,
     engine: str,
     master: str | None,
     remote: str | None,
@@ -375,15 +385,9 @@ def ablate_command(
     each cell "holds" or the length of the shortest counterexample. A rule whose removal
     breaks nothing is flagged. Exit code: that of the checks with every rule on (0: all held).
     """
-    if workers > 1 and engine != "local":
-        if click.get_current_context().get_parameter_source("workers") != (
-            click.core.ParameterSource.DEFAULT
-        ):
-            raise ConfigError("--workers is for --engine local (Spark has its own executors)")
-        workers = 1
-    from checker import ablate  # its processes and liveness: only for mc ablate
-
-    settings = ablate.Settings(not no_deadlock, not no_liveness, timeout, max_states)
+    if engine != "local" and (workers or 1) > 1:
+        raise ConfigError("--workers is for --engine local (Spark has its own executors)")
+    settings = Settings(not no_deadlock, not no_liveness, timeout, max_states)
     spark_session = run.Config(
         engine=engine, master=master, remote=remote, spark_conf=tuple(spark_conf)
     )
@@ -395,10 +399,10 @@ def ablate_command(
             pairs=pairs,
             settings=settings,
             workers=workers,
+            memory=None if memory is None else memory << 20,
             explorer=explorer,
             paths={name.removesuffix("_path"): path for name, path in paths.items()},
-            progress=progress_interval > 0,
-            echo=click.echo,
+            progress=progress_interval,
         )
 
 

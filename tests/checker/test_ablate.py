@@ -10,7 +10,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from checker import Record, Spec, action, all_rules, constant, rule
-from checker.ablate import ALL_ON, Settings, ablate
+from checker.ablate.rows import ablate
+from checker.ablation import ALL_ON, Settings
 from checker.reports import ablation as reports
 from checker.spec import all_rules_of, rules_of
 

@@ -4,6 +4,7 @@ checker.batch's; a new command is a function here that reads its options and cal
 
 from __future__ import annotations
 
+import errno
 import os
 import shlex
 import sys
@@ -557,6 +558,28 @@ def explore(
     )
 
 
+# Errors of writing standard output: its reader went away (`| head`), a full disk, ...
+_STDOUT_ERRORS = {
+    errno.EPIPE: "its reader closed it (a pipe such as `| head` or `| true`)",
+    errno.ENOSPC: "No space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EFBIG: "file too large",
+    errno.EIO: "input/output error",
+}
+
+
+def _stdout_failure(exc: BaseException | None) -> str | None:
+    """What went wrong writing standard output, if `exc` (or what it was raised from) is that.
+    click ends a command whose output pipe broke with SystemExit(1), its streams wrapped."""
+    if isinstance(exc, SystemExit) and type(sys.stdout).__name__ == "_PacifyFlushWrapper":
+        sys.stderr = sys.__stderr__
+        return _STDOUT_ERRORS[errno.EPIPE]
+    for error in (exc, getattr(exc, "__context__", None)):
+        if isinstance(error, OSError) and error.errno in _STDOUT_ERRORS:
+            return _STDOUT_ERRORS[error.errno]
+    return None
+
+
 def _stdout_lost() -> bool:
     """Whether standard output cannot take the report: closed before mc started (None), closed
     by spec code, or a pipe whose reader went away. Later writes must not fail again when
@@ -568,9 +591,13 @@ def _stdout_lost() -> bool:
             return False
         except OSError:  # the reader went away (EPIPE), or the descriptor was closed
             pass
-    # for the writes still to come, and the flush at exit
-    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (open as long as the process)
+    _drop_stdout()
     return True
+
+
+def _drop_stdout() -> None:
+    """For the writes still to come, and the flush at exit: nothing more to write."""
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (open as long as the process)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -580,21 +607,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         # the run (checker.guard)
         with guard.guarded():
             code = cli.main(args=argv, prog_name="mc", standalone_mode=False)
-    except SystemExit as exc:  # click returns its exits: this one is spec code's
+            if sys.stdout is not None and not sys.stdout.closed:
+                sys.stdout.flush()  # a full disk or a closed pipe says so now, not at exit
+    except SystemExit as exc:  # click returns its exits: this one is spec code's, or a pipe's
         if debug:
             traceback.print_exc()
-        click.echo(
-            f"mc: error: spec code ended the run with SystemExit({exc.code!r}), outside any"
-            " action or invariant that mc could name; the run proves nothing",
-            err=True,
-        )
-        code = ExitCode.EVALUATION_ERROR
-    except click.exceptions.Abort:  # Ctrl-C or SIGTERM outside a search (its own say so)
-        click.echo(
-            "mc: interrupted outside the search (loading, starting the engine or writing the"
-            " reports): no result",
-            err=True,
-        )
+        code = _stdout_failed(_stdout_failure(exc)) or _spec_exited(exc)
+    except click.exceptions.Abort as exc:  # Ctrl-C or SIGTERM outside a search (its own say so)
+        signal = str(exc.__cause__ or "") or "SIGINT"
+        click.echo(f"mc: stopped by {signal} before any result was complete: no report", err=True)
         code = ExitCode.INCOMPLETE
     except click.ClickException as exc:  # bad options: usage errors and the like
         if debug:
@@ -606,17 +627,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             traceback.print_exc()
         click.echo(f"mc: error: {exc}", err=True)
         code = exc.exit_code
-    except (AttributeError, ValueError, OSError):
-        if not _stdout_lost():
+    except (AttributeError, ValueError, OSError) as exc:
+        failure = _stdout_failure(exc)
+        if failure is None and not _stdout_lost():
             raise
         if debug:
             traceback.print_exc()
-        click.echo(
-            "mc: error: standard output is closed (by the shell with >&-, by its reader, or by spec"
-            " code): the report cannot be written; the exit code is not the verdict's",
-            err=True,
-        )
-        code = ExitCode.CONFIG_ERROR
+        code = _stdout_failed(failure) or _stdout_closed()
     except MemoryError:  # outside a search (which reports it with its counts): loading, a report
         if debug:
             traceback.print_exc()
@@ -627,3 +644,34 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         code = ExitCode.ENGINE_ERROR
     sys.exit(int(code or 0))
+
+
+def _stdout_failed(failure: str | None) -> int | None:
+    """A write to standard output that failed (`failure`: why), said on stderr: 151."""
+    if failure is None:
+        return None
+    _drop_stdout()
+    click.echo(
+        f"mc: error: standard output could not be written: {failure}; the report is cut short"
+        " and the exit code is not the verdict's",
+        err=True,
+    )
+    return int(ExitCode.CONFIG_ERROR)
+
+
+def _stdout_closed() -> int:
+    click.echo(
+        "mc: error: standard output is closed (by the shell with >&-, by its reader, or by spec"
+        " code): the report cannot be written; the exit code is not the verdict's",
+        err=True,
+    )
+    return int(ExitCode.CONFIG_ERROR)
+
+
+def _spec_exited(exc: SystemExit) -> int:
+    click.echo(
+        f"mc: error: spec code ended the run with SystemExit({exc.code!r}), outside any"
+        " action or invariant that mc could name; the run proves nothing",
+        err=True,
+    )
+    return int(ExitCode.EVALUATION_ERROR)

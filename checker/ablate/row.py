@@ -299,7 +299,10 @@ def _settle_reachables(
 
 def _error_text(result: CheckResult) -> str:
     error = result.error
-    return "" if error is None else f"{error.kind} {error.name}: {error.message}"
+    if error is None:
+        return ""
+    what = error.kind if error.name == error.kind else f"{error.kind} {error.name}"
+    return f"{what}: {error.message}"
 
 
 def _switched_off(model: Model) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The reports of `mc ablate` (the data of checker.ablation): the table as text (stdout),
-Markdown (for a KIP discussion thread or docs/specs.md), JSON, JUnit XML (a test case per cell, and one per
-rule that fails when its removal breaks nothing) and one offline HTML page whose cells link
-to each counterexample's `mc check --html` report, written beside it.
+Markdown (for a KIP discussion thread or docs/specs.md), JSON, JUnit XML (a test case per
+cell, and one per rule that fails when its removal breaks nothing) and one offline HTML page
+whose cells link to each counterexample's `mc check --html` report, written beside it.
 
 Text and Markdown show the columns where some row breaks, and name the ones that hold in
 every row below the table; JSON and HTML show every column.

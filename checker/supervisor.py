@@ -213,11 +213,7 @@ def _child_main(
     """A child: dies with its parent, leaves Ctrl-C to it, dies of SIGTERM, and sends its
     job's result (or why it failed: never a traceback on the terminal)."""
     receiver.close()
-    _die_with(parent)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # A handler of its own, so that checker.guard does not turn SIGTERM into an interrupt
-    # raised through the search (and its `finally` blocks)
-    signal.signal(signal.SIGTERM, _die_of_signal)
+    become_child(parent)
 
     def say(status: Any) -> None:
         sender.send_bytes(json.dumps({"status": status}).encode())
@@ -233,6 +229,16 @@ def _child_main(
         sender.close()
     except OSError:  # the parent is gone
         pass
+
+
+def become_child(parent: int) -> None:
+    """In a forked child of process `parent`: die with it, leave Ctrl-C to it (a terminal
+    sends SIGINT to the whole group), and die of SIGTERM at once. A handler of its own, so that
+    checker.guard does not turn SIGTERM into an interrupt raised through spec code and the
+    search's `finally` blocks (whose tracebacks nobody would read)."""
+    _die_with(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _die_of_signal)
 
 
 def _die_with(parent: int) -> None:

@@ -45,7 +45,7 @@ from checker.errors import ConfigError, EngineError, McError
 from checker.explore import page
 from checker.explore.find import Find, FindError, Status
 from checker.explore.navigate import Navigator, Path, PathError
-from checker.explore.sandbox import FIND_SECONDS, Views
+from checker.explore.sandbox import FIND_MEMORY, FIND_SECONDS, Views
 from checker.reports.html import STYLE
 
 HOST = "127.0.0.1"
@@ -107,7 +107,8 @@ class App:
         self.hosts = {f"{HOST}:{port}", f"localhost:{port}"}
         self.find: Find | None = None
         self.views = Views(self._draw)
-        self.find_seconds = FIND_SECONDS  # a find's time limit
+        self.find_seconds = FIND_SECONDS  # a find's limits: time, resident memory (bytes)
+        self.find_memory = FIND_MEMORY
         self.opener: str | None = None  # --open's page, deleted once the page has loaded
         self._page = _resource("explore.html")
 
@@ -229,7 +230,9 @@ class App:
             self.find.stop()  # one search at a time: the new one replaces it
             self.find.join(5)
         try:
-            self.find = Find(self.navigator, expression, self.find_seconds).start()
+            self.find = Find(
+                self.navigator, expression, self.find_seconds, self.find_memory
+            ).start()
         except FindError as exc:
             self.find = None
             return _json(400, {"error": str(exc)})

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -16,6 +20,10 @@ import pytest
 from checker.explore.navigate import Navigator
 from checker.explore.server import MAX_BODY, App, Meta, start
 from checker.loader import load_model
+from tests.checker.test_ablate_signals import in_group
+from tests.conftest import ROOT, SPECS, finish
+
+DIE_HARD = SPECS / "examples" / "die_hard.py"
 
 SPIN = """
 from checker import Record, Spec, action, invariant
@@ -139,3 +147,97 @@ def test_request_bodies_are_size_capped(server):
     status, body, _ = ask(server, "POST", "/api/find", big)
     assert status == 413 and b"at most 65,536 bytes" in body
     assert server.find is None
+
+
+def test_a_find_over_its_memory_is_killed_and_said(server):
+    server.find_memory = 200 << 20  # (1 GiB by default)
+    find(server, "len(b'x' * (600 << 20)) == 0")
+    doc = until_done(server)
+    assert doc["state"] == "error"
+    assert doc["message"].startswith("find len(b'x' * (600 << 20)) == 0 used more than 200 MiB")
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        ('{"constants": 5}', "not an mc --json report (no spec_name and trace)"),
+        (
+            '{"spec_name": "DieHard", "trace": [], "constants": 5}',
+            "not an mc --json report (its constants are 5)",
+        ),
+        ("[" * 100_000 + "]" * 100_000, "not an mc --json report (nested too deep)"),
+        (
+            '{"spec_name": "DieHard", "trace": [5], "constants": {}}',
+            "not an mc --json report (a trace step is 5)",
+        ),
+    ],
+    ids=["constants-a-number", "constants-not-a-map", "deep", "step-a-number"],
+)
+def test_a_trace_of_another_shape_is_refused_before_serving(tmp_path, content, said):
+    report = tmp_path / "r.json"
+    report.write_text(content)
+    proc = subprocess.run(
+        [sys.executable, "-m", "checker", "explore", str(DIE_HARD), "--trace", str(report)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 151, proc.stderr
+    assert proc.stderr == f"mc: error: --trace {report}: {said}\n"
+    assert proc.stdout == ""
+
+
+@pytest.mark.parametrize("how", ["full-disk", "reader-gone"])
+def test_explore_with_standard_output_that_cannot_be_written_ends_151(how):
+    command = [sys.executable, "-m", "checker", "explore", str(DIE_HARD)]
+    if how == "full-disk":
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run(
+                command, cwd=ROOT, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60
+            )
+        err, code = proc.stderr, proc.returncode
+    else:
+        running = subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        running.stdout.close()
+        err = running.stderr.read()
+        code = running.wait(60)
+        running.stderr.close()
+    assert code == 151, err
+    assert err.startswith("mc: error: standard output could not be written: ")
+    assert "Traceback" not in err
+
+
+def test_sigterm_during_a_find_that_never_returns_ends_the_command_and_its_children():
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "checker", "explore", str(DIE_HARD)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        url = proc.stdout.readline().split(" at ")[1].strip()
+        port = int(url.split(":")[2].split("/")[0])
+        token = url.split("#token=")[1]
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        body = json.dumps({"expression": "10**10**8 == 0"})
+        headers = {"X-MC-Token": token, "Content-Type": "application/json"}
+        connection.request("POST", "/api/find", body=body, headers=headers)
+        assert connection.getresponse().status == 202
+        connection.close()
+        time.sleep(0.5)
+        sent = time.monotonic()
+        os.kill(proc.pid, signal.SIGTERM)
+        out, err = finish(proc, 20)
+        assert time.monotonic() - sent < 2.0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert out.splitlines()[-1] == "mc explore: stopped" and "Traceback" not in err
+    time.sleep(1)
+    assert in_group(proc.pid) == []

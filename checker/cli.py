@@ -85,6 +85,69 @@ progress_option = click.option(
 )
 
 
+no_liveness_option = click.option(
+    "--no-liveness", is_flag=True, help="Check no temporal property (only the invariants)."
+)
+max_depth_option = click.option(
+    "--max-depth",
+    type=click.IntRange(min=1),
+    help="Paths of at most this many states (as mc check counts them).",
+)
+max_states_option = click.option(
+    "--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states."
+)
+
+
+def timeout_option(what: str) -> Callable[[F], F]:
+    """--timeout SECONDS, bounding `what` ("each spec's search", "each check")."""
+    return click.option(
+        "--timeout",
+        **seconds(minimum_open=True),
+        metavar="SECONDS",
+        help=f"Stop {what} after SECONDS (exit 152, partial counts) and say which action,"
+        " guard or invariant was running: a bound for code that never returns.",
+    )
+
+
+def options(*decorators: Callable[[F], F]) -> Callable[[F], F]:
+    """One decorator of several options, in the order given (as written above a command)."""
+
+    def apply(f: F) -> F:
+        for decorator in reversed(decorators):
+            f = decorator(f)
+        return f
+
+    return apply
+
+
+# The Spark engine's options (`mc check`, `mc ablate`): --engine, --master, --remote,
+# --spark-conf (checker.run.engine reads them).
+spark_options = options(
+    click.option(
+        "--engine",
+        type=click.Choice(["local", "spark"]),
+        default="local",
+        show_default=True,
+        help="local: this machine's processes. spark: the frontier partitioned across a Spark"
+        " cluster (mc ablate: the rows one after another on one Spark session).",
+    ),
+    click.option(
+        "--master",
+        metavar="URL",
+        help="Spark master for --engine spark: local[N], spark://..., yarn, k8s://... (default:"
+        " spark-submit's, else local[*]).",
+    ),
+    click.option("--remote", metavar="URL", help="Spark Connect server (sc://..., or local)."),
+    click.option(
+        "--spark-conf",
+        "spark_conf",
+        metavar="KEY=VALUE",
+        multiple=True,
+        help="A Spark setting for --engine spark (repeatable).",
+    ),
+)
+
+
 def report_options(f: F) -> F:
     """The report options of `mc check` and `mc simulate` (each a `<name>_path` keyword)."""
     for name, text in reversed(outputs.RUN_OPTIONS + outputs.TRACE_OPTIONS):
@@ -120,11 +183,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     multiple=True,
     help="Check only this temporal property (repeatable). Default: all the spec declares.",
 )
-@click.option(
-    "--no-liveness",
-    is_flag=True,
-    help="Check no temporal property (only the invariants).",
-)
+@no_liveness_option
 @deadlock_option
 @click.option(
     "--strict",
@@ -138,17 +197,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
     help="Print the shortest behavior that reaches a state where the reachability property"
     " NAME (@reachable) holds, as the trace of every report.",
 )
-@click.option("--max-depth", type=click.IntRange(min=1), help="Explore states up to this depth.")
-@click.option(
-    "--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states."
-)
-@click.option(
-    "--timeout",
-    **seconds(minimum_open=True),
-    metavar="SECONDS",
-    help="Stop each spec's search after SECONDS (exit 152, partial counts) and say which"
-    " action, guard or invariant was running: a bound for code that never returns.",
-)
+@max_depth_option
+@max_states_option
+@timeout_option("each spec's search")
 @click.option(
     "--workers",
     type=click.IntRange(min=1),
@@ -187,20 +238,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 )
 @json_option
 @progress_option
-@click.option(
-    "--engine",
-    type=click.Choice(["local", "spark"]),
-    default="local",
-    show_default=True,
-    help="local: one process. spark: the frontier partitioned across a Spark cluster.",
-)
-@click.option(
-    "--master",
-    metavar="URL",
-    help="Spark master for --engine spark: local[N], spark://..., yarn, k8s://... (default:"
-    " spark-submit's, else local[*]).",
-)
-@click.option("--remote", metavar="URL", help="Spark Connect server (sc://..., or local).")
+@spark_options
 @click.option(
     "--symmetry/--no-symmetry",
     default=None,
@@ -214,13 +252,6 @@ def cli(ctx: click.Context, debug: bool) -> None:
     help="Identify states by the spec's view of them (as TLC's VIEW); --no-view by all their"
     " variables. Default: on where declared, except for specs whose temporal properties are"
     " checked (merged states can close cycles that no behaviour takes).",
-)
-@click.option(
-    "--spark-conf",
-    "spark_conf",
-    metavar="KEY=VALUE",
-    multiple=True,
-    help="A Spark setting for --engine spark (repeatable).",
 )
 @click.option(
     "--checkpoint",
@@ -320,17 +351,10 @@ def _given(ctx: click.Context) -> set[str]:
     help="Switch off only this rule (repeatable). Default: each rule the spec declares.",
 )
 @click.option("--pairs", is_flag=True, help="Also switch off each pair of rules together.")
-@click.option("--no-liveness", is_flag=True, help="Check no temporal property.")
+@no_liveness_option
 @deadlock_option
-@click.option(
-    "--timeout",
-    **seconds(minimum_open=True),
-    metavar="SECONDS",
-    help="Stop each check after SECONDS (its undecided cells show ?).",
-)
-@click.option(
-    "--max-states", type=click.IntRange(min=1), help="Stop each check after this many states."
-)
+@timeout_option("each check (its undecided cells show ?)")
+@max_states_option
 @click.option(
     "--workers",
     type=click.IntRange(min=1),
@@ -346,18 +370,7 @@ def _given(ctx: click.Context) -> set[str]:
     " it a share (MIB / --workers), and when they go over it the largest is killed (its cells:"
     " out of memory, exit 153).",
 )
-@click.option(
-    "--engine",
-    type=click.Choice(["local", "spark"]),
-    default="local",
-    show_default=True,
-    help="spark: every check on one Spark session, the rows one after another.",
-)
-@click.option("--master", metavar="URL", help="Spark master for --engine spark.")
-@click.option("--remote", metavar="URL", help="Spark Connect server (sc://..., or local).")
-@click.option(
-    "--spark-conf", "spark_conf", metavar="KEY=VALUE", multiple=True, help="A Spark setting."
-)
+@spark_options
 @click.option("--html", "html_path", metavar="PATH", help="Write the table as an HTML page.")
 @click.option("--json", "json_path", metavar="PATH", help="Write the table as JSON.")
 @click.option("--junit", "junit_path", metavar="PATH", help="Write JUnit XML: a case per cell.")
@@ -384,7 +397,11 @@ def ablate_command(
     """Check SPEC with every rule of its protocol change on, then with each rule off alone, and
     print a table: a row per rule, a column per invariant, reachability and temporal property,
     each cell "holds" or the length of the shortest counterexample. A rule whose removal
-    breaks nothing is flagged. Exit code: that of the checks with every rule on (0: all held).
+    breaks nothing is flagged.
+
+    Exit code: 152 when Ctrl-C or SIGTERM stopped it (every row at once; the table of the rows
+    finished; a second one ends mc at once, without it), else 153 when a row's process was
+    killed or over --memory, else that of the checks with every rule on (0: all held).
     """
     if engine != "local" and (workers or 1) > 1:
         raise ConfigError("--workers is for --engine local (Spark has its own executors)")
@@ -526,11 +543,7 @@ def list_spec(spec: str, defines: Sequence[str]) -> int:
     help="The port on 127.0.0.1 (0: a free one).",
 )
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in the browser.")
-@click.option(
-    "--max-depth",
-    type=click.IntRange(min=1),
-    help="Paths of at most this many states (as mc check counts them); find too.",
-)
+@max_depth_option
 def explore(
     spec: str,
     defines: Sequence[str],

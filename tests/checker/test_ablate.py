@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from checker import Record, Spec, action, all_rules, constant, rule
+from checker import Record, Spec, action, all_rules, commands, constant, rule
 from checker.ablate.rows import ablate
 from checker.ablation import ALL_ON, Settings
 from checker.reports import ablation as reports
@@ -418,3 +418,30 @@ def test_standard_output_closed_is_said_not_a_pass(toy):
     assert proc.returncode == 151, proc.stderr
     assert "mc: error: standard output is closed" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# -- how many rows side by side ----------------------------------------------------------------
+
+
+def test_the_cgroup_cpu_quota_is_read_in_v2_and_v1(tmp_path):
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    (v2 / "cpu.max").write_text("150000 100000\n")
+    assert commands.cgroup_cpu_quota(v2) == 1.5
+    (v2 / "cpu.max").write_text("max 100000\n")
+    assert commands.cgroup_cpu_quota(v2) is None
+    v1 = tmp_path / "v1" / "cpu"
+    v1.mkdir(parents=True)
+    (v1 / "cpu.cfs_quota_us").write_text("200000\n")
+    (v1 / "cpu.cfs_period_us").write_text("100000\n")
+    assert commands.cgroup_cpu_quota(tmp_path / "v1") == 2.0
+    (v1 / "cpu.cfs_quota_us").write_text("-1\n")
+    assert commands.cgroup_cpu_quota(tmp_path / "v1") is None
+    assert commands.cgroup_cpu_quota(tmp_path / "none") is None
+
+
+def test_the_default_rows_side_by_side_are_the_usable_cpus(toy, mc, tmp_path):
+    out = tmp_path / "t.json"
+    assert mc("ablate", toy, "--rule", "cap", "--json", out, "--progress", "0").code == 0
+    cpus = min(len(os.sched_getaffinity(0)), int(commands.cgroup_cpu_quota() or 10**6))
+    assert json.loads(out.read_text())["workers"] == max(1, cpus) == commands.usable_cpus()

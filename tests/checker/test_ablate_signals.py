@@ -181,6 +181,8 @@ def test_a_killed_row_is_reported_and_the_others_finish(slow, tmp_path):
     finished = [r for r in doc["rows"] if r not in killed]
     assert all(r["cells"]["deadlock"]["status"] == "violated" for r in finished)
     assert "(every rule on)  killed (signal 9)" in out
+    progress = r"mc: ablate: \d of 4 rows done; .*: check \d, level \d+, [\d,]+ states \([\d,]+/s\)"
+    assert re.search(progress, err), err
     assert "A row's process was killed: the table is not whole (exit 153)." in out
 
 

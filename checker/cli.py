@@ -627,8 +627,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             traceback.print_exc()
         code = _stdout_failed(_stdout_failure(exc)) or _spec_exited(exc)
     except click.exceptions.Abort as exc:  # Ctrl-C or SIGTERM outside a search (its own say so)
-        signal = str(exc.__cause__ or "") or "SIGINT"
-        click.echo(f"mc: stopped by {signal} before any result was complete: no report", err=True)
+        name = str(exc.__cause__ or "") or "SIGINT"
+        click.echo(f"mc: stopped by {name} before any result was complete: no report", err=True)
         code = ExitCode.INCOMPLETE
     except click.ClickException as exc:  # bad options: usage errors and the like
         if debug:

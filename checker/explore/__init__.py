@@ -1,6 +1,7 @@
 """`mc explore`: walk a spec's states in the browser. `navigate` walks paths and lists what can
 happen next, `find` searches for a state with the local engine, `page` draws a state with the
-HTML report's renderers, `server` serves the page (Werkzeug, the `mc[explore]` extra), and
+HTML report's renderers, `server` serves the page (Werkzeug, the `mc[explore]` extra),
+`sandbox` runs the spec's code for it in child processes under time and memory limits, and
 `notebook` renders results and traces in Jupyter. `run` is what the command line calls."""
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from checker.errors import ConfigError
+from checker.explore import server
 from checker.explore.navigate import Navigator, Path
 from checker.loader import load_model
 from checker.values import to_json
@@ -29,8 +30,6 @@ def run(
     echo: Callable[[str], None] = print,
 ) -> int:
     """Load the spec, read --trace, and serve the explorer until Ctrl-C; the exit code."""
-    from checker.explore import server
-
     server.require()  # before the spec loads: a missing library is said at once
     model = load_model(spec, constants)
     model.initial_states()  # an init that raises is said now (exit 75), not on the page

@@ -216,3 +216,19 @@ def test_every_row_of_the_signals_table_of_docs_errors_md_names_a_test_that_exis
     for case, file, test in rows:
         folder = "explore" if case.startswith("explore-") else "checker"
         assert f"def {test}(" in (ROOT / "tests" / folder / file).read_text(), case
+
+
+def test_sigterm_between_rows_keeps_the_rows_finished(slow, tmp_path):
+    """With --workers 1, SIGTERM as soon as the first row has ended (the next one starting):
+    152 within two seconds, the first row in the table."""
+    proc = start(slow, tmp_path, "--workers", "1")
+    for line in proc.stderr:
+        if line.startswith("mc: ablate: (every rule on): "):  # the first row ended
+            break
+    os.kill(proc.pid, signal.SIGTERM)
+    out, err, seconds = ended(proc)
+    assert proc.returncode == 152, err
+    assert seconds < 2.5
+    doc = json.loads((tmp_path / "out.json").read_text())
+    assert [r["name"] for r in doc["rows"]][:1] == ["(every rule on)"] and doc["partial"]
+    assert "Partial: stopped by SIGTERM with" in out

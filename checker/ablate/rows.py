@@ -125,8 +125,9 @@ def _side_by_side(
         task = tasks[outcome.index]
         if outcome.result is not None:
             done(outcome.index, outcome.result)
-        else:
-            data = lost(task, outcome.lost or "lost", KILLED if outcome.lost else ERROR)
+        else:  # killed (a signal, over --memory), or mc failed in it (a bug: as before)
+            why = outcome.lost or "lost"
+            data = lost(task, why, ERROR if why.startswith("mc failed") else KILLED)
             data["seconds"] = outcome.seconds
             done(outcome.index, data)
 

@@ -221,6 +221,8 @@ def markdown(ablation: Ablation) -> str:
     if held:
         out.append(f"Hold in every row: {', '.join(f'`{n}`' for n in held)}.")
     out += [f"Flagged: {names} {why}." for why, names in _flags(ablation, "`")]
+    if ablation.partial or ablation.exit_code == 153:
+        out.append(_verdict(ablation))
     return "\n".join(out) + "\n"
 
 

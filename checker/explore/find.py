@@ -171,7 +171,7 @@ class Find:
             else:
                 self.result = Status("error", cut(str(exc)), *counts, seconds)
         finally:
-            self.child.kill()
+            self.child.close()
 
     def _search(self, conn: Connection) -> None:
         """In the child: the search, its counts and then its result sent as JSON."""

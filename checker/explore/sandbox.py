@@ -104,10 +104,15 @@ class Child:
         return self.process.is_alive()
 
     def kill(self) -> None:
+        """SIGKILL, from any thread: its pipe then reads as ended (Overrun in `receive`)."""
         with contextlib.suppress(OSError):
             if self.process.pid is not None:
                 os.kill(self.process.pid, signal.SIGKILL)
         self.process.join(5)
+
+    def close(self) -> None:
+        """Kill it and close the pipe: by the one thread that reads the pipe."""
+        self.kill()
         self.conn.close()
 
 
@@ -167,6 +172,7 @@ class Views:
                 self.child.send(path)
                 status, doc = self.child.receive(self.seconds, VIEW_MEMORY, f"drawing {path}")
             except Overrun as exc:
+                self.child.close()
                 self.child = None  # killed: the next view forks a fresh one
                 return 503, {"error": cut(f"path {path}: {exc}"), "path": path}
             return status, doc
@@ -182,7 +188,10 @@ class Views:
             conn.send_bytes(data)
 
     def close(self) -> None:
+        child = self.child
+        if child is not None:
+            child.kill()  # at once, even while a request waits for it (holding the lock)
         with self.lock:
             if self.child is not None:
-                self.child.kill()
+                self.child.close()
                 self.child = None

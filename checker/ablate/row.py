@@ -50,7 +50,7 @@ from checker.spec import all_rules_of, constants_of, rules_of, switches_of
 from checker.steps import StepChecks
 
 Say = Callable[[Any], None]
-PROGRESS_EVERY = 1.0  # seconds between a row's progress messages to the command
+PROGRESS_EVERY = 0.5  # seconds between a row's progress messages to the command
 
 
 # -- one check ---------------------------------------------------------------------------------

@@ -163,7 +163,7 @@ def _progress_line(
                 f" {status['distinct']:,} states ({status['rate']:,}/s), {r.resident >> 20:,} MiB"
             )
         else:
-            parts.append(f"{name}: loading")
+            parts.append(f"{name}: starting")
     waiting = len(tasks) - ended - len(running)
     tail = [f"{waiting} waiting"] if waiting else []
     return f"mc: ablate: {ended} of {count(len(tasks), 'row')} done; " + "; ".join(

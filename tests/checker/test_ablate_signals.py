@@ -167,7 +167,7 @@ def test_a_signal_while_the_spec_loads_ends_it_too(tmp_path):
 
 
 def test_a_killed_row_is_reported_and_the_others_finish(slow, tmp_path):
-    proc = start(slow, tmp_path, "--workers", "2")
+    proc = start(slow, tmp_path, "--workers", "2", "-D", "top=450")  # rows of a few seconds
     wait_for_rows(proc, 2)
     victim = min(children(proc.pid))  # the first row started: every rule on
     os.kill(victim, signal.SIGKILL)
@@ -180,6 +180,7 @@ def test_a_killed_row_is_reported_and_the_others_finish(slow, tmp_path):
     assert killed[0]["cells"]["deadlock"]["detail"] == "killed (signal 9)"
     finished = [r for r in doc["rows"] if r not in killed]
     assert all(r["cells"]["deadlock"]["status"] == "violated" for r in finished)
+    assert [r["distinct_states"] for r in finished] == [452 * 451, 452 * 451, 451 * 451]
     assert "(every rule on)  killed (signal 9)" in out
     progress = r"mc: ablate: \d of 4 rows done; .*: check \d, level \d+, [\d,]+ states \([\d,]+/s\)"
     assert re.search(progress, err), err

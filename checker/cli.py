@@ -4,6 +4,7 @@ checker.batch's; a new command is a function here that reads its options and cal
 
 from __future__ import annotations
 
+import errno
 import os
 import shlex
 import sys
@@ -23,6 +24,7 @@ from checker import (
     run,
     simulation,
 )
+from checker.ablation import Settings
 from checker.errors import ConfigError, EvaluationError, ExitCode, McError
 from checker.reports import outputs
 from checker.reports.graph import DEFAULT_MAX_STATES
@@ -82,6 +84,69 @@ progress_option = click.option(
 )
 
 
+no_liveness_option = click.option(
+    "--no-liveness", is_flag=True, help="Check no temporal property (only the invariants)."
+)
+max_depth_option = click.option(
+    "--max-depth",
+    type=click.IntRange(min=1),
+    help="Paths of at most this many states (as mc check counts them).",
+)
+max_states_option = click.option(
+    "--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states."
+)
+
+
+def timeout_option(what: str) -> Callable[[F], F]:
+    """--timeout SECONDS, bounding `what` ("each spec's search", "each check")."""
+    return click.option(
+        "--timeout",
+        **seconds(minimum_open=True),
+        metavar="SECONDS",
+        help=f"Stop {what} after SECONDS (exit 152, partial counts) and say which action,"
+        " guard or invariant was running: a bound for code that never returns.",
+    )
+
+
+def options(*decorators: Callable[[F], F]) -> Callable[[F], F]:
+    """One decorator of several options, in the order given (as written above a command)."""
+
+    def apply(f: F) -> F:
+        for decorator in reversed(decorators):
+            f = decorator(f)
+        return f
+
+    return apply
+
+
+# The Spark engine's options (`mc check`, `mc ablate`): --engine, --master, --remote,
+# --spark-conf (checker.run.engine reads them).
+spark_options = options(
+    click.option(
+        "--engine",
+        type=click.Choice(["local", "spark"]),
+        default="local",
+        show_default=True,
+        help="local: this machine's processes. spark: the frontier partitioned across a Spark"
+        " cluster (mc ablate: the rows one after another on one Spark session).",
+    ),
+    click.option(
+        "--master",
+        metavar="URL",
+        help="Spark master for --engine spark: local[N], spark://..., yarn, k8s://... (default:"
+        " spark-submit's, else local[*]).",
+    ),
+    click.option("--remote", metavar="URL", help="Spark Connect server (sc://..., or local)."),
+    click.option(
+        "--spark-conf",
+        "spark_conf",
+        metavar="KEY=VALUE",
+        multiple=True,
+        help="A Spark setting for --engine spark (repeatable).",
+    ),
+)
+
+
 def report_options(f: F) -> F:
     """The report options of `mc check` and `mc simulate` (each a `<name>_path` keyword)."""
     for name, text in reversed(outputs.RUN_OPTIONS + outputs.TRACE_OPTIONS):
@@ -117,11 +182,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     multiple=True,
     help="Check only this temporal property (repeatable). Default: all the spec declares.",
 )
-@click.option(
-    "--no-liveness",
-    is_flag=True,
-    help="Check no temporal property (only the invariants).",
-)
+@no_liveness_option
 @deadlock_option
 @click.option(
     "--strict",
@@ -135,17 +196,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
     help="Print the shortest behavior that reaches a state where the reachability property"
     " NAME (@reachable) holds, as the trace of every report.",
 )
-@click.option("--max-depth", type=click.IntRange(min=1), help="Explore states up to this depth.")
-@click.option(
-    "--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states."
-)
-@click.option(
-    "--timeout",
-    **seconds(minimum_open=True),
-    metavar="SECONDS",
-    help="Stop each spec's search after SECONDS (exit 152, partial counts) and say which"
-    " action, guard or invariant was running: a bound for code that never returns.",
-)
+@max_depth_option
+@max_states_option
+@timeout_option("each spec's search")
 @click.option(
     "--workers",
     type=click.IntRange(min=1),
@@ -184,20 +237,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 )
 @json_option
 @progress_option
-@click.option(
-    "--engine",
-    type=click.Choice(["local", "spark"]),
-    default="local",
-    show_default=True,
-    help="local: one process. spark: the frontier partitioned across a Spark cluster.",
-)
-@click.option(
-    "--master",
-    metavar="URL",
-    help="Spark master for --engine spark: local[N], spark://..., yarn, k8s://... (default:"
-    " spark-submit's, else local[*]).",
-)
-@click.option("--remote", metavar="URL", help="Spark Connect server (sc://..., or local).")
+@spark_options
 @click.option(
     "--symmetry/--no-symmetry",
     default=None,
@@ -211,13 +251,6 @@ def cli(ctx: click.Context, debug: bool) -> None:
     help="Identify states by the spec's view of them (as TLC's VIEW); --no-view by all their"
     " variables. Default: on where declared, except for specs whose temporal properties are"
     " checked (merged states can close cycles that no behaviour takes).",
-)
-@click.option(
-    "--spark-conf",
-    "spark_conf",
-    metavar="KEY=VALUE",
-    multiple=True,
-    help="A Spark setting for --engine spark (repeatable).",
 )
 @click.option(
     "--checkpoint",
@@ -317,36 +350,26 @@ def _given(ctx: click.Context) -> set[str]:
     help="Switch off only this rule (repeatable). Default: each rule the spec declares.",
 )
 @click.option("--pairs", is_flag=True, help="Also switch off each pair of rules together.")
-@click.option("--no-liveness", is_flag=True, help="Check no temporal property.")
+@no_liveness_option
 @deadlock_option
-@click.option(
-    "--timeout",
-    **seconds(minimum_open=True),
-    metavar="SECONDS",
-    help="Stop each check after SECONDS (its undecided cells show ?).",
-)
-@click.option(
-    "--max-states", type=click.IntRange(min=1), help="Stop each check after this many states."
-)
+@timeout_option("each check (its undecided cells show ?)")
+@max_states_option
 @click.option(
     "--workers",
     type=click.IntRange(min=1),
-    default=os.cpu_count() or 1,
-    show_default="the CPUs",
+    show_default="the CPUs this process may use, within its cgroup's CPU quota",
     help="Rows checked side by side, each in its own process (same table for any number).",
 )
 @click.option(
-    "--engine",
-    type=click.Choice(["local", "spark"]),
-    default="local",
-    show_default=True,
-    help="spark: every check on one Spark session, the rows one after another.",
+    "--memory",
+    type=click.IntRange(min=1),
+    metavar="MIB",
+    show_default="half of this machine's memory",
+    help="The rows' resident memory, summed: a row starts only while the running ones leave"
+    " it a share (MIB / --workers), and when they go over it the largest is killed (its cells:"
+    " out of memory, exit 153).",
 )
-@click.option("--master", metavar="URL", help="Spark master for --engine spark.")
-@click.option("--remote", metavar="URL", help="Spark Connect server (sc://..., or local).")
-@click.option(
-    "--spark-conf", "spark_conf", metavar="KEY=VALUE", multiple=True, help="A Spark setting."
-)
+@spark_options
 @click.option("--html", "html_path", metavar="PATH", help="Write the table as an HTML page.")
 @click.option("--json", "json_path", metavar="PATH", help="Write the table as JSON.")
 @click.option("--junit", "junit_path", metavar="PATH", help="Write JUnit XML: a case per cell.")
@@ -361,7 +384,8 @@ def ablate_command(
     no_deadlock: bool,
     timeout: float | None,
     max_states: int | None,
-    workers: int,
+    workers: int | None,
+    memory: int | None,
     engine: str,
     master: str | None,
     remote: str | None,
@@ -372,17 +396,15 @@ def ablate_command(
     """Check SPEC with every rule of its protocol change on, then with each rule off alone, and
     print a table: a row per rule, a column per invariant, reachability and temporal property,
     each cell "holds" or the length of the shortest counterexample. A rule whose removal
-    breaks nothing is flagged. Exit code: that of the checks with every rule on (0: all held).
-    """
-    if workers > 1 and engine != "local":
-        if click.get_current_context().get_parameter_source("workers") != (
-            click.core.ParameterSource.DEFAULT
-        ):
-            raise ConfigError("--workers is for --engine local (Spark has its own executors)")
-        workers = 1
-    from checker import ablate  # its processes and liveness: only for mc ablate
+    breaks nothing is flagged.
 
-    settings = ablate.Settings(not no_deadlock, not no_liveness, timeout, max_states)
+    Exit code: 152 when Ctrl-C or SIGTERM stopped it (every row at once; the table of the rows
+    finished; a second one ends mc at once, without it), else 153 when a row's process was
+    killed or over --memory, else that of the checks with every rule on (0: all held).
+    """
+    if engine != "local" and (workers or 1) > 1:
+        raise ConfigError("--workers is for --engine local (Spark has its own executors)")
+    settings = Settings(not no_deadlock, not no_liveness, timeout, max_states)
     spark_session = run.Config(
         engine=engine, master=master, remote=remote, spark_conf=tuple(spark_conf)
     )
@@ -394,10 +416,10 @@ def ablate_command(
             pairs=pairs,
             settings=settings,
             workers=workers,
+            memory=None if memory is None else memory << 20,
             explorer=explorer,
             paths={name.removesuffix("_path"): path for name, path in paths.items()},
-            progress=progress_interval > 0,
-            echo=click.echo,
+            progress=progress_interval,
         )
 
 
@@ -520,11 +542,7 @@ def list_spec(spec: str, defines: Sequence[str]) -> int:
     help="The port on 127.0.0.1 (0: a free one).",
 )
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in the browser.")
-@click.option(
-    "--max-depth",
-    type=click.IntRange(min=1),
-    help="Paths of at most this many states (as mc check counts them); find too.",
-)
+@max_depth_option
 def explore(
     spec: str,
     defines: Sequence[str],
@@ -552,6 +570,28 @@ def explore(
     )
 
 
+# Errors of writing standard output: its reader went away (`| head`), a full disk, ...
+_STDOUT_ERRORS = {
+    errno.EPIPE: "its reader closed it (a pipe such as `| head` or `| true`)",
+    errno.ENOSPC: "No space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EFBIG: "file too large",
+    errno.EIO: "input/output error",
+}
+
+
+def _stdout_failure(exc: BaseException | None) -> str | None:
+    """What went wrong writing standard output, if `exc` (or what it was raised from) is that.
+    click ends a command whose output pipe broke with SystemExit(1), its streams wrapped."""
+    if isinstance(exc, SystemExit) and type(sys.stdout).__name__ == "_PacifyFlushWrapper":
+        sys.stderr = sys.__stderr__
+        return _STDOUT_ERRORS[errno.EPIPE]
+    for error in (exc, getattr(exc, "__context__", None)):
+        if isinstance(error, OSError) and error.errno in _STDOUT_ERRORS:
+            return _STDOUT_ERRORS[error.errno]
+    return None
+
+
 def _stdout_lost() -> bool:
     """Whether standard output cannot take the report: closed before mc started (None), closed
     by spec code, or a pipe whose reader went away. Later writes must not fail again when
@@ -563,9 +603,13 @@ def _stdout_lost() -> bool:
             return False
         except OSError:  # the reader went away (EPIPE), or the descriptor was closed
             pass
-    # for the writes still to come, and the flush at exit
-    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (open as long as the process)
+    _drop_stdout()
     return True
+
+
+def _drop_stdout() -> None:
+    """For the writes still to come, and the flush at exit: nothing more to write."""
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (open as long as the process)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -575,21 +619,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         # the run (checker.guard)
         with guard.guarded():
             code = cli.main(args=argv, prog_name="mc", standalone_mode=False)
-    except SystemExit as exc:  # click returns its exits: this one is spec code's
+            if sys.stdout is not None and not sys.stdout.closed:
+                sys.stdout.flush()  # a full disk or a closed pipe says so now, not at exit
+    except SystemExit as exc:  # click returns its exits: this one is spec code's, or a pipe's
         if debug:
             traceback.print_exc()
-        click.echo(
-            f"mc: error: spec code ended the run with SystemExit({exc.code!r}), outside any"
-            " action or invariant that mc could name; the run proves nothing",
-            err=True,
-        )
-        code = ExitCode.EVALUATION_ERROR
-    except click.exceptions.Abort:  # Ctrl-C or SIGTERM outside a search (its own say so)
-        click.echo(
-            "mc: interrupted outside the search (loading, starting the engine or writing the"
-            " reports): no result",
-            err=True,
-        )
+        code = _stdout_failed(_stdout_failure(exc)) or _spec_exited(exc)
+    except click.exceptions.Abort as exc:  # Ctrl-C or SIGTERM outside a search (its own say so)
+        name = str(exc.__cause__ or "") or "SIGINT"
+        click.echo(f"mc: stopped by {name} before any result was complete: no report", err=True)
         code = ExitCode.INCOMPLETE
     except click.ClickException as exc:  # bad options: usage errors and the like
         if debug:
@@ -601,17 +639,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             traceback.print_exc()
         click.echo(f"mc: error: {exc}", err=True)
         code = exc.exit_code
-    except (AttributeError, ValueError, OSError):
-        if not _stdout_lost():
+    except (AttributeError, ValueError, OSError) as exc:
+        failure = _stdout_failure(exc)
+        if failure is None and not _stdout_lost():
             raise
         if debug:
             traceback.print_exc()
-        click.echo(
-            "mc: error: standard output is closed (by the shell with >&-, by its reader, or by spec"
-            " code): the report cannot be written; the exit code is not the verdict's",
-            err=True,
-        )
-        code = ExitCode.CONFIG_ERROR
+        code = _stdout_failed(failure) or _stdout_closed()
     except MemoryError:  # outside a search (which reports it with its counts): loading, a report
         if debug:
             traceback.print_exc()
@@ -622,3 +656,34 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         code = ExitCode.ENGINE_ERROR
     sys.exit(int(code or 0))
+
+
+def _stdout_failed(failure: str | None) -> int | None:
+    """A write to standard output that failed (`failure`: why), said on stderr: 151."""
+    if failure is None:
+        return None
+    _drop_stdout()
+    click.echo(
+        f"mc: error: standard output could not be written: {failure}; the report is cut short"
+        " and the exit code is not the verdict's",
+        err=True,
+    )
+    return int(ExitCode.CONFIG_ERROR)
+
+
+def _stdout_closed() -> int:
+    click.echo(
+        "mc: error: standard output is closed (by the shell with >&-, by its reader, or by spec"
+        " code): the report cannot be written; the exit code is not the verdict's",
+        err=True,
+    )
+    return int(ExitCode.CONFIG_ERROR)
+
+
+def _spec_exited(exc: SystemExit) -> int:
+    click.echo(
+        f"mc: error: spec code ended the run with SystemExit({exc.code!r}), outside any"
+        " action or invariant that mc could name; the run proves nothing",
+        err=True,
+    )
+    return int(ExitCode.EVALUATION_ERROR)

@@ -14,19 +14,20 @@ from collections.abc import Callable, Mapping, Sequence, Set
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from checker import checkpoint, resuming, run, simulation
+from checker import checkpoint, resuming, run, simulation, supervisor
+from checker.ablation import Row, Settings
 from checker.batch import SpecFile, spec_files, summary, worst
 from checker.deadline import Loading
-from checker.errors import ConfigError, McError, SpecError
+from checker.errors import ConfigError, ExitCode, McError, SpecError
 from checker.loader import NoSpecError, load_model, load_spec_class
 from checker.model import Model
 from checker.reports import dot, graphviz, listing, mermaid, outputs, text
 from checker.reports.sarif import Checked
 from checker.result import NotChecked
 from checker.spec import constants_of, invariants_of, properties_of
+from checker.values import count
 
-if TYPE_CHECKING:  # the Spark engine and mc ablate: imported where they run
-    from checker import ablate as ablation
+if TYPE_CHECKING:  # the Spark engine: imported where it runs
     from checker import spark
 
 
@@ -92,10 +93,7 @@ def usable_workers(config: run.Config) -> run.Config:
     """`config` with at most as many worker processes as the CPUs this process may use (two
     at least): more would only share them, each holding its own states (`--workers 1000`
     used to start a thousand processes for a spec of four states)."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cpus = os.cpu_count() or 1
+    cpus = usable_cpus()
     usable = max(2, cpus)
     if config.options.workers <= usable:
         return config
@@ -296,18 +294,18 @@ def ablate(
     *,
     rules: Sequence[str],
     pairs: bool,
-    settings: ablation.Settings,
-    workers: int,
+    settings: Settings,
+    workers: int | None,
+    memory: int | None,
     explorer: spark.Explorer | None,
     paths: Mapping[str, str | None],
-    progress: bool,
-    echo: Callable[..., None],
+    progress: float,
 ) -> int:
-    """`mc ablate`: run the ablation, print its table, write the reports asked for (`paths`:
-    report name -> PATH); the exit code says whether every check with every rule on held."""
-    from checker import ablate as ablation
-    from checker.reports import ablation as ablation_reports
-
+    """`mc ablate`: run the ablation (`workers` rows side by side, None: as many as the CPUs
+    this process may use; within `memory` bytes, None: half of the machine's), write the
+    reports asked for (`paths`: report name -> PATH), print its table; the exit code: 152
+    interrupted (the table of the rows finished), 153 a row killed, else whether every check
+    with every rule on held."""
     for name, path in paths.items():
         if path == "":
             raise ConfigError(f"--{name} '': an empty path; give the file to write")
@@ -321,38 +319,147 @@ def ablate(
                     f"--{other} {other_path} and --{name} {path}: the same file; each report"
                     " needs its own"
                 )
-    load_spec_class(spec)  # its modules loaded: no report may overwrite one
+    report_dir = _cells_folder(wanted["html"]) if "html" in wanted else None
+    try:
+        load_spec_class(spec)  # its modules loaded: no report may overwrite one
+    except KeyboardInterrupt as exc:
+        raise Stopped(f"{spec}: stopped by {exc or 'SIGINT'} while loading the spec") from None
     for name, path in wanted.items():
         outputs.refuse_module(path, f"--{name}")
-    report_dir = None
-    if "html" in wanted:  # each counterexample's report in a folder beside the page
-        report_dir = os.path.splitext(wanted["html"])[0] + ".cells"
+    if workers is None:
+        workers = usable_cpus() if explorer is None else 1
+    if memory is None:
+        memory = default_memory()
 
-    def said(row: ablation.Row) -> None:
-        if progress:
-            broken = ", ".join(row.broken) or "nothing breaks"
-            echo(
-                f"mc: ablate: {row.name}: {broken} ({ablation.count_checks(row.checks)},"
-                f" {row.seconds:.2f} s)",
-                err=True,
+    def said(row: Row) -> None:
+        if progress > 0:
+            sys.stderr.write(f"mc: ablate: {row.name}: {_row_said(row)}\n")
+            sys.stderr.flush()
+
+    def progress_line(line: str) -> None:
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+    # mc starts without the ablation's modules (tests/test_startup.py): imported when it runs
+    from checker.ablate import rows as ablation
+    from checker.reports import ablation as ablation_reports
+
+    with supervisor.signals_restored():  # a second Ctrl-C ends at once (checker.supervisor)
+        try:
+            result = ablation.ablate(
+                spec,
+                defines,
+                rules=rules,
+                pairs=pairs,
+                settings=settings,
+                workers=workers,
+                memory=memory,
+                explorer=explorer,
+                report_dir=report_dir,
+                on_row=said,
+                progress=progress_line,
+                progress_every=progress,
             )
-
-    result = ablation.ablate(
-        spec,
-        defines,
-        rules=rules,
-        pairs=pairs,
-        settings=settings,
-        workers=workers,
-        explorer=explorer,
-        report_dir=report_dir,
-        on_row=said,
-    )
-    for note in sorted({n for row in result.rows for n in row.notes}):
-        echo(note, err=True)
-    echo(ablation_reports.text(result), nl=False)
-    for name, path in wanted.items():
-        text_of = ablation_reports.WRITERS[name]
-        with outputs.writing(f"--{name}", path) as written, open(written, "w") as out:
-            out.write(text_of(result))
+        except KeyboardInterrupt as exc:  # while the spec loaded, before any row
+            why = f"{spec}: stopped by {exc or 'SIGINT'} before any row was checked"
+            raise Stopped(why) from None
+        for note in sorted({n for row in result.rows for n in row.notes}):
+            sys.stderr.write(note + "\n")
+        if result.interrupted is not None:
+            sys.stderr.write(
+                f"mc: ablate: stopped by {result.interrupted}: the table has the"
+                f" {len(result.rows)} of {result.planned} rows that had finished (exit 152)\n"
+            )
+        for name, path in wanted.items():
+            text_of = ablation_reports.WRITERS[name]
+            with outputs.writing(f"--{name}", path) as written, open(written, "w") as out:
+                out.write(text_of(result))
+        sys.stdout.write(ablation_reports.text(result))
+        sys.stdout.flush()
     return result.exit_code
+
+
+class Stopped(McError):
+    """Ctrl-C or SIGTERM before any result (loading the spec): nothing to report (152)."""
+
+    exit_code = ExitCode.INCOMPLETE
+
+
+def _row_said(row: Row) -> str:
+    """What a row's line of progress says once it ended."""
+    checks = count(row.checks, "check")
+    if row.lost is not None:
+        return f"{row.lost} ({checks}, {row.seconds:.2f} s)"
+    broken = ", ".join(row.broken)
+    if row.stopped is not None:
+        broken = f"{broken}; then " if broken else ""
+        return f"{broken}stopped: {row.stopped} ({checks}, {row.seconds:.2f} s)"
+    return f"{broken or 'nothing breaks'} ({checks}, {row.seconds:.2f} s)"
+
+
+def _cells_folder(page: str) -> str | None:
+    """Where the counterexamples' reports of `--html PAGE` go: PAGE's name with `.cells`,
+    beside it, made by the first one. None when PAGE is no regular file (a device such as
+    /dev/full, a pipe): nothing is written outside the paths named."""
+    if os.path.exists(page) and not os.path.isfile(page):
+        return None
+    folder = os.path.splitext(os.path.abspath(page))[0] + ".cells"
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise ConfigError(
+            f"--html {page}: its counterexamples' reports go in {folder}, which exists and is"
+            " not a folder; move it, or write the page elsewhere"
+        )
+    return folder
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may use: those its affinity allows, within the CPU quota of its
+    cgroup (v2 `cpu.max`, v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us`), one at least."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    quota = cgroup_cpu_quota()
+    if quota is not None:
+        cpus = min(cpus, max(1, int(quota)))
+    return max(1, cpus)
+
+
+CGROUP = Path("/sys/fs/cgroup")
+
+
+def cgroup_cpu_quota(root: Path = CGROUP) -> float | None:
+    """The CPUs the cgroup's quota allows (2.5 for 250ms per 100ms), None without a quota."""
+    try:
+        v2 = (root / "cpu.max").read_text().split()
+        if v2 and v2[0] != "max":
+            return int(v2[0]) / int(v2[1])
+        if v2:
+            return None
+    except (OSError, ValueError, IndexError):
+        pass
+    for folder in (root / "cpu", root / "cpu,cpuacct", root):
+        try:
+            quota = int((folder / "cpu.cfs_quota_us").read_text())
+            period = int((folder / "cpu.cfs_period_us").read_text())
+        except (OSError, ValueError):
+            continue
+        return quota / period if quota > 0 and period > 0 else None
+    return None
+
+
+def default_memory() -> int:
+    """mc ablate's default --memory: half of the machine's memory, or of its cgroup's limit
+    if lower (bytes)."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        memory = 4 << 30
+    for limit in (CGROUP / "memory.max", CGROUP / "memory" / "memory.limit_in_bytes"):
+        try:
+            text = limit.read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            memory = min(memory, int(text))
+    return max(1 << 28, memory // 2)

@@ -1,6 +1,7 @@
 """`mc explore`: walk a spec's states in the browser. `navigate` walks paths and lists what can
 happen next, `find` searches for a state with the local engine, `page` draws a state with the
-HTML report's renderers, `server` serves the page (Werkzeug, the `mc[explore]` extra), and
+HTML report's renderers, `server` serves the page (Werkzeug, the `mc[explore]` extra),
+`sandbox` runs the spec's code for it in child processes under time and memory limits, and
 `notebook` renders results and traces in Jupyter. `run` is what the command line calls."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from checker.errors import ConfigError
+from checker.explore import server
 from checker.explore.navigate import Navigator, Path
 from checker.loader import load_model
 from checker.values import to_json
@@ -28,8 +30,6 @@ def run(
     echo: Callable[[str], None] = print,
 ) -> int:
     """Load the spec, read --trace, and serve the explorer until Ctrl-C; the exit code."""
-    from checker.explore import server
-
     server.require()  # before the spec loads: a missing library is said at once
     model = load_model(spec, constants)
     model.initial_states()  # an init that raises is said now (exit 75), not on the page
@@ -52,6 +52,18 @@ def read_trace(navigator: Navigator, file: str | os.PathLike[str]) -> tuple[Path
         raise ConfigError(f"{where}: cannot read: {exc.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{where}: not a JSON file ({exc})") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: not an mc --json report (nested too deep)") from None
+    try:
+        return _trace_of(navigator, doc, where, os.path.basename(file))
+    except (TypeError, AttributeError, KeyError, ValueError, IndexError) as exc:
+        # a JSON file of another shape: {"constants": 5}, a step that is a number, ...
+        raise ConfigError(
+            f"{where}: not an mc --json report ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def _trace_of(navigator: Navigator, doc: Any, where: str, name: str) -> tuple[Path, str]:
     model = navigator.model
     if isinstance(doc, list):  # a multi-spec run: the result of this spec
         mine = [d for d in doc if isinstance(d, dict) and d.get("spec_name") == model.name]
@@ -65,6 +77,8 @@ def read_trace(navigator: Navigator, file: str | os.PathLike[str]) -> tuple[Path
         raise ConfigError(f"{where}: a result of {doc['spec_name']}, not of {model.name}")
     ours = json.loads(json.dumps(to_json(dict(model.constants))))
     theirs = doc.get("constants") or {}
+    if not isinstance(theirs, dict):
+        raise ConfigError(f"{where}: not an mc --json report (its constants are {theirs!r})")
     differ = [
         f"{name}={_value(theirs.get(name))} there, {_value(value)} here"
         for name, value in ours.items()
@@ -74,7 +88,7 @@ def read_trace(navigator: Navigator, file: str | os.PathLike[str]) -> tuple[Path
         raise ConfigError(
             f"{where}: a result with other constants ({'; '.join(differ)}): pass the same -D"
         )
-    return navigator.path_of_json(doc, where), _label(doc, os.path.basename(file))
+    return navigator.path_of_json(doc, where), _label(doc, name)
 
 
 def _label(doc: dict[str, Any], name: str) -> str:

@@ -5,23 +5,27 @@ The expression becomes the one invariant of a copy of the model (`not (EXPR)`), 
 engine's breadth-first search stops at the first state where it holds and rebuilds the
 shortest trace to it, exactly as `mc check` finds a counterexample. The copy ignores the
 spec's symmetry (an expression need not be symmetric: "broker 2 leads") but keeps its view,
-constraints and the explorer's depth bound. The search runs in a thread of this process; its
-progress hook reports the counts and stops it when asked (the engine ends a search on
-Interrupted, as Ctrl-C does).
+constraints and the explorer's depth bound. The search runs in a child process of the server
+(checker.explore.sandbox), within FIND_SECONDS and FIND_MEMORY: an expression that never
+returns, or a search too big, is killed there, and "stop" kills it; the server's thread only
+reads the counts its progress hook sends.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from multiprocessing.connection import Connection
 from typing import Any
 
 from checker.compiled import Invariant
-from checker.errors import Interrupted, McError
+from checker.errors import McError
 from checker.explore.navigate import Navigator, Path
+from checker.explore.sandbox import FIND_MEMORY, FIND_SECONDS, Child, Overrun, cut
 from checker.loader import build_model
 from checker.local import bfs
 from checker.progress import Progress, Snapshot
@@ -62,42 +66,69 @@ class Status:
     seconds: float = 0.0
     path: Path | None = None  # found: the state; error: where it raised
 
+    def as_json(self) -> dict[str, Any]:
+        doc = asdict(self)
+        doc["path"] = None if self.path is None else str(self.path)
+        doc["message"] = cut(self.message)
+        return doc
+
+    @classmethod
+    def of_json(cls, doc: dict[str, Any]) -> Status:
+        path = doc.get("path")
+        return cls(**{**doc, "path": None if path is None else Path.parse(path)})
+
 
 class _Watch(Progress):
-    """The engine's progress hook: keeps the counts, and stops the search on request."""
+    """The engine's progress hook, in the find's process: sends the counts to the server."""
 
-    def __init__(self, find: Find) -> None:
+    def __init__(self, conn: Connection) -> None:
         super().__init__(stream=io.StringIO(), interval=0.0, bar=False)
-        self.find = find
+        self.conn = conn
+        self.sent = 0.0
 
     def due(self) -> bool:
         return True
 
     def report(self, snap: Snapshot) -> None:
-        self.find.snapshot = snap
-        if self.find.stopping.is_set():
-            raise Interrupted("find cancelled")  # the engine stops as on Ctrl-C
+        now = time.monotonic()
+        if now - self.sent >= 0.1:
+            self.sent = now
+            self.conn.send_bytes(json.dumps({"snapshot": asdict(snap)}).encode())
 
 
 class Find:
-    """One search for `expression` over the states of `navigator`'s model."""
+    """One search for `expression` over the states of `navigator`'s model, in a child process
+    within `seconds` and `memory` (bytes)."""
 
-    def __init__(self, navigator: Navigator, expression: str) -> None:
+    def __init__(
+        self,
+        navigator: Navigator,
+        expression: str,
+        seconds: float = FIND_SECONDS,
+        memory: int = FIND_MEMORY,
+    ) -> None:
         self.navigator = navigator
         self.expression = expression.strip()
         self.code = compile_expression(expression)
+        self.seconds = seconds
+        self.memory = memory
         self.stopping = threading.Event()
         self.snapshot: Snapshot | None = None
         self.started = time.monotonic()
         self.result: Status | None = None
-        self._thread = threading.Thread(target=self._run, name="mc-explore-find", daemon=True)
+        self.child: Child | None = None
+        self._thread = threading.Thread(target=self._watch, name="mc-explore-find", daemon=True)
 
     def start(self) -> Find:
+        self.child = Child(self._search, "mc-explore-find")
         self._thread.start()
         return self
 
     def stop(self) -> None:
+        """Kill the search (its status: stopped)."""
         self.stopping.set()
+        if self.child is not None:
+            self.child.kill()
 
     def join(self, timeout: float | None = None) -> None:
         self._thread.join(timeout)
@@ -118,6 +149,43 @@ class Find:
             seconds,
         )
 
+    def _watch(self) -> None:
+        """In the server: the child's counts, then its result, within the limits."""
+        assert self.child is not None
+        try:
+            while self.result is None:
+                left = max(0.0, self.started + self.seconds - time.monotonic())
+                what = f"find {self.expression}"
+                message = self.child.receive(left, self.memory, what, self.seconds)
+                if "snapshot" in message:
+                    self.snapshot = Snapshot(**message["snapshot"])
+                else:
+                    self.result = Status.of_json(message["result"])
+        except Overrun as exc:
+            snap = self.snapshot
+            counts = (snap.distinct, snap.generated, snap.depth) if snap else (0, 0, 0)
+            seconds = time.monotonic() - self.started
+            if self.stopping.is_set():
+                states = count(counts[0], "distinct state")
+                self.result = Status("stopped", f"stopped after {states}", *counts, seconds)
+            else:
+                self.result = Status("error", cut(str(exc)), *counts, seconds)
+        finally:
+            self.child.close()
+
+    def _search(self, conn: Connection) -> None:
+        """In the child: the search, its counts and then its result sent as JSON."""
+        try:
+            model = self._model()
+            options = bfs.Options(deadlock=False, max_depth=self.navigator.max_depth)
+            result = bfs.check(model, options, _Watch(conn))
+            status = self._outcome(result)
+        except McError as exc:
+            status = Status("error", f"find: {exc}")
+        except Exception as exc:  # a bug of mc's: say it on the page
+            status = Status("error", f"find failed: {type(exc).__name__}: {exc}")
+        conn.send_bytes(json.dumps({"result": status.as_json()}).encode())
+
     def _model(self) -> Any:
         model = self.navigator.model
         spec = model.spec
@@ -136,17 +204,6 @@ class Find:
         copy.invariants = (Invariant(NAME, not_yet),)
         copy.reachables = ()
         return copy
-
-    def _run(self) -> None:
-        try:
-            model = self._model()
-            options = bfs.Options(deadlock=False, max_depth=self.navigator.max_depth)
-            result = bfs.check(model, options, _Watch(self))
-            self.result = self._outcome(result)
-        except McError as exc:
-            self.result = Status("error", f"find: {exc}")
-        except Exception as exc:  # a bug of mc's: say it on the page, not in a lost thread
-            self.result = Status("error", f"find failed: {type(exc).__name__}: {exc}")
 
     def _outcome(self, result: CheckResult) -> Status:
         counts = dict(

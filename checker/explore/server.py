@@ -5,10 +5,15 @@ Werkzeug rather than an async stack: the work is synchronous Python (the spec's 
 one package brings routing, requests and a threaded server, and it is Flask's maintained core.
 
 Who may talk to it: the server listens on 127.0.0.1 only; a request whose Host is not this
-server's address (DNS rebinding) or whose Origin is another site is refused; and every request
-carries this run's secret token, from the URL `mc explore` prints (it sets a cookie for this
-port, so that later links without the token, such as a shared path, open in the same browser).
-The find expression is the author's own Python, evaluated in this process only.
+server's address (DNS rebinding) or whose Origin is another site is refused; and every API
+request carries this run's secret token in an `X-MC-Token` header. The token reaches the page
+in the fragment of the URL `mc explore` prints (`#token=...`, which a browser never sends to a
+server); the page's script keeps it in sessionStorage (this tab, this origin: this port only)
+and takes it out of the address bar. No cookie: a browser sends a cookie of 127.0.0.1 to every
+port of 127.0.0.1, so any other local server the user visits would receive it. The page
+itself (its HTML, script and style) carries no data and is served without the token. Why this
+is safe: docs/explore.md. Spec code (views, guards, the find expression: the author's own
+Python) runs in child processes under time and memory limits (checker.explore.sandbox).
 
     GET  /                      the page; ?path=... opens a state (the URL holds the path)
     GET  /static/NAME           explore.js, explore.css, report.css (the HTML report's style)
@@ -20,22 +25,27 @@ The find expression is the author's own Python, evaluated in this process only.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hmac
 import json
+import os
 import secrets
 import socket
+import tempfile
 import threading
+import webbrowser
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from html import escape
 from importlib import resources
 from typing import Any
-from urllib.parse import urlencode
 
 from checker.errors import ConfigError, EngineError, McError
 from checker.explore import page
 from checker.explore.find import Find, FindError, Status
 from checker.explore.navigate import Navigator, Path, PathError
+from checker.explore.sandbox import FIND_MEMORY, FIND_SECONDS, Views
 from checker.reports.html import STYLE
 
 HOST = "127.0.0.1"
@@ -47,6 +57,8 @@ CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self'"
     " data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
+TOKEN_HEADER = "X-MC-Token"
+MAX_BODY = 64 << 10  # bytes of a request body (a find expression)
 _STATIC = {
     "explore.js": "text/javascript; charset=utf-8",
     "explore.css": "text/css; charset=utf-8",
@@ -92,16 +104,18 @@ class App:
         self.port = port
         self.meta = meta
         self.token = token or secrets.token_urlsafe(24)
-        self.cookie = f"mc_explore_{port}"
         self.hosts = {f"{HOST}:{port}", f"localhost:{port}"}
-        self.lock = threading.Lock()  # spec code runs one request at a time
         self.find: Find | None = None
+        self.views = Views(self._draw)
+        self.find_seconds = FIND_SECONDS  # a find's limits: time, resident memory (bytes)
+        self.find_memory = FIND_MEMORY
+        self.opener: str | None = None  # --open's page, deleted once the page has loaded
         self._page = _resource("explore.html")
 
     @property
     def url(self) -> str:
-        """The URL to open: the start page, with this run's token."""
-        return f"http://{HOST}:{self.port}/?{urlencode({'token': self.token})}"
+        """The URL to open: the start page, this run's token in its fragment (never sent)."""
+        return f"http://{HOST}:{self.port}/#token={self.token}"
 
     def __call__(
         self, environ: dict[str, Any], start_response: Callable[..., Any]
@@ -126,20 +140,21 @@ class App:
             return _text(403, f"mc explore: refused: a request from {origin!r}, not from this page")
         if request.headers.get("Sec-Fetch-Site") == "cross-site":
             return _text(403, "mc explore: refused: a request from another site")
-        given = request.args.get("token")
-        if given is not None and _same(given, self.token):
-            # Keep the token out of the address bar (and out of links copied from it).
-            args = [(k, v) for k, v in request.args.items(multi=True) if k != "token"]
-            target = request.path + (f"?{urlencode(args, safe=',')}" if args else "")
-            response = _redirect(target)
-            response.set_cookie(self.cookie, self.token, httponly=True, samesite="Strict", path="/")
-            return response
-        if not _same(request.cookies.get(self.cookie, ""), self.token):
+        if not request.path.startswith("/api/"):
+            return None  # the page, its script and style: no data
+        if not _same(request.headers.get(TOKEN_HEADER, ""), self.token):
             return _text(
                 403,
                 "mc explore: open the URL that `mc explore` printed (it carries this run's"
-                " token); then links to states of this server open here",
+                " token); then links to states of this server open in that tab",
             )
+        if request.method == "POST":
+            length = request.content_length
+            if length is None and request.headers.get("Transfer-Encoding"):
+                return _text(411, "mc explore: a request body needs its Content-Length")
+            if (length or 0) > MAX_BODY:
+                return _text(413, f"mc explore: a request body of at most {MAX_BODY:,} bytes")
+        self._forget_opener()
         return None
 
     # -- routes ----------------------------------------------------------------------------
@@ -191,14 +206,18 @@ class App:
         }
 
     def _view(self, text: str) -> Any:
+        status, doc = self.views.view(text)
+        return _json(status, doc)
+
+    def _draw(self, text: str) -> tuple[int, Any]:
+        """The view of the path `text` and its HTTP status: run in the views' child process."""
         try:
-            with self.lock:
-                walk = self.navigator.walk(Path.parse(text))
-                return _json(200, page.view(self.navigator, walk))
+            walk = self.navigator.walk(Path.parse(text))
+            return 200, page.view(self.navigator, walk)
         except PathError as exc:
-            return _json(400, page.error_view(text, str(exc)))
+            return 400, page.error_view(text, str(exc))
         except McError as exc:  # spec code failed on the way: say it, keep serving
-            return _json(400, page.error_view(text, f"{text}: {exc}"))
+            return 400, page.error_view(text, f"{text}: {exc}")
 
     def _start_find(self, request: Any) -> Any:
         if not request.is_json:
@@ -209,8 +228,11 @@ class App:
             return _json(400, {"error": 'find: expected {"expression": "..."}'})
         if self.find is not None:
             self.find.stop()  # one search at a time: the new one replaces it
+            self.find.join(5)
         try:
-            self.find = Find(self.navigator, expression).start()
+            self.find = Find(
+                self.navigator, expression, self.find_seconds, self.find_memory
+            ).start()
         except FindError as exc:
             self.find = None
             return _json(400, {"error": str(exc)})
@@ -231,9 +253,31 @@ class App:
             "path": None if status.path is None else str(status.path),
         }
 
+    def open_browser(self) -> None:
+        """--open: the browser is given a 0600 page of this user's that sends it on to the URL,
+        so that the token is on no command line (`ps` shows a browser's); the page is deleted
+        once the explorer has loaded, or when the server stops."""
+        descriptor, self.opener = tempfile.mkstemp(prefix="mc-explore-", suffix=".html")
+        target = escape(self.url, quote=True)
+        with os.fdopen(descriptor, "w") as out:
+            out.write(
+                '<!DOCTYPE html><meta charset="utf-8"><meta name="referrer" content="no-referrer">'
+                f'<meta http-equiv="refresh" content="0;url={target}"><title>mc explore</title>\n'
+            )
+        opener = f"file://{self.opener}"
+        threading.Thread(target=webbrowser.open, args=(opener,), daemon=True).start()
+
+    def _forget_opener(self) -> None:
+        if self.opener is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.opener)
+            self.opener = None
+
     def close(self) -> None:
         if self.find is not None:
             self.find.stop()
+        self.views.close()
+        self._forget_opener()
 
 
 def start(navigator: Navigator, meta: Meta, port: int = 0) -> tuple[App, Any]:
@@ -267,11 +311,9 @@ def serve(
     app, server = start(navigator, meta, port)
     echo(f"mc explore: {navigator.model.name} at {app.url}")
     echo("mc explore: Ctrl-C stops the server")
-    if open_browser:
-        import webbrowser
-
-        threading.Thread(target=webbrowser.open, args=(app.url,), daemon=True).start()
     try:
+        if open_browser:
+            app.open_browser()
         server.serve_forever()  # returns on KeyboardInterrupt, the socket closed
     finally:
         app.close()
@@ -309,9 +351,3 @@ def _text(status: int, message: str) -> Any:
 
 def _json(status: int, doc: Any) -> Any:
     return _response(status, json.dumps(doc).encode(), "application/json")
-
-
-def _redirect(target: str) -> Any:
-    response = _response(303, b"", "text/plain; charset=utf-8")
-    response.headers["Location"] = target
-    return response

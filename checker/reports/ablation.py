@@ -1,7 +1,7 @@
-"""The reports of `mc ablate` (checker.ablate): the table as text (stdout), Markdown (for a
-KIP discussion thread or docs/specs.md), JSON, JUnit XML (a test case per cell, and one per
-rule that fails when its removal breaks nothing) and one offline HTML page whose cells link
-to each counterexample's `mc check --html` report, written beside it.
+"""The reports of `mc ablate` (the data of checker.ablation): the table as text (stdout),
+Markdown (for a KIP discussion thread or docs/specs.md), JSON, JUnit XML (a test case per
+cell, and one per rule that fails when its removal breaks nothing) and one offline HTML page
+whose cells link to each counterexample's `mc check --html` report, written beside it.
 
 Text and Markdown show the columns where some row breaks, and name the ones that hold in
 every row below the table; JSON and HTML show every column.
@@ -15,11 +15,12 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from html import escape
 
-from checker.ablate import (
+from checker.ablation import (
     ALL_ON,
     BROKEN,
     ERROR,
     HOLDS,
+    KILLED,
     OFF,
     UNKNOWN,
     UNREACHED,
@@ -52,7 +53,7 @@ LEGEND = (
     'A cell: "holds", or the states of the shortest counterexample (a temporal property:'
     ' of a lasso, marked ↺); "unreached": a reachability property no state satisfies; "off":'
     ' switched off by the constants; "?": a bound stopped the search; "error": spec code'
-    " raised."
+    ' raised; "killed": the row\'s process was killed (a signal, or out of memory).'
 )
 
 
@@ -61,6 +62,8 @@ def cell_text(cell: Cell) -> str:
         return "holds"
     if cell.status == VIOLATED:
         return f"{cell.length}{' ↺' if cell.loop_start is not None else ''}"
+    if cell.status == KILLED:  # "killed (signal 9)", "out of memory"
+        return cell.detail.split(" (", 1)[0] if cell.detail.startswith("out of") else cell.detail
     return SHOWN[cell.status]
 
 
@@ -143,14 +146,37 @@ def text(ablation: Ablation) -> str:
         out += textwrap.wrap(f"{name}: {doc}", 100, initial_indent="  ", subsequent_indent="    ")
     for why, names in _flags(ablation):
         out += textwrap.wrap(f"Flagged: {names} {why}.", 100, subsequent_indent="  ")
+    for row, why in _unfinished(ablation):
+        out += textwrap.wrap(f"{row}: {why}.", 100, subsequent_indent="  ")
     out.append(_timing(ablation))
-    code = ablation.exit_code
-    out.append(
-        "Every check with every rule on held."
-        if code == 0
-        else f"With every rule on, not every check held (exit {code})."
-    )
+    out.append(_verdict(ablation))
     return "\n".join(out) + "\n"
+
+
+def _unfinished(ablation: Ablation) -> list[tuple[str, str]]:
+    """The rows without verdicts, or cut by a bound, and why (spec code raised, killed, out of
+    memory, --timeout)."""
+    said = []
+    for row in ablation.rows:
+        if row.lost is not None:
+            said.append((_row_label(row), row.lost))
+        elif row.stopped is not None:
+            said.append((_row_label(row), f"stopped: {row.stopped}"))
+    return said
+
+
+def _verdict(ablation: Ablation) -> str:
+    code = ablation.exit_code
+    if ablation.interrupted is not None:
+        return (
+            f"Partial: stopped by {ablation.interrupted} with {len(ablation.rows)} of"
+            f" {count(ablation.planned, 'row')} finished (exit {code})."
+        )
+    if any(c.status == KILLED for r in ablation.rows for c in r.cells.values()):
+        return f"A row's process was killed: the table is not whole (exit {code})."
+    if code == 0:
+        return "Every check with every rule on held."
+    return f"With every rule on, not every check held (exit {code})."
 
 
 def _flags(ablation: Ablation, quote: str = "") -> list[tuple[str, str]]:
@@ -195,6 +221,8 @@ def markdown(ablation: Ablation) -> str:
     if held:
         out.append(f"Hold in every row: {', '.join(f'`{n}`' for n in held)}.")
     out += [f"Flagged: {names} {why}." for why, names in _flags(ablation, "`")]
+    if ablation.partial or ablation.exit_code == 153:
+        out.append(_verdict(ablation))
     return "\n".join(out) + "\n"
 
 
@@ -226,8 +254,8 @@ def junit(ablation: Ablation) -> str:
             cell = row.cells[column.name]
             case = ET.SubElement(suite, "testcase", classname=classname, name=column.name)
             said = _said(column, cell)
-            if cell.status in (ERROR, UNKNOWN):
-                tag = "error" if cell.status == ERROR else "skipped"
+            if cell.status in (ERROR, UNKNOWN, KILLED):
+                tag = "skipped" if cell.status == UNKNOWN else "error"
                 ET.SubElement(case, tag, message=_clean(said))
             elif not row.off and cell.status in BROKEN:
                 failure = ET.SubElement(case, "failure", message=_clean(said), type="Violation")
@@ -291,7 +319,7 @@ td.holds { background: #e8f5e9; color: #2e7d32; font-weight: normal; }
 td.violated, td.unreached { background: #ffebee; color: #c62828; }
 td.violated a { color: #c62828; }
 td.off { background: #fafafa; color: #90a4ae; font-weight: normal; }
-td.error, td.unknown { background: #fff3e0; color: #ef6c00; }
+td.error, td.unknown, td.killed { background: #fff3e0; color: #ef6c00; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.flagged th { background: #fff8e1; }
 .flag { color: #ef6c00; }
@@ -302,8 +330,7 @@ ul.flags li { margin: 4px 0; }
 
 def html(ablation: Ablation) -> str:
     title = f"mc ablate: {ablation.spec_name}"
-    code = ablation.exit_code
-    verdict = "every check with every rule on held" if code == 0 else f"exit {code}"
+    verdict = _verdict(ablation)
     head = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',

@@ -5,14 +5,19 @@ that a row is what its own `mc check` says, whatever the number of processes."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 
 import pytest
 
-from checker import Record, Spec, action, all_rules, constant, rule
-from checker.ablate import ALL_ON, Settings, ablate
+from checker import Record, Spec, action, all_rules, commands, constant, rule
+from checker.ablate.rows import ablate
+from checker.ablation import ALL_ON, Settings
 from checker.reports import ablation as reports
 from checker.spec import all_rules_of, rules_of
+from tests.conftest import ROOT
 
 TOY = '''
 from checker import Record, Spec, action, all_rules, constant, invariant, leads_to, reachable
@@ -344,3 +349,99 @@ def test_a_step_property_is_a_column_of_its_own(mc, write_spec):
     assert "by_one               2       4       2" in run.out
     assert "A: small_steps (step property)" in run.out
     assert "Hold in every row: deadlock, small." in run.out
+
+
+# -- bounds, errors and report paths --------------------------------------------------------------
+
+INIT_NEEDS_THE_RULE = """
+from checker import Record, Spec, action, invariant, rule
+
+class R(Spec):
+    needed = rule("init needs it")
+
+    def init(self):
+        if not self.needed:
+            raise KeyError("x")
+        return Record(x=0)
+
+    @action
+    def inc(self, s):
+        return s.replace(x=s.x + 1) if s.x < 2 else None
+
+    @invariant
+    def small(self, s):
+        return s.x <= 3
+"""
+
+
+def test_a_row_whose_init_raises_says_why_in_the_text_table(mc, write_spec):
+    spec = write_spec(INIT_NEEDS_THE_RULE, "needs.py")
+    run = mc("ablate", spec, "--no-deadlock", "--progress", "0")
+    assert run.code == 0, run.err
+    assert "needed: init: raised KeyError: 'x'." in run.out
+    row = [line for line in run.out.splitlines() if line.startswith("needed ")]
+    assert row[0].split()[1] == "error"
+
+
+def test_rows_cut_by_the_timeout_say_so(toy, mc):
+    """A --timeout so small that the timer fires before the search (1e-300 s): each row says
+    it was stopped, no traceback, exit 152 (the every-rule-on row is undecided)."""
+    run = mc("ablate", toy, "--timeout", "1e-300", "--rule", "cap", "--no-liveness")
+    assert run.code == 152, run.err
+    assert "mc: ablate: cap: stopped: --timeout 1e-300 s reached (1 check," in run.err
+    assert "nothing breaks" not in run.err and "Traceback" not in run.err
+    assert "cap: stopped: --timeout 1e-300 s reached." in run.out
+
+
+def test_the_html_folder_of_counterexamples_never_lands_outside_the_paths_named(
+    toy, mc, tmp_path
+):
+    (tmp_path / "t.cells").write_text("mine")
+    run = mc("ablate", toy, "--html", str(tmp_path / "t.html"), "--rule", "cap")
+    assert run.code == 151
+    assert "t.cells, which exists and is not a folder" in run.err
+    assert (tmp_path / "t.cells").read_text() == "mine" and not (tmp_path / "t.html").exists()
+    run = mc("ablate", toy, "--html", "/dev/full", "--rule", "cap", "--no-liveness")
+    assert run.code == 151 and "--html /dev/full: cannot write: No space left on device" in run.err
+    assert not os.path.exists("/dev/full.cells")
+
+
+def test_standard_output_closed_is_said_not_a_pass(toy):
+    """`mc ablate ... >&-`: the table cannot be printed: 151, not 0."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "checker", "ablate", toy, "--rule", "cap", "--no-liveness"],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: os.close(1),
+    )
+    assert proc.returncode == 151, proc.stderr
+    assert "mc: error: standard output is closed" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+# -- how many rows side by side ----------------------------------------------------------------
+
+
+def test_the_cgroup_cpu_quota_is_read_in_v2_and_v1(tmp_path):
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    (v2 / "cpu.max").write_text("150000 100000\n")
+    assert commands.cgroup_cpu_quota(v2) == 1.5
+    (v2 / "cpu.max").write_text("max 100000\n")
+    assert commands.cgroup_cpu_quota(v2) is None
+    v1 = tmp_path / "v1" / "cpu"
+    v1.mkdir(parents=True)
+    (v1 / "cpu.cfs_quota_us").write_text("200000\n")
+    (v1 / "cpu.cfs_period_us").write_text("100000\n")
+    assert commands.cgroup_cpu_quota(tmp_path / "v1") == 2.0
+    (v1 / "cpu.cfs_quota_us").write_text("-1\n")
+    assert commands.cgroup_cpu_quota(tmp_path / "v1") is None
+    assert commands.cgroup_cpu_quota(tmp_path / "none") is None
+
+
+def test_the_default_rows_side_by_side_are_the_usable_cpus(toy, mc, tmp_path):
+    out = tmp_path / "t.json"
+    assert mc("ablate", toy, "--rule", "cap", "--json", out, "--progress", "0").code == 0
+    cpus = min(len(os.sched_getaffinity(0)), int(commands.cgroup_cpu_quota() or 10**6))
+    assert json.loads(out.read_text())["workers"] == max(1, cpus) == commands.usable_cpus()

@@ -323,3 +323,56 @@ def test_the_local_engine_needs_no_pyspark_and_the_spark_engine_says_how_to_get_
     spark = run("--engine", "spark")
     assert spark.returncode == 153
     assert "pip install 'mc[spark]'" in spark.stderr and "Traceback" not in spark.stderr
+
+
+# Every command that writes standard output, on a small spec (its rules for mc ablate)
+OUTPUT_COMMANDS = {
+    "check": ["check", "specs/examples/die_hard.py"],
+    "simulate": ["simulate", "specs/examples/die_hard.py", "--traces", "3", "--seed", "1"],
+    "graph": ["graph", "specs/examples/die_hard.py"],
+    "list": ["list", "specs/examples/die_hard.py"],
+    "ablate": ["ablate", "{ruled}", "--workers", "1", "--progress", "0"],
+}
+RULED = """
+from checker import Record, Spec, action, invariant, rule
+
+class Ruled(Spec):
+    cap = rule("x stops at 2")
+
+    def init(self):
+        return Record(x=0)
+
+    @action
+    def inc(self, s):
+        return s.replace(x=s.x + 1) if s.x < (2 if self.cap else 4) else None
+
+    @invariant
+    def small(self, s):
+        return s.x <= 3
+"""
+
+
+@pytest.mark.parametrize("how", ["full-disk", "reader-gone"])
+@pytest.mark.parametrize("command", list(OUTPUT_COMMANDS))
+def test_standard_output_that_cannot_be_written_is_a_clean_151(command, how, tmp_path):
+    """`mc ... > /dev/full` (no space left) and `mc ... | true` (the reader closed the pipe):
+    said on stderr, exit 151, never a traceback nor "spec code ended the run"."""
+    ruled = tmp_path / "ruled.py"
+    ruled.write_text(RULED)
+    given = [a.format(ruled=ruled) for a in OUTPUT_COMMANDS[command]]
+    args = [sys.executable, "-m", "checker", *given]
+    if how == "full-disk":
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run(args, cwd=ROOT, stdout=full, stderr=subprocess.PIPE, text=True)
+        why = "No space left on device"
+    else:
+        proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc.stdout.close()  # the reader goes away before a byte is read
+        err = proc.stderr.read().decode()
+        proc.wait(60)
+        proc.stderr.close()
+        proc = subprocess.CompletedProcess(args, proc.returncode, "", err)
+        why = "its reader closed it"
+    assert proc.returncode == 151, proc.stderr
+    assert f"mc: error: standard output could not be written: {why}" in proc.stderr
+    assert "Traceback" not in proc.stderr and "spec code" not in proc.stderr

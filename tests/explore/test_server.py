@@ -1,5 +1,6 @@
-"""`mc explore`'s server over HTTP: who it answers (Host, Origin, the run's token), what its API
-returns, the find's life, and how it starts and stops as a command."""
+"""`mc explore`'s server over HTTP: who it answers (Host, Origin, the run's token in a header),
+what its API returns, the find's life, spec code that never returns (in child processes, under
+limits: the server keeps answering), and how it starts and stops as a command."""
 
 from __future__ import annotations
 
@@ -45,9 +46,10 @@ def server() -> Iterator[App]:
 
 
 def ask(app: App, method: str, target: str, body: bytes | None = None, **headers: str) -> Reply:
-    """A request with this run's cookie and Host unless `headers` say otherwise."""
-    sent = {"Host": f"127.0.0.1:{app.port}", "Cookie": f"{app.cookie}={app.token}", **headers}
-    sent = {k.replace("_", "-"): v for k, v in sent.items() if v is not None}
+    """A request with this run's token and Host unless `headers` say otherwise."""
+    given = {k.replace("_", "-"): v for k, v in headers.items()}
+    sent = {"Host": f"127.0.0.1:{app.port}", "X-MC-Token": app.token, **given}
+    sent = {k: v for k, v in sent.items() if v is not None}
     connection = http.client.HTTPConnection("127.0.0.1", app.port, timeout=30)
     connection.putrequest(method, target, skip_host=True, skip_accept_encoding=True)
     for name, value in sent.items():
@@ -60,24 +62,29 @@ def ask(app: App, method: str, target: str, body: bytes | None = None, **headers
     return reply
 
 
-def test_the_printed_url_sets_the_cookie_and_leaves_the_address_bar(server):
-    target = f"/?path=0,fill_big.0&token={server.token}"
-    reply = ask(server, "GET", target, Cookie=None)
-    assert reply.status == 303
-    assert reply.headers["Location"] == "/?path=0,fill_big.0"
-    cookie = reply.headers["Set-Cookie"]
-    assert cookie.startswith(f"{server.cookie}={server.token};")
-    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
-    page = ask(server, "GET", "/?path=0,fill_big.0")
-    assert page.status == 200 and b'<script src="/static/explore.js"' in page.body
+def test_the_token_is_in_the_url_fragment_and_the_page_carries_no_data(server):
+    """The printed URL holds the token in its fragment, which no browser sends; the page (its
+    HTML, script, style) is served without it and holds nothing of the spec; no cookie is
+    set (a cookie of 127.0.0.1 would go to every port); a token in the query is no key."""
+    assert server.url == f"http://127.0.0.1:{server.port}/#token={server.token}"
+    for target in ("/", "/?path=0,fill_big.0", "/static/explore.js", "/static/explore.css"):
+        reply = ask(server, "GET", target, X_MC_Token=None)
+        assert reply.status == 200, target
+        assert "Set-Cookie" not in reply.headers
+        assert b"DieHard" not in reply.body and server.token.encode() not in reply.body
+    page = ask(server, "GET", "/", X_MC_Token=None)
+    assert b'<script src="/static/explore.js"' in page.body
     assert "script-src 'self'" in page.headers["Content-Security-Policy"]
+    refused = ask(server, "GET", f"/api/spec?token={server.token}", X_MC_Token=None)
+    assert refused.status == 403
 
 
 @pytest.mark.parametrize(
     "headers, refusal",
     [
-        ({"Cookie": None}, "open the URL that `mc explore` printed"),
-        ({"Cookie": "mc_explore_1=nope"}, "open the URL that `mc explore` printed"),
+        ({"X-MC-Token": None}, "open the URL that `mc explore` printed"),
+        ({"X-MC-Token": "nope"}, "open the URL that `mc explore` printed"),
+        ({"X-MC-Token": None, "Cookie": "mc_explore=x"}, "open the URL that `mc explore` printed"),
         ({"Host": "attacker.example:{port}"}, "Host 'attacker.example:{port}' is not this server"),
         ({"Host": None}, "Host '' is not this server"),
         ({"Origin": "http://attacker.example"}, "a request from 'http://attacker.example'"),
@@ -86,7 +93,7 @@ def test_the_printed_url_sets_the_cookie_and_leaves_the_address_bar(server):
     ],
 )
 def test_requests_from_elsewhere_are_refused(server, headers, refusal):
-    headers = {k: v and v.format(port=server.port) for k, v in headers.items()}
+    headers = {k.replace("-", "_"): v and v.format(port=server.port) for k, v in headers.items()}
     for method, target in (("GET", "/api/view?path=0"), ("POST", "/api/find")):
         reply = ask(server, method, target, b'{"expression": "True"}', **headers)
         assert reply.status == 403
@@ -156,9 +163,9 @@ def explore(*args: str, **env: str) -> subprocess.Popen[str]:
     )
 
 
-def get(port: int, target: str, cookie: str = "") -> http.client.HTTPResponse:
+def get(port: int, target: str, token: str = "") -> http.client.HTTPResponse:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    connection.request("GET", target, headers={"Cookie": cookie} if cookie else {})
+    connection.request("GET", target, headers={"X-MC-Token": token} if token else {})
     response = connection.getresponse()
     response.body = response.read()  # type: ignore[attr-defined]
     connection.close()
@@ -166,7 +173,9 @@ def get(port: int, target: str, cookie: str = "") -> http.client.HTTPResponse:
 
 
 def test_the_command_serves_its_options_opens_the_browser_and_stops_on_ctrl_c():
-    # --open runs $BROWSER with the URL: here `echo`, which prints it with mc's output.
+    """--open runs $BROWSER (here `echo`, which prints its command line with mc's output) with
+    a 0600 page of this user's that sends the browser on to the URL: the token is on no
+    command line; the page is deleted once the explorer has been asked for something."""
     proc = explore(
         str(SPECS / "examples" / "die_hard.py"), "--open", "--max-depth", "3", BROWSER="echo"
     )
@@ -175,14 +184,19 @@ def test_the_command_serves_its_options_opens_the_browser_and_stops_on_ctrl_c():
         assert first.startswith("mc explore: DieHard at http://127.0.0.1:"), first
         url = first.split(" at ")[1].strip()
         port = int(url.split("127.0.0.1:")[1].split("/")[0])
-        lines = [proc.stdout.readline().strip() for _ in range(2)]
-        assert sorted(lines) == sorted(["mc explore: Ctrl-C stops the server", url])
+        token = url.split("#token=")[1]
+        lines = sorted(proc.stdout.readline().strip() for _ in range(2))
+        assert lines[0].startswith("file:///") and lines[0].endswith(".html")
+        assert lines[1] == "mc explore: Ctrl-C stops the server"
+        assert token not in lines[0]  # the browser's command line
+        opener = lines[0].removeprefix("file://")
+        assert os.stat(opener).st_mode & 0o777 == 0o600
+        with open(opener) as page:
+            assert f'content="0;url={url}"' in page.read()
         assert get(port, "/api/spec").status == 403  # no token
-        opened = get(port, url.split(str(port), 1)[1])
-        assert opened.status == 303
-        cookie = opened.getheader("Set-Cookie").split(";")[0]
-        spec = get(port, "/api/spec", cookie)
+        spec = get(port, "/api/spec", token)
         assert spec.status == 200 and json.loads(spec.body)["max_depth"] == 3
+        assert not os.path.exists(opener)
         proc.send_signal(signal.SIGINT)
         out, err = finish(proc, 20)
     finally:

@@ -13,7 +13,9 @@ import shlex
 
 import pytest
 
-from checker.ablate import ALL_ON, Settings, plan, run_row
+from checker.ablate.plan import plan
+from checker.ablate.row import run_row
+from checker.ablation import ALL_ON, Cell, Settings
 from checker.cli import main
 from checker.reports.ablation import cell_text
 from scripts.ablation_docs import BLOCK
@@ -121,8 +123,6 @@ def not_holding(row: dict) -> dict[str, str]:
 
 
 def _cell(cell: dict):
-    from checker.ablate import Cell
-
     return Cell(**cell)
 
 

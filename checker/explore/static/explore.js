@@ -2,11 +2,34 @@
 // The fragments are escaped HTML drawn by the server (checker/explore/page.py); spec text that
 // arrives as JSON fields goes in with textContent only. The path lives in the URL (?path=),
 // so the browser's back and forward, reloads and shared links all work.
+// This run's token arrives in the fragment of the URL mc explore printed (#token=..., which no
+// browser sends to a server); it is kept in sessionStorage (this tab, this port), taken out of
+// the address bar, and sent with every API request in the X-MC-Token header. Never a cookie: a
+// browser would send it to every port of 127.0.0.1.
 (function () {
   'use strict';
   var $ = function (id) { return document.getElementById(id); };
   var spec = null;
   var polling = null;
+  var KEY = 'mc-explore-token';
+  var given = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (given) {
+    sessionStorage.setItem(KEY, decodeURIComponent(given[1]));
+    history.replaceState(history.state, '', location.pathname + location.search);
+  }
+  var token = sessionStorage.getItem(KEY) || '';
+
+  function ask(url, options) {
+    var sent = options || {};
+    sent.credentials = 'omit';
+    sent.headers = Object.assign({'X-MC-Token': token}, sent.headers || {});
+    return fetch(url, sent).then(function (r) {
+      if (r.status === 403) {
+        return r.text().then(function (t) { throw new Error(t.trim()); });
+      }
+      return r.json();
+    });
+  }
 
   function currentPath() {
     return new URLSearchParams(location.search).get('path') || '0';
@@ -53,8 +76,7 @@
 
   function load(path, push) {
     document.body.setAttribute('data-busy', 'true');
-    return fetch('/api/view?path=' + encodeURIComponent(path), {credentials: 'same-origin'})
-      .then(function (r) { return r.json(); })
+    return ask('/api/view?path=' + encodeURIComponent(path))
       .then(function (view) {
         if (push && view.path !== currentPath()) {
           history.pushState({path: view.path}, '', urlOf(view.path));
@@ -67,7 +89,7 @@
           show(view);
         }
       })
-      .catch(function (e) { fail('mc explore: the server did not answer (' + e + ')'); })
+      .catch(function (e) { fail(e.message || ('mc explore: the server did not answer (' + e + ')')); })
       .finally(function () { document.body.setAttribute('data-busy', 'false'); });
   }
 
@@ -96,17 +118,13 @@
   }
 
   function poll() {
-    fetch('/api/find', {credentials: 'same-origin'})
-      .then(function (r) { return r.json(); })
-      .then(findStatus);
+    ask('/api/find').then(findStatus);
   }
 
   function find(ev) {
     ev.preventDefault();
     var body = JSON.stringify({expression: $('find-expr').value});
-    fetch('/api/find', {method: 'POST', credentials: 'same-origin',
-                        headers: {'Content-Type': 'application/json'}, body: body})
-      .then(function (r) { return r.json(); })
+    ask('/api/find', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: body})
       .then(function (s) {
         if (s.error) {
           $('find-status').setAttribute('data-state', 'refused');
@@ -136,13 +154,11 @@
   $('jump').addEventListener('click', function () { if (spec && spec.trace) { go(spec.trace); } });
   $('find-form').addEventListener('submit', find);
   $('find-stop').addEventListener('click', function () {
-    fetch('/api/find/stop', {method: 'POST', credentials: 'same-origin'})
-      .then(function (r) { return r.json(); }).then(findStatus);
+    ask('/api/find/stop', {method: 'POST'}).then(findStatus);
   });
   $('link').addEventListener('focus', function () { this.select(); });
 
-  fetch('/api/spec', {credentials: 'same-origin'})
-    .then(function (r) { return r.json(); })
+  ask('/api/spec')
     .then(function (s) {
       spec = s;
       $('spec-name').textContent = s.name;
@@ -159,5 +175,6 @@
         $('jump').textContent = 'Jump to the counterexample: ' + s.trace_label;
       }
       return load(currentPath(), false);
-    });
+    })
+    .catch(function (e) { fail(e.message); });
 })();

@@ -21,6 +21,7 @@ def spin():
 
 
 def test_the_deadline_names_the_spec_call_it_interrupted(spin):
+    before = signal.getsignal(signal.SIGALRM)  # SIG_DFL, or pytest-timeout's under --timeout
     with pytest.raises(RunTimeout, match=r"0\.2 s reached"), Deadline(spin, 0.2) as deadline:
         spin.spec.spin(Record(n=1), 1)
     assert deadline.fired
@@ -29,7 +30,7 @@ def test_the_deadline_names_the_spec_call_it_interrupted(spin):
     assert deadline.where.startswith("action spin(k=1) at ")
     assert re.search(r"/toys\.py:\d+ in state \{n: 1\}$", deadline.where)
     assert deadline.note == f"stopped by --timeout 0.2 s while evaluating {deadline.where}"
-    assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL  # disarmed on the way out
+    assert signal.getsignal(signal.SIGALRM) is before  # disarmed, the handler before it back
 
 
 def test_a_deadline_that_does_not_fire_leaves_the_run_alone(spin):

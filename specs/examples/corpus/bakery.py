@@ -147,9 +147,15 @@ class Bakery(Spec):
         if s.pc[p] != "w2":
             return None
         n = s.nxt[p]
-        if not (s.num[n] == 0 or (s.num[p], p) < (s.num[n], n)):
-            return None
-        return s.replace(unchecked=put(s.unchecked, p, s.unchecked[p] - {n}), pc=put(s.pc, p, "w1"))
+        # num[nxt] = 0 \/ <<num[self], self>> \prec <<num[nxt], nxt>>, \prec itself a
+        # disjunction: TLC generates the successor once per true disjunct, as this list does
+        disjuncts = [
+            s.num[n] == 0,
+            s.num[p] < s.num[n],
+            s.num[p] == s.num[n] and p < n,
+        ]
+        succ = s.replace(unchecked=put(s.unchecked, p, s.unchecked[p] - {n}), pc=put(s.pc, p, "w1"))
+        return [succ for true in disjuncts if true]
 
     @action(p="Procs")
     def cs(self, s, p):

@@ -181,6 +181,22 @@ def test_the_properties_of_the_cfgs_are_checked():
     assert list(paxos.step_properties) == ["PaxosConsistency"]
 
 
+def test_the_refinement_is_not_vacuous(tmp_path):
+    """EWD998PCal's refinement fails under a wrong mapping: a token whose colour is always
+    white maps no initial state to one of EWD998's (its token starts black)."""
+    spec = tmp_path / "broken_mapping.py"
+    spec.write_text(
+        "from checker import Record\n"
+        "from specs.examples.corpus.ewd998_pcal import EWD998PCal\n\n\n"
+        "class WhiteToken(EWD998PCal):\n"
+        "    def ewd998(self, s):\n"
+        "        a = super().ewd998(s)\n"
+        "        return a.replace(token=a.token.replace(color='white'))\n"
+    )
+    result = check(spec, N=2)
+    assert (result.verdict, result.step_property) == ("violation", "EWD998Spec")
+
+
 # sha256 of each translation as reviewed against its TLA+ (docs/corpus.md): a translation
 # changes only when an API idiom is applied to all of them, and these hashes with it.
 HASHES = {

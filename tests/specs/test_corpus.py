@@ -182,19 +182,20 @@ def test_the_properties_of_the_cfgs_are_checked():
 
 
 def test_the_refinement_is_not_vacuous(tmp_path):
-    """EWD998PCal's refinement fails under a wrong mapping: a token whose colour is always
-    white maps no initial state to one of EWD998's (its token starts black)."""
+    """EWD998PCal's refinement fails under a wrong mapping: with no message ever pending, a
+    node's send raises its counter and no step of EWD998 does that alone."""
     spec = tmp_path / "broken_mapping.py"
     spec.write_text(
         "from checker import Record\n"
         "from specs.examples.corpus.ewd998_pcal import EWD998PCal\n\n\n"
-        "class WhiteToken(EWD998PCal):\n"
+        "class NothingPending(EWD998PCal):\n"
         "    def ewd998(self, s):\n"
         "        a = super().ewd998(s)\n"
-        "        return a.replace(token=a.token.replace(color='white'))\n"
+        "        return a.replace(pending=(0,) * self.N)\n"
     )
     result = check(spec, N=2)
     assert (result.verdict, result.step_property) == ("violation", "EWD998Spec")
+    assert [step.action for step in result.trace[1:]] == ["send"]
 
 
 # sha256 of each translation as reviewed against its TLA+ (docs/corpus.md): a translation

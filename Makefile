@@ -65,9 +65,10 @@ lint: install-dev
 	$(BIN)/ruff check .
 
 # Both tables: the bundled specs, then local vs Spark (local[2]). BENCH_ARGS=--large adds a
-# ~1.7M-state run; --no-spark skips the second table.
+# ~1.7M-state run; --no-spark skips the second table. The corpus table (docs/corpus.md) runs
+# too: against TLC with BENCH_ARGS="--tlc JAR"; --corpus-only runs it alone.
 bench: install-dev
-	$(BIN)/python scripts/bench.py $(BENCH_ARGS)
+	$(BIN)/python scripts/bench.py --corpus $(BENCH_ARGS)
 
 # TLC (java, tla2tools.jar) on Vanlightly's TLA+ models against mc on specs/kraft.py's family:
 # writes docs/tlc-comparison.md (a few minutes; the tests do not need TLC).

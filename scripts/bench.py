@@ -32,6 +32,15 @@
    is judged by (20-25 minutes with the baseline, measured). It counts work, not waiting for
    memory: a change that trades instructions for cold memory reads needs a timed A/B too.
 
+10. With `--corpus` (`make bench` passes it; `--corpus-only`: this table alone): the corpus of
+   tlaplus/Examples models (specs/examples/corpus/, docs/corpus.md), each on its full cfg: TLC
+   (`-workers 2`, the cfg as shipped, from `--corpus-models DIR`, by default the folder
+   tlaplus-examples next to the `--tlc` jar) against `mc check` with 1 and 2 workers, each the
+   wall time of the whole command (start-up included), the fastest of `--corpus-runs` runs
+   (3); both sides' counts, which must be equal; mc's speed over TLC's and its geometric mean;
+   and the share of py-spy's samples (one worker, 250 a second) whose innermost frame is the
+   spec's own code (a file under specs/).
+
 Tables are written to build/bench.md. Figures are from this run on this machine: compare
 ratios, not absolutes, and run nothing else meanwhile. `--quick` skips TwoPhase RM=8 (~1.7M
 states), `--no-spark` the last table, `--large` adds RM=8 to it.
@@ -734,6 +743,152 @@ def kafka_table(seconds: float, tlc: Path | None) -> list[str]:
     ]
 
 
+# The corpus (docs/corpus.md): (model, mc spec, mc flags, TLC folder, module, cfg). The
+# flags say what the cfg says: CHECK_DEADLOCK FALSE is --no-deadlock.
+CORPUS: list[tuple[str, str, list[str], str, str, str]] = [
+    ("ReadersWriters", "readers_writers.py", [], "ReadersWriters", "MC.tla", "MC.cfg"),
+    ("SimplifiedFastPaxos", "fast_paxos.py", [], "SimplifiedFastPaxos", "FastPaxos.tla",
+     "FastPaxos.cfg"),
+    ("ewd426", "token_ring.py", ["--no-deadlock"], "ewd426", "TokenRing.tla", "TokenRing.cfg"),
+    ("Disruptor", "disruptor.py", ["--no-deadlock"], "Disruptor", "Disruptor_MPMC.tla",
+     "Disruptor_MPMC.cfg"),
+    ("SlushProtocol", "slush.py", [], "SlushProtocol", "Slush.tla", "SlushSmall.cfg"),
+    ("ewd998", "ewd998_pcal.py", [], "ewd998", "EWD998PCal.tla", "EWD998PCal.cfg"),
+    ("btree", "btree.py", [], "btree", "btree.tla", "btree.cfg"),
+    ("Bakery-Boulangerie", "bakery.py", ["--no-deadlock"], "Bakery-Boulangerie", "MCBakery.tla",
+     "MCBakery.cfg"),
+]  # fmt: skip
+# PROPERTY lines mc cannot check (TokenRing's Stab is <>[]: docs/corpus.md): TLC runs without
+# them too, so that both sides do the same work.
+CORPUS_NO_PROPERTY = {"TokenRing.cfg"}
+# Bakery.tla EXTENDS TLAPS for its proofs, which TLC skips: a module that defines the names.
+TLAPS_STUB = """---- MODULE TLAPS ----
+SMT == TRUE
+SMTT(X) == TRUE
+PTL == TRUE
+Zenon == TRUE
+ZenonT(X) == TRUE
+Isa == TRUE
+IsaT(X) == TRUE
+====
+"""
+COUNTS = re.compile(r"([\d,]+) states generated, ([\d,]+) distinct states found")
+MC_DEPTH = re.compile(r"Depth of the search: (\d+)")
+TLC_DEPTH = re.compile(r"depth of the complete state graph search is (\d+)")
+
+
+def counts_of(out: str, depth: re.Pattern[str]) -> tuple[int, int, int] | None:
+    """(distinct, generated, depth) from a report of mc or TLC, or None."""
+    found, deep = COUNTS.findall(out), depth.search(out)
+    if not found or deep is None:
+        return None
+    generated, distinct = (int(n.replace(",", "")) for n in found[-1])
+    return distinct, generated, int(deep.group(1))
+
+
+def timed(command: list[str], cwd: Path, runs: int) -> dict:
+    """The fastest of `runs` runs of the whole command (CHILD_TIMED), with its output."""
+    best = None
+    for _ in range(runs):
+        out = subprocess.run(
+            [sys.executable, "-c", CHILD_TIMED, str(cwd), *command], capture_output=True, text=True
+        )
+        r = json.loads(out.stdout)
+        if best is None or r["seconds"] < best["seconds"]:
+            best = r
+    assert best is not None
+    return best
+
+
+def tlc_corpus(jar: Path, models: Path, folder: str, module: str, cfg: str, runs: int) -> dict:
+    """TLC with 2 workers on a corpus model's cfg (as shipped, but CORPUS_NO_PROPERTY)."""
+    with tempfile.TemporaryDirectory(prefix="mc-bench-corpus-") as work:
+        shutil.copytree(models / folder, work, dirs_exist_ok=True)
+        Path(work, "TLAPS.tla").write_text(TLAPS_STUB)
+        if cfg in CORPUS_NO_PROPERTY:
+            text = Path(work, cfg).read_text()
+            kept = re.sub(r"PROPERT(Y|IES)\s+\w+", "", text)
+            Path(work, cfg).write_text(kept)
+        community = jar.resolve().parent / "CommunityModules.jar"
+        classpath = str(jar.resolve()) + (f":{community}" if community.exists() else "")
+        command = [
+            "java", "-XX:+UseParallelGC", "-cp", classpath, "tlc2.TLC", "-workers", "2",
+            "-config", cfg, "-metadir", str(Path(work, "states")), module,
+        ]  # fmt: skip
+        r = timed(command, Path(work), runs)
+    r["counts"] = counts_of(r["out"], TLC_DEPTH)
+    return r
+
+
+def spec_share(spec: str, flags: list[str]) -> float | None:
+    """The share of py-spy's samples (one worker, the whole command) whose innermost frame is
+    in a file under specs/: the spec's own code. None without py-spy."""
+    spy = Path(sys.executable).parent / "py-spy"
+    if not spy.exists():
+        return None
+    with tempfile.TemporaryDirectory(prefix="mc-bench-spy-") as work:
+        raw = Path(work, "raw.txt")
+        command = [
+            str(spy), "record", "-r", "250", "-f", "raw", "-o", str(raw), "--subprocesses",
+            "--", sys.executable, "-m", "checker", "check", spec, "--workers", "1", *flags,
+        ]  # fmt: skip
+        subprocess.run(command, cwd=ROOT, capture_output=True, check=True)
+        total = own = 0
+        for line in raw.read_text().splitlines():
+            stack, _, count = line.rpartition(" ")
+            innermost = stack.rsplit(";", 1)[-1]
+            total += int(count)
+            if "(specs/" in innermost or "/specs/" in innermost:
+                own += int(count)
+    return own / total if total else None
+
+
+def corpus_table(tlc: Path | None, models: Path | None, runs: int) -> list[str]:
+    """Table 10: each corpus model's full cfg, TLC (2 workers) against mc (1 and 2 workers)."""
+    mc = str(Path(sys.executable).parent / "mc")
+    header = (
+        "| model | cfg | TLC distinct / generated / depth | mc distinct / generated / depth "
+        "| equal | TLC s | mc w1 s | mc w2 s | mc w1 speed / TLC | mc w2 speed / TLC "
+        "| spec's share, w1 |"
+    )
+    lines = [header, "|" + "---|" * 11]
+    ratios: dict[int, list[float]] = {1: [], 2: []}
+    for model, spec_file, flags, folder, module, cfg in CORPUS:
+        spec = f"specs/examples/corpus/{spec_file}"
+        mine = {
+            w: timed([mc, "check", spec, "--workers", str(w), *flags], ROOT, runs) for w in (1, 2)
+        }
+        counts = counts_of(mine[1]["out"], MC_DEPTH)
+        if mine[1]["code"] != 0 or counts != counts_of(mine[2]["out"], MC_DEPTH):
+            raise SystemExit(f"mc check {spec} failed or differs:\n{mine[1]['out']}")
+        tlc_text = tlc_s = speed1 = speed2 = equal = "no --tlc JAR"
+        if tlc is not None and models is not None:
+            theirs = tlc_corpus(tlc, models, folder, module, cfg, runs)
+            if theirs["counts"] is None:
+                raise SystemExit(f"TLC failed on {module} {cfg}:\n{theirs['out']}")
+            tlc_text = " / ".join(f"{n:,}" for n in theirs["counts"])
+            equal = "yes" if theirs["counts"] == counts else "**NO**"
+            tlc_s = f"{theirs['seconds']:.2f}"
+            for w in (1, 2):
+                ratios[w].append(theirs["seconds"] / mine[w]["seconds"])
+            speed1, speed2 = f"{ratios[1][-1]:.2f}", f"{ratios[2][-1]:.2f}"
+        share = spec_share(spec, flags)
+        share_text = "no py-spy" if share is None else f"{100 * share:.1f} %"
+        mc_text = " / ".join(f"{n:,}" for n in counts or ())
+        lines.append(
+            f"| {model} | {cfg} | {tlc_text} | {mc_text} | {equal} | {tlc_s} "
+            f"| {mine[1]['seconds']:.2f} | {mine[2]['seconds']:.2f} | {speed1} | {speed2} "
+            f"| {share_text} |"
+        )
+        print(lines[-1], flush=True)
+    if ratios[2]:
+        gm1, gm2 = (statistics.geometric_mean(ratios[w]) for w in (1, 2))
+        lines += ["", f"Geometric mean of mc's speed over TLC's: **{gm2:.2f}x** with 2 workers"
+                  f" ({gm1:.2f}x with 1); fastest of {runs} run(s) each."]  # fmt: skip
+        print(lines[-1], flush=True)
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-spark", action="store_true", help="skip local vs Spark")
@@ -759,12 +914,22 @@ def main() -> None:
     parser.add_argument(
         "--instructions", action="store_true", help="check()'s instructions (valgrind)"
     )
+    parser.add_argument(
+        "--corpus", action="store_true", help="the tlaplus/Examples corpus against TLC"
+    )
+    parser.add_argument("--corpus-only", action="store_true", help="only the corpus table")
+    parser.add_argument(
+        "--corpus-models", type=Path, metavar="DIR", help="tlaplus-examples (next to the jar)"
+    )
+    parser.add_argument("--corpus-runs", type=int, default=3, help="runs per side (fastest)")
     args = parser.parse_args()
+    if args.corpus_only:  # the corpus table alone
+        args.corpus = args.no_spark = True
     tlc_model = args.tlc_model or (args.tlc.parent if args.tlc else None)
     if tlc_model is not None and not (tlc_model / "TwoPhase.tla").exists():
         parser.error(f"no TwoPhase.tla in {tlc_model} (give --tlc-model DIR)")
     lines: list[str] = []
-    if not args.spark_only:
+    if not (args.spark_only or args.corpus_only):
         runs = [r for r in RUNS if not (args.quick and r[1] == LARGE)]
         runs = [r for r in runs if args.only is None or args.only in r[0]]
         engine, two_phase = engine_table(runs, args.baseline)
@@ -785,6 +950,10 @@ def main() -> None:
         print(flush=True)
         runs = [r for r in RUNS if args.only is None or args.only in r[0]]
         lines += ["", *instructions_table(runs, args.baseline)]
+    if args.corpus:
+        print(flush=True)
+        models = args.corpus_models or (args.tlc.parent / "tlaplus-examples" if args.tlc else None)
+        lines += ["", *corpus_table(args.tlc, models, args.corpus_runs)]
     if not args.no_spark:
         print(flush=True)
         runs = SPARK_RUNS + (SPARK_LARGE if args.large else [])

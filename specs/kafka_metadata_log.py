@@ -146,6 +146,7 @@ APPLIED = (
     "PARTITION_CHANGE_RECORD",
     "CONFIG_RECORD",
     "FEATURE_LEVEL_RECORD",
+    "CLEAR_ELR_RECORD",
 )
 
 
@@ -219,6 +220,18 @@ def apply(image: Image, rec: LogRecord) -> None:
         if old_part is None:
             raise ReplayError(f"offset {rec.offset}: a change to partition {key}, never created")
         image.partitions[key] = merge(old_part, d)
+    elif kind == "CLEAR_ELR_RECORD":
+        # Kafka 4.x: empties ELR and LastKnownElr of the topic's partitions (all topics' if no
+        # name), as a change record would: a partition with either non-empty gets a new
+        # partition epoch (ReplicationControlManager's replay, PartitionRegistration.merge).
+        name = str(d.get("topicName") or "")
+        for key, part in list(image.partitions.items()):
+            if name and image.topics.get(key[0]) != name:
+                continue
+            if part.elr or part.last_known_elr:
+                image.partitions[key] = merge(
+                    part, {"eligibleLeaderReplicas": [], "lastKnownElr": []}
+                )
     elif kind == "CONFIG_RECORD":
         key = (int(d.get("resourceType", 0)), str(d.get("resourceName", "")))
         values = image.configs.setdefault(key, {})

@@ -212,6 +212,12 @@ def observations(records: list[LogRecord]) -> Observed:
                     names.registrations += 1
                     names.epochs[node] = len(names.brokers) + names.registrations
                 kafka_epochs[node] = epoch
+        elif rec.type == "CLEAR_ELR_RECORD":
+            if rec.data.get("topicName") not in ("", None, topic_name):
+                ignored[rec.type + " of another topic"] = (
+                    ignored.get(rec.type + " of another topic", 0) + 1
+                )
+                continue
         elif rec.type in PARTITION_TYPES:
             if (str(rec.data.get("topicId")), int(rec.data.get("partitionId", 0))) != key:
                 ignored[rec.type + " of another partition"] = (

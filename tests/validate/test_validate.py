@@ -19,10 +19,11 @@ from specs.kafka_metadata_log import (
     Partition,
     merge,
     read_dump,
+    replay,
 )
 from tests.conftest import ROOT
 from tests.validate import dump
-from tests.validate.dump import change
+from tests.validate.dump import change, rec
 
 SPEC = ROOT / "specs" / "kip966.py"
 
@@ -54,6 +55,17 @@ def test_a_change_record_keeps_what_it_does_not_name_and_bumps_the_epochs_as_kaf
     assert explicit_nulls == Partition((2, 0, 1), (2, 0, 1), 2, 4, 8, (), (2,))
 
 
+def test_clear_elr_empties_the_topics_elr_with_a_new_partition_epoch_as_kafka():
+    d = dump.started()
+    d.fence(1, change(isr=[2, 0]))
+    d.fence(0, change(isr=[2], elr=[0], lke=[1]))
+    d.batch(rec("CLEAR_ELR_RECORD", 0, topicName="another"))
+    d.batch(rec("CLEAR_ELR_RECORD", 0, topicName=dump.TOPIC))
+    *_, (_, image) = replay(read_dump(d.text().splitlines()))
+    (part,) = image.partitions.values()
+    assert (part.elr, part.last_known_elr, part.partition_epoch) == ((), (), 3)
+
+
 def test_the_dump_is_read_record_by_record_with_its_batches():
     records = read_dump(dump.follower_restart().text().splitlines())
     assert records[0].type == "CONTROL"
@@ -71,9 +83,7 @@ def test_a_line_that_is_no_record_is_a_format_error():
 
 
 def test_kafka_ids_and_epochs_are_renamed_and_the_pending_registration_is_unknown():
-    observed = kip966_observe.observations(
-        read_dump(dump.follower_restart().text().splitlines())
-    )
+    observed = kip966_observe.observations(read_dump(dump.follower_restart().text().splitlines()))
     first, *_, register, unfence, expand = observed.observations
     assert first.image["leader"] == 1 and first.image["isr"] == frozenset({1, 2, 3})
     assert (first.image["leader_epoch"], first.image["partition_epoch"]) == (1, 1)
@@ -202,9 +212,7 @@ def test_a_log_that_needs_a_rule_is_rejected_with_the_rule_off():
 
 
 def test_too_few_hidden_steps_is_undecided():
-    observed = kip966_observe.observations(
-        read_dump(dump.follower_restart().text().splitlines())
-    )
+    observed = kip966_observe.observations(read_dump(dump.follower_restart().text().splitlines()))
     model = load_model(SPEC, observed.constants)
     result = validate(model, kip966_observe.observe, observed, max_hidden=2)
     assert (result.verdict, result.reason) == (UNDECIDED, "--max-hidden 2")

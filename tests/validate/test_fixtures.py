@@ -1,0 +1,44 @@
+"""The metadata logs of real Kafka runs (tests/fixtures/kafka/, one dump per scenario, written
+by scripts/kafka's cluster and the dump tool): each is read, and validated against
+specs/kip966.py within 60 s with one worker, to a verdict (accepted or diverged, not
+undecided). What each verdict means for its scenario is docs/validate.md's table."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from checker.loader import load_model
+from checker.validate import ACCEPTED, DIVERGED, validate
+from specs import kip966_observe
+from tests.conftest import ROOT
+
+FIXTURES = ROOT / "tests" / "fixtures" / "kafka"
+DUMP_STARTS = ("Dumping ", "Log starting offset", "baseOffset: ")
+
+
+def fixtures() -> list[Path]:
+    """The dumps in the fixtures folder (its README and other files left out)."""
+    if not FIXTURES.is_dir():
+        return []
+    found = []
+    for path in sorted(FIXTURES.iterdir()):
+        if path.is_file() and path.suffix not in (".md", ".json"):
+            with path.open(encoding="utf-8", errors="replace") as lines:
+                if lines.readline().startswith(DUMP_STARTS):
+                    found.append(path)
+    return found
+
+
+@pytest.mark.parametrize("log", fixtures(), ids=lambda p: p.name)
+def test_a_real_log_validates_to_a_verdict_within_a_minute(log):
+    started = time.monotonic()
+    observed = kip966_observe.read(log)
+    assert observed.observations, "the log shows the validated partition"
+    model = load_model(ROOT / "specs" / "kip966.py", observed.constants)
+    result = validate(model, kip966_observe.observe, observed)
+    elapsed = time.monotonic() - started
+    assert result.verdict in (ACCEPTED, DIVERGED), (result.verdict, result.reason, result.offset)
+    assert elapsed <= 60, f"{log.name}: {elapsed:.1f} s"

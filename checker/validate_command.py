@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from checker.errors import ConfigError, EvaluationError, ExitCode, SpecError, described
+from checker.errors import ConfigError, EvaluationError, ExitCode, McError, SpecError, described
 from checker.loader import load_model
 from checker.reports import dot, html, outputs
 from checker.reports.graph import describe_action, trace_graph
@@ -26,6 +26,12 @@ from checker.validate import (
 from checker.values import show
 
 VERDICT_CODES = {ACCEPTED: ExitCode.OK, DIVERGED: ExitCode.DIVERGED}
+
+
+class Interrupted(McError):
+    """Ctrl-C or SIGTERM during the search: no verdict."""
+
+    exit_code = ExitCode.INCOMPLETE
 
 
 def read_log(observer: Any, log: str) -> Observed:
@@ -85,14 +91,17 @@ def run(
             f"--ignore {unknown[0]}: not a projected variable (variables:"
             f" {', '.join(observed.observations[0].image)})"
         )
-    result = validate(
-        model,
-        checked_projection(observer),
-        observed,
-        max_hidden=max_hidden,
-        max_states=max_states,
-        ignore=ignore,
-    )
+    try:
+        result = validate(
+            model,
+            checked_projection(observer),
+            observed,
+            max_hidden=max_hidden,
+            max_states=max_states,
+            ignore=ignore,
+        )
+    except KeyboardInterrupt:
+        raise Interrupted(f"{log}: interrupted (Ctrl-C or SIGTERM) before a verdict") from None
     echo(text(spec, log, result, constants))
     title = f"{os.path.basename(spec)} against {os.path.basename(log)}: {result.verdict}"
     if html_path:

@@ -6,6 +6,9 @@ Each mutation changes one projected variable and must be rejected at its record'
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -21,7 +24,7 @@ from specs.kafka_metadata_log import (
     read_dump,
     replay,
 )
-from tests.conftest import ROOT
+from tests.conftest import ROOT, finish
 from tests.validate import dump
 from tests.validate.dump import change, rec
 
@@ -294,3 +297,24 @@ def test_docs_errors_md_lists_the_exit_codes_of_mc_validate():
     doc = (ROOT / "docs" / "errors.md").read_text().split("## mc validate")[1]
     for code in ("| 0 |", "| 16 |", "| 17 |", "| 151 |", "| 150 |"):
         assert code in doc, code
+
+
+def test_sigterm_stops_mc_validate_with_no_verdict(tmp_path):
+    d = dump.started()
+    d.fence(1, change(isr=[2, 0]))
+    d.fence(0, change(isr=[2], elr=[0]))
+    d.fence(2, change(isr=[], leader=-1, elr=[0, 2], lke=[2]))  # searched for seconds
+    log = write(tmp_path, d)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "checker", "validate", str(SPEC), str(log)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    time.sleep(3)
+    proc.send_signal(signal.SIGTERM)
+    out, err = finish(proc)
+    assert proc.returncode == 152, out + err
+    assert "interrupted (Ctrl-C or SIGTERM) before a verdict" in err
+    assert "Traceback" not in out + err

@@ -580,6 +580,7 @@ def explore(
 )
 @click.option("--html", "html_path", metavar="PATH", help=outputs.TRACE_OPTIONS[0][1])
 @click.option("--dot", "dot_path", metavar="PATH", help=outputs.TRACE_OPTIONS[1][1])
+@json_option
 def validate(spec: str, log: str, defines: Sequence[str], **options: Any) -> int:
     """Check that LOG, a log of a real system, is a behaviour of SPEC: the observer next to
     the spec (<spec>_observe.py) reads it and projects the spec's states. Exit 0 accepted,

@@ -6,6 +6,7 @@ cannot read is 151, an observer that raises otherwise is 150."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -75,9 +76,10 @@ def run(
     ignore: Sequence[str],
     html_path: str | None,
     dot_path: str | None,
+    json_path: str | None,
     echo: Callable[[str], None],
 ) -> int:
-    wanted = outputs.Outputs(html_path=html_path, dot_path=dot_path)
+    wanted = outputs.Outputs(html_path=html_path, dot_path=dot_path, json_path=json_path)
     wanted.validate([spec, log])
     observer = load_observer(spec)
     observed = read_log(observer, log)
@@ -110,7 +112,41 @@ def run(
     if dot_path:
         with outputs.writing("--dot", dot_path) as target:
             dot.write(trace_graph(result.trace), target, "validated")
+    if json_path:
+        with outputs.writing("--json", json_path) as target, open(target, "w") as out:
+            json.dump(as_dict(spec, log, result), out, indent=2)
+            out.write("\n")
     return int(VERDICT_CODES.get(result.verdict, ExitCode.UNDECIDED))
+
+
+def as_dict(spec: str, log: str, r: Validation) -> dict[str, Any]:
+    """The verdict and its figures, for tables (`--json`)."""
+    return {
+        "spec": spec,
+        "log": log,
+        "verdict": r.verdict,
+        "records": r.records,
+        "images": r.observations,
+        "matched": r.matched,
+        "offset": r.offset,
+        "record": r.label or None,
+        "reason": r.reason or None,
+        "differences": [
+            {"variable": d.variable, "spec": _value(d.spec), "log": _value(d.observed)}
+            for d in r.differences
+        ],
+        "closest_step": describe_action(r.closest.action, r.closest.params)
+        if r.closest is not None
+        else None,
+        "quick_pass_stopped_at": r.quick.offset if r.quick is not None else None,
+        "hidden_steps": r.hidden_steps,
+        "states": r.states,
+        "seconds": round(r.seconds, 3),
+        "max_hidden": r.max_hidden,
+        "ignored": list(r.ignored),
+        "constants": r.constants,
+        "notes": r.notes,
+    }
 
 
 def _value(v: Any) -> str:

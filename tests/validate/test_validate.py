@@ -6,6 +6,7 @@ Each mutation changes one projected variable and must be rejected at its record'
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -241,8 +242,12 @@ def test_mc_validate_says_where_and_how_a_log_diverges(mc, tmp_path):
     d = dump.started()
     d.fence(1, change(isr=[2, 0]))
     at = d.batch(change(isr=[2, 0, 1]))
-    run = mc("validate", SPEC, write(tmp_path, d), "--dot", tmp_path / "p.dot")
+    report = tmp_path / "r.json"
+    run = mc("validate", SPEC, write(tmp_path, d), "--dot", tmp_path / "p.dot", "--json", report)
     assert run.code == 16, run.out + run.err
+    result = json.loads(report.read_text())
+    assert (result["verdict"], result["offset"], result["images"]) == ("diverged", at, 4)
+    assert {"variable": "isr", "spec": "{1}", "log": "{1, 2, 3}"} in result["differences"]
     assert f"Diverged at offset {at} (PARTITION_CHANGE_RECORD" in run.out
     assert "spec states possible just before it:" in run.out
     assert "    isr: spec " in run.out and "log {1, 2, 3}" in run.out

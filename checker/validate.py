@@ -81,10 +81,11 @@ class Node:
     """A state of a behaviour being matched, with the step that reached it (`action`: an
     index into the model's actions, -1 for an initial state)."""
 
-    __slots__ = ("action", "binding", "parent", "state")
+    __slots__ = ("action", "binding", "image", "parent", "state")
 
     def __init__(self, state: Any, action: int, binding: Any, parent: Node | None) -> None:
         self.state, self.action, self.binding, self.parent = state, action, binding, parent
+        self.image: dict[str, Any] | None = None  # its projection, once computed
 
     def step(self, model: Model) -> Step:
         """The step that reached this state."""
@@ -177,6 +178,12 @@ class Search:
             image.pop(name, None)
         return image
 
+    def shown(self, node: Node) -> dict[str, Any]:
+        """The node's projection, computed once."""
+        if node.image is None:
+            node.image = self.project(node.state)
+        return node.image
+
     def image(self, observation: Observation) -> dict[str, Any]:
         return {k: v for k, v in observation.image.items() if k not in self.ignore}
 
@@ -198,6 +205,7 @@ class Search:
         and one step that changes the projection (or none); with `closest_miss`, also the
         step whose projection differs from the image in the fewest variables."""
         image = self.image(observation)
+        known = {k: v for k, v in image.items() if v is not UNKNOWN}
         found: dict[int, Node] = {}
         closest: tuple[int, Node | None, list[Difference]] = (1 << 30, None, [])
         seen: set[int] = set()
@@ -207,7 +215,7 @@ class Search:
             if fp not in seen:
                 seen.add(fp)
                 frontier.append(node)
-                if matches(self.project(node.state), image):
+                if matches(self.shown(node), image):
                     found[fp] = node  # the record changes nothing the spec shows here
         needed = 0 if found else -1
         for depth in range(self.max_hidden + 1):
@@ -215,9 +223,9 @@ class Search:
                 break
             deeper: list[Node] = []
             for node in frontier:
-                here = self.project(node.state)
+                here = self.shown(node)
                 for t in self.successors(node):
-                    projected = self.project(t.state)
+                    projected = self.shown(t)
                     if projected == here:  # a hidden step
                         fp = self.model.fingerprint_of(t.state)
                         if fp in seen:
@@ -234,9 +242,9 @@ class Search:
                             found[fp] = t
                             needed = depth if needed < 0 else needed
                     elif closest_miss:
-                        diff = differences(projected, image)
-                        if len(diff) < closest[0]:
-                            closest = (len(diff), t, diff)
+                        missed = sum(1 for k, v in known.items() if projected.get(k) != v)
+                        if missed < closest[0]:
+                            closest = (missed, t, differences(projected, image))
                 if self.states > self.max_states:
                     if not self.cut:
                         self.cut = f"--max-states {self.max_states}"

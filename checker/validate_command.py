@@ -205,7 +205,7 @@ def text(spec: str, log: str, r: Validation, constants: Mapping[str, str]) -> st
         lines.append("    " + ", ".join(f"{k}={_value(v)}" for k, v in image.items()))
     if r.closest is None and r.verdict == DIVERGED:
         lines.append("  no step from these states changes what the log shows")
-    if r.closest is not None:
+    if r.closest is not None and r.verdict == DIVERGED:  # a cut search's nearest means little
         name = describe_action(r.closest.action, r.closest.params)
         lines.append(f"  the closest step, {name}, differs from the log in:")
         for d in r.differences:

@@ -275,3 +275,19 @@ def elr_then_election() -> Dump:
     d.unfence(1)
     d.batch(change(isr=[2, 1], elr=[]))
     return d
+
+
+def last_known_leader_elected() -> Dump:
+    """The ISR emptied by three crashes (Kafka keeps the last leader, node 2, in LastKnownElr);
+    node 0 and then node 2 restart uncleanly, each leaving the ELR at its registration; when
+    node 2 is unfenced, with ISR and ELR empty, Kafka elects it, the last known leader
+    (PartitionChangeBuilder.canElectLastKnownLeader: an unclean election, RECOVERING)."""
+    d = started()
+    d.fence(1, change(isr=[2, 0]))
+    d.fence(0, change(isr=[2], elr=[0]))
+    d.fence(2, change(isr=[], leader=-1, elr=[0, 2], lke=[2]))
+    d.register(0, change(elr=[2]))
+    d.unfence(0)
+    d.register(2, change(elr=[]))
+    d.unfence(2, change(leader=2, isr=[2], lke=[], leaderRecoveryState=1))
+    return d

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from checker.loader import load_model
-from checker.validate import ACCEPTED, DIVERGED, UNDECIDED, UNKNOWN, validate
+from checker.validate import ACCEPTED, DIVERGED, UNDECIDED, UNKNOWN, Difference, validate
 from specs import kip966_observe
 from specs.kafka_metadata_log import (
     LogFormatError,
@@ -210,6 +210,22 @@ def test_a_log_that_needs_a_rule_is_rejected_with_the_rule_off():
     d = dump.elr_then_election()
     _, result = check(d, elr="false")
     assert result.verdict == DIVERGED and "elr" in {x.variable for x in result.differences}
+
+
+def test_kafkas_election_of_the_last_known_leader_is_no_step_of_the_spec():
+    """The finding the Kafka source predicts (constructed log): the quick pass stops where
+    Kafka elects its last known leader; the complete pass, cut by the bound, decides nothing."""
+    d = dump.last_known_leader_elected()
+    observed = kip966_observe.observations(read_dump(d.text().splitlines()))
+    model = load_model(SPEC, observed.constants)
+    result = validate(
+        model, kip966_observe.observe, observed, max_states=60_000, ignore=["last_known_elr"]
+    )
+    assert (result.verdict, result.reason) == (UNDECIDED, "--max-states 60000")
+    quick = result.quick
+    assert quick.offset == observed.observations[-1].offset == d.offset - 1
+    assert Difference("leader", None, 1) in quick.differences
+    assert Difference("isr", frozenset(), frozenset({1})) in quick.differences
 
 
 # -- bounds: undecided, never a verdict -----------------------------------------------------

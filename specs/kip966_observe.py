@@ -94,6 +94,8 @@ class _Renaming:
     partition_epoch0: int  # Kafka's at the PartitionRecord
     spec_partition_epoch0: int
     epochs: dict[int, Any] = field(default_factory=dict)  # Kafka node id -> spec epoch
+    # Kafka's partition epoch bumps for changes of fields the spec does not model
+    unmodelled_changes: int = 0
     registrations: int = 0  # of replica brokers since the PartitionRecord
 
     def ids(self, nodes: tuple[int, ...]) -> frozenset:
@@ -112,7 +114,10 @@ def _image(image: Image, key: tuple[str, int], names: _Renaming) -> dict[str, An
         "elr": names.ids(p.elr),
         "last_known_elr": names.ids(p.last_known_elr),
         "leader_epoch": p.leader_epoch - names.leader_epoch0 + 1,
-        "partition_epoch": p.partition_epoch - names.partition_epoch0 + names.spec_partition_epoch0,
+        "partition_epoch": p.partition_epoch
+        - names.partition_epoch0
+        + names.spec_partition_epoch0
+        - names.unmodelled_changes,
     }
     for node, b in sorted(names.brokers.items(), key=lambda kv: kv[1]):
         reg = image.brokers.get(node)
@@ -144,6 +149,29 @@ def _label(rec: LogRecord, names: _Renaming | None) -> str:
         + (f" node {who}" if who is not None else "")
         + (f" {short}" if short else "")
     )
+
+
+MODELLED_CHANGES = (
+    "isr",
+    "leader",
+    "replicas",
+    "eligibleLeaderReplicas",
+    "lastKnownElr",
+    "addingReplicas",
+    "removingReplicas",
+)
+
+
+def _modelled_change(d: Mapping[str, Any]) -> bool:
+    """Whether a PartitionChangeRecord names a field the spec models (a leader of -2 or a
+    null list names nothing). Kafka also writes records that only move replicas between
+    directories (KIP-858) or mark a recovered leader (`leaderRecoveryState`): the spec has no
+    such step, so they are stuttering and the partition epoch they bump is not counted."""
+    for name in MODELLED_CHANGES:
+        value = d.get(name)
+        if value is not None and not (name == "leader" and int(value) == -2):
+            return True
+    return False
 
 
 def choose_partition(records: list[LogRecord]) -> tuple[str, str, int, int]:
@@ -223,6 +251,11 @@ def observations(records: list[LogRecord]) -> Observed:
                 ignored[rec.type + " of another partition"] = (
                     ignored.get(rec.type + " of another partition", 0) + 1
                 )
+                continue
+            if rec.type == "PARTITION_CHANGE_RECORD" and not _modelled_change(rec.data):
+                names.unmodelled_changes += 1
+                what = "PARTITION_CHANGE_RECORD of unmodelled fields only (partition epoch kept)"
+                ignored[what] = ignored.get(what, 0) + 1
                 continue
         else:
             ignored[rec.type] = ignored.get(rec.type, 0) + 1

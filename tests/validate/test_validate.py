@@ -339,3 +339,17 @@ def test_sigterm_stops_mc_validate_with_no_verdict(tmp_path):
     assert proc.returncode == 152, out + err
     assert "interrupted (Ctrl-C or SIGTERM) before a verdict" in err
     assert "Traceback" not in out + err
+
+
+def test_a_change_of_unmodelled_fields_only_is_stuttering_and_its_epoch_not_counted():
+    d = dump.follower_restart()
+    d.batch(change(directories=["dir-2", "dir-0", "new-dir-1"]))  # KIP-858's reassignment
+    d.batch(change(leaderRecoveryState=0))
+    d.fence(0, change(isr=[2, 1]))
+    observed, result = check(d)
+    assert result.verdict == ACCEPTED
+    assert observed.observations[-1].image["partition_epoch"] == 4  # Kafka's is 6
+    assert (
+        "ignored: 2 PARTITION_CHANGE_RECORD of unmodelled fields only (partition epoch kept)"
+        in observed.notes
+    )

@@ -32,7 +32,6 @@ from checker.errors import ConfigError, SpecError
 from checker.loader import import_spec_module
 from checker.model import Model
 from checker.result import Step
-from checker.values import show
 
 Projection = Callable[[Any], Mapping[str, Any]]
 ACCEPTED, DIVERGED, UNDECIDED = "accepted", "diverged", "undecided"
@@ -368,7 +367,3 @@ def load_observer(spec_path: str | os.PathLike[str]) -> ModuleType:
         if not callable(getattr(module, name, None)):
             raise SpecError(f"{path}: defines no function {name}(...)")
     return module
-
-
-def describe_state(state: Any) -> str:
-    return show(state)

@@ -353,3 +353,10 @@ def test_a_change_of_unmodelled_fields_only_is_stuttering_and_its_epoch_not_coun
         "ignored: 2 PARTITION_CHANGE_RECORD of unmodelled fields only (partition epoch kept)"
         in observed.notes
     )
+
+
+def test_an_unregistered_replica_broker_is_no_state_of_the_spec():
+    d = dump.started()
+    d.fence(1, change(isr=[2, 0]))
+    at = d.batch(rec("UNREGISTER_BROKER_RECORD", 0, brokerId=1, brokerEpoch=d.epochs[1]))
+    rejected(d, at, "broker_epoch[3]")

@@ -9,6 +9,12 @@ leave the projection as it is, then one step that changes it (or none, if the ca
 shows the image). An observation marked not `required` ends inside an atomic batch of the log:
 the spec may explain the batch with one step for all of it (the candidates of before are kept).
 
+An observer may declare actions *deferred*: hidden steps that stay enabled once enabled and
+commute with every other step (the behaviours with the step taken early are those with it
+taken just before the step that needs it, up to the renaming of values only compared for
+equality). The search takes a deferred action only right before a step that changes the
+projection: a partial-order reduction, as sound as the observer's claim, which it must argue.
+
 Two passes: a quick one keeps, after each image, only the candidates that took the fewest
 hidden steps (a behaviour it finds is a behaviour: it may accept, never reject); if it does not
 accept, a complete one keeps every candidate. The verdict is "accepted" (the whole log
@@ -162,9 +168,11 @@ class Search:
         max_states: int,
         ignore: Sequence[str] = (),
         fewest_hidden: bool = False,
+        deferred: Sequence[str] = (),
     ) -> None:
         self.model, self.max_hidden, self.max_states = model, max_hidden, max_states
         self.ignore = tuple(ignore)
+        self.deferred = frozenset(i for i, a in enumerate(model.actions) if a.name in deferred)
         self.fewest_hidden = fewest_hidden
         self._project = project
         self.states = 0  # states generated
@@ -230,10 +238,17 @@ class Search:
                         if fp in seen:
                             continue
                         seen.add(fp)
-                        if depth < self.max_hidden:
+                        if depth >= self.max_hidden:
+                            self.cut = self.cut or f"--max-hidden {self.max_hidden}"
+                        elif t.action in self.deferred:  # only right before a visible step
+                            for u in self.successors(t):
+                                if self.shown(u) != here and matches(self.shown(u), image):
+                                    fu = self.model.fingerprint_of(u.state)
+                                    if fu not in found:
+                                        found[fu] = u
+                                        needed = depth + 1 if needed < 0 else needed
+                        else:
                             deeper.append(t)
-                        elif not self.cut:
-                            self.cut = f"--max-hidden {self.max_hidden}"
                         continue
                     if matches(projected, image):
                         fp = self.model.fingerprint_of(t.state)
@@ -309,9 +324,11 @@ def validate(
     max_hidden: int = MAX_HIDDEN,
     max_states: int = MAX_STATES,
     ignore: Sequence[str] = (),
+    deferred: Sequence[str] = (),
 ) -> Validation:
     """Match `observed` against `model`'s behaviours (see the module's docstring): a quick
-    pass first; if it does not accept, a complete one, whose verdict stands."""
+    pass first; if it does not accept, a complete one, whose verdict stands. `deferred`: the
+    actions the observer declares may wait until the step that needs them (below)."""
     if not observed.observations:
         raise ConfigError("the log holds no record the projection can show: nothing to validate")
     started = time.monotonic()
@@ -329,12 +346,12 @@ def validate(
         )
 
     result = new_result()
-    quick = Search(model, project, max_hidden, max_states, ignore, fewest_hidden=True)
+    quick = Search(model, project, max_hidden, max_states, ignore, True, deferred)
     quick.run(observed, result)
     result.states, result.hidden_steps = quick.states, quick.hidden_steps
     if result.verdict != ACCEPTED:
         first, result = result, new_result()
-        complete = Search(model, project, max_hidden, max_states, ignore)
+        complete = Search(model, project, max_hidden, max_states, ignore, False, deferred)
         complete.run(observed, result)
         result.quick = first
         result.states = first.states + complete.states

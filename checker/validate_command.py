@@ -93,6 +93,12 @@ def run(
             f"--ignore {unknown[0]}: not a projected variable (variables:"
             f" {', '.join(observed.observations[0].image)})"
         )
+    deferred = tuple(getattr(observer, "DEFERRED", ()))
+    unknown_actions = sorted(set(deferred) - {a.name for a in model.actions})
+    if unknown_actions:
+        raise SpecError(
+            f"{observer.__file__}: DEFERRED names {unknown_actions[0]}, not an action of the spec"
+        )
     try:
         result = validate(
             model,
@@ -101,6 +107,7 @@ def run(
             max_hidden=max_hidden,
             max_states=max_states,
             ignore=ignore,
+            deferred=deferred,
         )
     except KeyboardInterrupt:
         raise Interrupted(f"{log}: interrupted (Ctrl-C or SIGTERM) before a verdict") from None

@@ -321,13 +321,18 @@ def test_docs_errors_md_lists_the_exit_codes_of_mc_validate():
 
 
 def test_sigterm_stops_mc_validate_with_no_verdict(tmp_path):
-    d = dump.started()
-    d.fence(1, change(isr=[2, 0]))
-    d.fence(0, change(isr=[2], elr=[0]))
-    d.fence(2, change(isr=[], leader=-1, elr=[0, 2], lke=[2]))  # searched for seconds
-    log = write(tmp_path, d)
+    log = write(tmp_path, dump.last_known_leader_elected())  # searched for seconds
     proc = subprocess.Popen(
-        [sys.executable, "-m", "checker", "validate", str(SPEC), str(log)],
+        [
+            sys.executable,
+            "-m",
+            "checker",
+            "validate",
+            str(SPEC),
+            str(log),
+            "--ignore",
+            "last_known_elr",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -360,3 +365,47 @@ def test_an_unregistered_replica_broker_is_no_state_of_the_spec():
     d.fence(1, change(isr=[2, 0]))
     at = d.batch(rec("UNREGISTER_BROKER_RECORD", 0, brokerId=1, brokerEpoch=d.epochs[1]))
     rejected(d, at, "broker_epoch[3]")
+
+
+def _fenced_in_isr() -> dump.Dump:
+    d = dump.started()
+    d.fence(1, change(isr=[2, 0]))
+    d.batch(change(isr=[2, 0, 1]))
+    return d
+
+
+def _lower_epoch() -> dump.Dump:
+    d = dump.started()
+    d.fence(1, change(isr=[2, 0]))
+    d.register(1, epoch=5)
+    d.unfence(1)
+    return d
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        dump.follower_restart,
+        dump.leader_restart,
+        dump.elr_then_election,
+        _fenced_in_isr,
+        _lower_epoch,
+    ],
+    ids=lambda f: f.__name__,
+)
+def test_deferring_broker_start_changes_no_verdict(build):
+    """kip966_observe.DEFERRED's reduction gives the verdicts and offsets of the full search."""
+    assert kip966_observe.DEFERRED == ("broker_start",)
+    observed = kip966_observe.observations(read_dump(build().text().splitlines()))
+    model = load_model(SPEC, observed.constants)
+    full = validate(model, kip966_observe.observe, observed)
+    reduced = validate(model, kip966_observe.observe, observed, deferred=kip966_observe.DEFERRED)
+    assert (reduced.verdict, reduced.offset) == (full.verdict, full.offset)
+    assert reduced.verdict in (ACCEPTED, DIVERGED)
+    assert reduced.states <= full.states
+
+
+def test_an_observer_that_defers_no_action_of_the_spec_is_refused(mc, tmp_path, monkeypatch):
+    monkeypatch.setattr(kip966_observe, "DEFERRED", ("brokerstart",))
+    run = mc("validate", SPEC, write(tmp_path, dump.follower_restart()))
+    assert run.code == 150 and "DEFERRED names brokerstart, not an action of the spec" in run.err

@@ -38,6 +38,7 @@ from checker.validate import UNKNOWN, Observation, Observed
 from specs.kafka_metadata_log import (
     NO_LEADER,
     Image,
+    LogFormatError,
     LogRecord,
     Partition,
     min_insync_replicas,
@@ -203,10 +204,16 @@ def choose_partition(records: list[LogRecord]) -> tuple[str, str, int, int]:
 
 
 def read(path: str | Path) -> Observed:
-    """The images the dump at `path` shows, from the topic's PartitionRecord on."""
+    """The images the dump at `path` shows, from the topic's PartitionRecord on. A log that
+    does not hold what Kafka's records hold is a LogFormatError (a ValueError)."""
     with open(path, encoding="utf-8") as lines:
         records = read_dump(lines)
-    return observations(records)
+    try:
+        return observations(records)
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise LogFormatError(
+            f"a record lacks a field Kafka writes, or holds another type there ({exc!r})"
+        ) from None
 
 
 def observations(records: list[LogRecord]) -> Observed:
@@ -226,6 +233,14 @@ def observations(records: list[LogRecord]) -> Observed:
             continue
         if names is None:
             p = image.partitions[key]
+            if not p.replicas:
+                raise LogFormatError(f"the PartitionRecord at offset {rec.offset} names no replica")
+            unregistered = [n for n in p.replicas if n not in image.brokers]
+            if unregistered:
+                raise LogFormatError(
+                    f"the PartitionRecord at offset {rec.offset} names node {unregistered[0]},"
+                    " which no RegisterBrokerRecord before it registers"
+                )
             names = _Renaming(
                 brokers={node: n for n, node in enumerate(p.replicas, start=1)},
                 leader_epoch0=p.leader_epoch,

@@ -292,6 +292,29 @@ def test_mc_validate_ignores_a_variable_when_asked(mc, tmp_path):
     ("content", "args", "code", "message"),
     [
         ("garbage\n", (), 151, "cannot be read as a log of this spec: line 1: not a batch"),
+        (
+            "| offset: 0 CreateTime: 1 payload: "
+            '{"type":"PARTITION_RECORD","version":0,"data":{"topicId":"t"}}\n',
+            (),
+            151,
+            "the PartitionRecord at offset 0 names no replica",
+        ),
+        (
+            "| offset: 0 CreateTime: 1 payload: "
+            '{"type":"PARTITION_RECORD","version":0,"data":{"topicId":"t","replicas":[4]}}\n',
+            (),
+            151,
+            "names node 4, which no RegisterBrokerRecord before it registers",
+        ),
+        (
+            "| offset: 0 CreateTime: 1 payload: "
+            '{"type":"REGISTER_BROKER_RECORD","version":0,"data":{"brokerId":4}}\n'
+            "| offset: 1 CreateTime: 1 payload: "
+            '{"type":"PARTITION_RECORD","version":0,"data":{"topicId":"t","replicas":[4]}}\n',
+            (),
+            151,
+            "a record lacks a field Kafka writes, or holds another type there (KeyError(",
+        ),
         (None, (), 151, "no such log file"),
         ("follower", ("--ignore", "nope"), 151, "--ignore nope: not a projected variable"),
         ("follower", ("-D", "nope=1"), 151, "-D nope: Kip966 has no constant 'nope'"),

@@ -8,11 +8,12 @@ says what is modelled, abstracted and ignored.
 
 The projected variables:
 - `replicas`, `isr`, `elr`: sets of spec brokers; `leader`: a broker or None.
-- `last_known_elr`, on its own: the KIP says it holds the ELR members removed below MinISR
-  (the spec's LastKnownELR, kip966.py's `apply_partition_change`); Kafka 4.x keeps there the
-  last known *leader* when the ISR becomes empty (PartitionChangeBuilder's
-  `useLastKnownLeaderInBalancedRecovery`, true by default, `maybeUpdateLastKnownLeader`).
-  Kept apart so a divergence names it; `mc validate --ignore last_known_elr` leaves it out.
+- `last_known_elr`, on its own: the spec keeps there the ELR members removed below MinISR
+  (kip966.py's `apply_partition_change`, after Vanlightly's model); the KIP (its "last known
+  leader" paragraph) and Kafka 4.x put the last leader there when the ISR becomes empty
+  (PartitionChangeBuilder's `maybeUpdateLastKnownLeader`, `useLastKnownLeaderInBalancedRecovery`
+  true by default) and elect it once unfenced, which the spec never does. Kept apart so that a
+  divergence names it; `mc validate --ignore last_known_elr` leaves it out (docs/validate.md).
 - `leader_epoch`, `partition_epoch`: counted from the topic's PartitionRecord (the spec starts
   at leader epoch 1 and partition epoch 1, or 2 when the ISR is not all the replicas).
 - `broker_epoch[b]`, `fenced[b]` for each broker b. Kafka's broker epochs are log offsets; the

@@ -42,3 +42,31 @@ def test_a_real_log_validates_to_a_verdict_within_a_minute(log):
     elapsed = time.monotonic() - started
     assert result.verdict in (ACCEPTED, DIVERGED), (result.verdict, result.reason, result.offset)
     assert elapsed <= 60, f"{log.name}: {elapsed:.1f} s"
+
+
+# What docs/validate.md's findings say of each real log: (verdict, the variables the closest
+# step differs in) compared in full, then with --ignore last_known_elr.
+FINDINGS = {
+    "leader-kill.log": ((ACCEPTED, set()), (ACCEPTED, set())),
+    "elr-leader-last.log": (
+        (DIVERGED, {"last_known_elr"}),
+        (DIVERGED, {"leader", "isr"}),  # Kafka elects the last known leader; the spec waits
+    ),
+    "elr-member-elected.log": ((DIVERGED, {"last_known_elr"}), (ACCEPTED, set())),
+}
+
+
+@pytest.mark.parametrize("log", [p for p in fixtures() if p.name in FINDINGS], ids=lambda p: p.name)
+def test_a_real_log_gives_the_finding_docs_validate_md_reports(log):
+    observed = kip966_observe.read(log)
+    model = load_model(ROOT / "specs" / "kip966.py", observed.constants)
+    for ignore, (verdict, variables) in zip(((), ("last_known_elr",)), FINDINGS[log.name]):
+        result = validate(
+            model,
+            kip966_observe.observe,
+            observed,
+            ignore=ignore,
+            deferred=kip966_observe.DEFERRED,
+        )
+        assert result.verdict == verdict, (ignore, result.verdict, result.offset)
+        assert variables <= {d.variable for d in result.differences}, result.differences

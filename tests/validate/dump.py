@@ -254,8 +254,9 @@ def leader_restart() -> Dump:
 
 def controlled_shutdown() -> Dump:
     """Node 2 (the leader) shuts down cleanly: in controlled shutdown, leadership moves, then
-    fenced; it restarts and registers with the epoch it had (Kafka 4.x: the clean-shutdown
-    file's epoch matches, ClusterControlManager keeps it) and rejoins."""
+    fenced; it restarts and registers with the epoch it had (the amend branch of
+    ClusterControlManager.registerBroker; the real 4.4.0 log gives a new epoch instead) and
+    rejoins."""
     d = started()
     d.controlled_shutdown(2, change(isr=[0, 1], leader=0))
     d.fence(2)

@@ -23,6 +23,7 @@ from checker import (
     guard,
     run,
     simulation,
+    validate_command,
 )
 from checker.ablation import Settings
 from checker.errors import ConfigError, EvaluationError, ExitCode, McError
@@ -568,6 +569,40 @@ def explore(
         command=command,
         echo=lambda line: click.echo(line),
     )
+
+
+@cli.command("validate")
+@click.argument("spec", type=click.Path(dir_okay=False))
+@click.argument("log", type=click.Path(dir_okay=False))
+@define_option
+@click.option(
+    "--max-hidden",
+    type=click.IntRange(min=0),
+    default=40,
+    show_default=True,
+    help="Hidden steps (that change nothing the log shows) searched before a record.",
+)
+@click.option(
+    "--max-states",
+    type=click.IntRange(min=1),
+    default=300_000,
+    show_default=True,
+    help="States generated at most by a pass; beyond, the verdict is undecided.",
+)
+@click.option(
+    "--ignore",
+    multiple=True,
+    metavar="VARIABLE",
+    help="Do not compare this projected variable (repeatable).",
+)
+@click.option("--html", "html_path", metavar="PATH", help=outputs.TRACE_OPTIONS[0][1])
+@click.option("--dot", "dot_path", metavar="PATH", help=outputs.TRACE_OPTIONS[1][1])
+@json_option
+def validate(spec: str, log: str, defines: Sequence[str], **options: Any) -> int:
+    """Check that LOG, a log of a real system, is a behaviour of SPEC: the observer next to
+    the spec (<spec>_observe.py) reads it and projects the spec's states. Exit 0 accepted,
+    16 diverged, 17 undecided (a bound). See docs/validate.md."""
+    return validate_command.run(spec, log, constants.defines(defines), echo=click.echo, **options)
 
 
 # Errors of writing standard output: its reader went away (`| head`), a full disk, ...

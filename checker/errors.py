@@ -16,6 +16,8 @@ class ExitCode(IntEnum):
     VIOLATION = 12
     LIVENESS = 13  # a temporal property is violated
     STRICT = 15  # --strict, and the vacuity check warned (an action never enabled, ...)
+    DIVERGED = 16  # mc validate: the log is no behaviour of the spec
+    UNDECIDED = 17  # mc validate: a bound cut the search before it could say
     EVALUATION_ERROR = 75  # an action, invariant or init raised
     SPEC_ERROR = 150  # the spec cannot be loaded
     CONFIG_ERROR = 151  # bad options or constants

@@ -37,6 +37,7 @@ from tests.spark_cluster import Processes, spark_home
 SUBNET = "10.99.0"  # inside the namespaces made here only
 MASTER_PORT = 7077  # each part has its own network namespace: fixed ports collide with nothing
 PERIOD_US = 100_000  # CFS period of every quota
+SHARES = 8192  # the cluster's cgroup's cpu.shares (8x a process of the machine's)
 MAX_QUOTAS = 1.8  # CPUs: the quotas' sum leaves the 2 cores' rest to the harness and the system
 GROUP_PREFIX = "mc-sim-"  # cgroups: mc-sim-<harness pid>-<n>/<part>
 NS_PREFIX = "mcsim"  # namespaces: mcsim<harness pid>x<n>-<part>
@@ -364,6 +365,14 @@ class SimulatedCluster(Processes):
                         f"cannot enable the cpu controller in {folder}: {exc}"
                     ) from None
         self._made_group = True
+        # A large weight against the machine's other work, so that each part gets its quota
+        # when the 2 cores are shared (the quotas still cap it).
+        for hierarchy in dict.fromkeys([self.layout.cpu, self.layout.cpuacct]):
+            (hierarchy / self.group).mkdir(exist_ok=True)
+        if self.layout.version == 1:
+            _write(self.layout.cpu / self.group / "cpu.shares", str(SHARES))
+        else:
+            _write(self.layout.cpu / self.group / "cpu.weight", str(SHARES * 100 // 1024))
         try:
             for cgroup in self.cgroups.values():
                 cgroup.create()

@@ -27,7 +27,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -172,6 +172,55 @@ def _remove_group_tree(root: Path) -> None:
     for child in sorted((p for p in root.iterdir() if p.is_dir()), reverse=True):
         _remove_group_tree(child)
     root.rmdir()
+
+
+def make_group(layout: CgroupLayout, group: str, parts: Iterable[Cgroup]) -> None:
+    """Make a harness's cgroup `group` and its parts' below it. The group has a large weight
+    against the machine's other work, so that each part gets its quota when the cores are
+    shared (the quotas still cap it)."""
+    try:
+        for hierarchy in dict.fromkeys([layout.cpu, layout.cpuacct]):
+            (hierarchy / group).mkdir(exist_ok=True)
+        if layout.version == 1:
+            _write(layout.cpu / group / "cpu.shares", str(SHARES))
+        else:  # the parts' cpu.max needs cpu enabled above them
+            for folder in (layout.cpu, layout.cpu / group):
+                _write(folder / "cgroup.subtree_control", "+cpu")
+            _write(layout.cpu / group / "cpu.weight", str(SHARES * 100 // 1024))
+        for cgroup in parts:
+            cgroup.create()
+    except OSError as exc:
+        raise EngineError(f"cannot make the cgroup {group} ({exc})") from None
+
+
+def remove_group(layout: CgroupLayout, group: str, parts: Iterable[Cgroup]) -> None:
+    for cgroup in parts:
+        cgroup.remove()
+    for hierarchy in dict.fromkeys([layout.cpu, layout.cpuacct]):
+        if (hierarchy / group).exists():
+            _remove_group_tree(hierarchy / group)
+
+
+class CpuLimit:
+    """A cgroup of its own with `quota` CPUs, for a run outside the cluster (the local engine's
+    reference): `with CpuLimit(1.4) as limit:` then `preexec_fn=limit.cgroup.join`."""
+
+    def __init__(self, quota: float, name: str = "local") -> None:
+        self.layout = check_host([quota])
+        self.group = f"{GROUP_PREFIX}{os.getpid()}-{next(_count)}"
+        self.cgroup = Cgroup(self.layout, f"{self.group}/{name}", quota)
+
+    def __enter__(self) -> CpuLimit:
+        remove_stale(self.layout)
+        try:
+            make_group(self.layout, self.group, [self.cgroup])
+        except BaseException:
+            remove_group(self.layout, self.group, [self.cgroup])
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        remove_group(self.layout, self.group, [self.cgroup])
 
 
 # -- network namespaces -------------------------------------------------------------------------
@@ -355,29 +404,8 @@ class SimulatedCluster(Processes):
         return self
 
     def _make(self) -> None:
-        if self.layout.version == 2:  # the parts' cpu.max needs cpu enabled above them
-            for folder in (self.layout.cpu, self.layout.cpu / self.group):
-                folder.mkdir(exist_ok=True)
-                try:
-                    _write(folder / "cgroup.subtree_control", "+cpu")
-                except OSError as exc:
-                    raise EngineError(
-                        f"cannot enable the cpu controller in {folder}: {exc}"
-                    ) from None
         self._made_group = True
-        # A large weight against the machine's other work, so that each part gets its quota
-        # when the 2 cores are shared (the quotas still cap it).
-        for hierarchy in dict.fromkeys([self.layout.cpu, self.layout.cpuacct]):
-            (hierarchy / self.group).mkdir(exist_ok=True)
-        if self.layout.version == 1:
-            _write(self.layout.cpu / self.group / "cpu.shares", str(SHARES))
-        else:
-            _write(self.layout.cpu / self.group / "cpu.weight", str(SHARES * 100 // 1024))
-        try:
-            for cgroup in self.cgroups.values():
-                cgroup.create()
-        except OSError as exc:
-            raise EngineError(f"cannot make the cgroup {cgroup.name}: {exc}") from None
+        make_group(self.layout, self.group, self.cgroups.values())
         (self.folder / "work").mkdir(parents=True, exist_ok=True)
         self.network.create()
 
@@ -433,11 +461,7 @@ class SimulatedCluster(Processes):
     def stop(self) -> None:
         super().stop()
         if self._made_group:
-            for cgroup in self.cgroups.values():
-                cgroup.remove()
-            for hierarchy in dict.fromkeys([self.layout.cpu, self.layout.cpuacct]):
-                if (hierarchy / self.group).exists():
-                    _remove_group_tree(hierarchy / self.group)
+            remove_group(self.layout, self.group, self.cgroups.values())
             self._made_group = False
         self.network.remove()
 

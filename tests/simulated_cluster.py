@@ -349,12 +349,12 @@ class SimulatedCluster(Processes):
         folder: str | None = None,
         rate: str | None = None,
     ) -> None:
+        self.layout = check_host([quota] * workers + [driver_quota])
         super().__init__(folder, "mc-sim-cluster-")
         self.workers = workers
         self.quota = quota
         self.driver_quota = driver_quota
         self.memory = memory
-        self.layout = check_host([quota] * workers + [driver_quota])
         tag = f"{os.getpid()}-{next(_count)}"
         self.group = f"{GROUP_PREFIX}{tag}"
         self.worker_names = [f"worker-{n}" for n in range(workers)]

@@ -18,8 +18,8 @@ k x quota; mc runs at most as many worker processes as the machine has CPUs, so 
 - candidates_per_cpu_s (workers and driver), candidates_per_worker_cpu_s (workers alone);
 - per_cpu_vs_local: candidates per CPU second over the local engine's with the same k;
 - level_fixed_s: the intercept of a Spark level's seconds against its states (a least-squares
-  line over the levels that ran on Spark; `--spark-conf mc.driverLevelStates=0` puts every
-  level there);
+  line over the levels that ran on Spark but the first, a warm-up: `level_fit`;
+  `--spark-conf mc.driverLevelStates=0` puts every level there);
 - shuffle_bytes_per_state: shuffle written over distinct states;
 - quota_use: the least, over the run's cgroups, of the CPU used while their tasks ran over
   the quota of that time (a worker: the intervals in which its executor ran tasks, from
@@ -158,11 +158,7 @@ def spark_row(args: argparse.Namespace, k: int, folder: Path) -> tuple[dict[str,
             used = sum(sampler.between(addresses[address], a, b) for a, b in busy)
             uses.append(used / (args.quota * seconds))
     spark_levels = [lv for lv in doc["levels"] if lv["where"] == "spark"]
-    fixed = per_state = None
-    if len(spark_levels) >= 3:
-        per_state, fixed = np.polyfit(
-            [lv["expanded"] for lv in spark_levels], [lv["seconds"] for lv in spark_levels], 1
-        )
+    fixed, per_state = level_fit(doc["levels"])
     generated = doc["states_generated"]
     row = {
         "engine": "spark",
@@ -181,8 +177,8 @@ def spark_row(args: argparse.Namespace, k: int, folder: Path) -> tuple[dict[str,
         "master_cpu_s": sampler.between("master", begin, end),
         "candidates_per_cpu_s": generated / (workers_cpu + driver_cpu),
         "candidates_per_worker_cpu_s": generated / workers_cpu,
-        "level_fixed_s": None if fixed is None else float(fixed),
-        "level_state_s": None if per_state is None else float(per_state),
+        "level_fixed_s": fixed,
+        "level_state_s": per_state,
         "spark_levels": len(spark_levels),
         "shuffle_bytes": doc["shuffle_bytes"],
         "shuffle_bytes_per_state": doc["shuffle_bytes"] / max(1, doc["distinct_states"]),
@@ -192,6 +188,19 @@ def spark_row(args: argparse.Namespace, k: int, folder: Path) -> tuple[dict[str,
         "levels": doc["levels"],
     }
     return row, counts(doc)
+
+
+def level_fit(levels: list[dict[str, Any]]) -> tuple[float | None, float | None]:
+    """The intercept and slope of a Spark level's seconds against its states expanded, least
+    squares over the Spark levels but the first (which also starts the executors' Python
+    workers and loads mc there: a warm-up, not a level's cost)."""
+    spark = [lv for lv in levels if lv["where"] == "spark"][1:]
+    if len(spark) < 3:
+        return None, None
+    slope, intercept = np.polyfit(
+        [lv["expanded"] for lv in spark], [lv["seconds"] for lv in spark], 1
+    )
+    return float(intercept), float(slope)
 
 
 def _union(intervals: list[list[float]]) -> list[tuple[float, float]]:
@@ -223,9 +232,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         "|" + "---|" * len(COLUMNS),
     ]
     for row in rows:
-        cells = [
-            "-" if row.get(key) is None else form.format(row[key]) for key, _, form in COLUMNS
-        ]
+        cells = ["-" if row.get(key) is None else form.format(row[key]) for key, _, form in COLUMNS]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEV    := $(VENV)/.installed-dev
 
-.PHONY: install install-dev test-tools check test lint sanitize bench compare-tlc clean
+.PHONY: install install-dev test-tools check test lint sanitize bench bench-cluster compare-tlc clean
 
 # mc alone: the local engine needs neither pyspark nor Java.
 $(STAMP): pyproject.toml setup.py $(wildcard checker/hot/*.c checker/hot/*.h)
@@ -69,6 +69,18 @@ lint: install-dev
 # too: against TLC with BENCH_ARGS="--tlc JAR"; --corpus-only runs it alone.
 bench: install-dev
 	$(BIN)/python scripts/bench.py --corpus $(BENCH_ARGS)
+
+# The Spark engine's scaling on a cluster simulated here (as root): k one-core workers of QUOTA
+# CPUs and a driver of DRIVER_QUOTA, each in its own cgroup and network namespace, against the
+# local engine in a cgroup of k x QUOTA; writes bench/results/cluster.json (docs/scaling.md).
+SPEC         ?= specs/examples/two_phase.py
+CONSTANTS    ?= -D rm=7
+WORKERS      ?= 1 2 4
+QUOTA        ?= 0.35
+DRIVER_QUOTA ?= 0.4
+bench-cluster: install-dev
+	$(BIN)/python scripts/bench_cluster.py $(SPEC) $(CONSTANTS) --workers $(WORKERS) \
+		--quota $(QUOTA) --driver-quota $(DRIVER_QUOTA) $(BENCH_ARGS)
 
 # TLC (java, tla2tools.jar) on Vanlightly's TLA+ models against mc on specs/kraft.py's family:
 # writes docs/tlc-comparison.md (a few minutes; the tests do not need TLC).

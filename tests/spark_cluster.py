@@ -54,16 +54,25 @@ class Processes:
         )
         return env
 
-    def _launch(self, name: str, command: list[str]) -> subprocess.Popen[bytes]:
+    def _launch(
+        self,
+        name: str,
+        command: list[str],
+        env: dict[str, str] | None = None,
+        preexec_fn: Callable[[], None] | None = None,
+    ) -> subprocess.Popen[bytes]:
+        """Start `command` logging to `name`.log, with `env` over this cluster's environment;
+        `preexec_fn` runs in the child before it executes (to join cgroups)."""
         for sub in ("local", "logs"):
             (self.folder / sub).mkdir(parents=True, exist_ok=True)
         log = open(self.folder / f"{name}.log", "wb")  # noqa: SIM115 (closed with the process)
         process = subprocess.Popen(
             command,
-            env=self._env(),
+            env={**self._env(), **(env or {})},
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: stop() ends the JVM's children
+            preexec_fn=preexec_fn,
         )
         log.close()
         self.processes.append(process)

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from checker.errors import ExitCode
+from checker.errors import EngineError, ExitCode
 from tests.conftest import ROOT
 
 pytest.importorskip("pyspark", reason="the Spark engine needs pyspark")
 pytest.importorskip("pyarrow", reason="the Spark engine needs pyarrow")
 
 from checker.spark import java_problem
+from tests.simulated_cluster import SimulatedCluster
 from tests.spark_cluster import Cluster, ConnectServer
 
 JAVA = java_problem()
@@ -74,6 +75,18 @@ def mc_command(
     return subprocess.run(
         command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
     )
+
+
+KIP903_ACTIONS = [
+    "initial",
+    "fetch",
+    "fetch",
+    "send_alter_partition",
+    "replace_disk",
+    "register_broker",
+    "unfence_broker",
+    "handle_alter_partition",
+]
 
 
 def local_report(*args: str):
@@ -159,18 +172,66 @@ def test_a_bundled_spec_on_a_spark_connect_server(connect_server, tmp_path):
     assert run.returncode == ExitCode.VIOLATION
     assert "157 distinct states found" in run.stdout
     actions = re.findall(r"^State \d+: (\w+)", run.stdout, re.MULTILINE)
-    assert actions == [
-        "initial",
-        "fetch",
-        "fetch",
-        "send_alter_partition",
-        "replace_disk",
-        "register_broker",
-        "unfence_broker",
-        "handle_alter_partition",
-    ]
+    assert actions == KIP903_ACTIONS
     addresses = connect_server.listening()
     assert addresses and all(a.rsplit(":", 1)[0] in LOOPBACK for a in addresses), addresses
 
 
 LOOPBACK = ("127.0.0.1", "[::ffff:127.0.0.1]")
+
+
+def test_kip903_on_a_simulated_cluster_of_two_cpu_limited_workers_in_namespaces(tmp_path):
+    """tests/simulated_cluster.py: the master, two 1-core workers and the driver each in a
+    network namespace of its own (10.99.0.x, on no interface of the host) and a CPU cgroup
+    (workers 0.5 CPU, driver 0.8): `mc check` as the driver gives the local engine's report,
+    counterexample included, the executors run in the workers' throttled cgroups, and nothing
+    is left once the cluster stops."""
+    if JAVA:
+        pytest.skip(JAVA)
+    try:
+        cluster = SimulatedCluster(workers=2, quota=0.5, driver_quota=0.8, folder=str(tmp_path))
+    except EngineError as exc:  # not root, no cpu controller, no `ip`: the harness says which
+        pytest.skip(str(exc))
+    spec = str(ROOT / "specs" / "light" / "kip903.py")
+    args = (spec, "-D", "max_unclean_shutdowns=0", "-D", "fixed=false")
+    try:
+        cluster.start()
+        before = cluster.readings()
+        run = cluster.run_driver(
+            [sys.executable, "-m", "checker", "check", *args, "--progress", "0",
+             "--engine", "spark", "--master", cluster.master, *cluster.driver_conf(),
+             "--spark-conf", "mc.driverLevelStates=40", "--spark-conf", "spark.task.maxFailures=1"],
+            timeout=300,
+            cwd=str(tmp_path),
+        )  # fmt: skip
+        after = cluster.readings()
+        host = subprocess.run(["ip", "-o", "addr"], capture_output=True, text=True).stdout
+        inside = subprocess.run(
+            cluster.network.command("master", ["ip", "-o", "addr"]), capture_output=True, text=True
+        ).stdout
+        namespaces = list(cluster.network.namespaces.values()) + [cluster.network.bridge]
+        folders = [f for c in cluster.cgroups.values() for f in c.folders]
+        started = [p.pid for p in cluster.processes]  # master and workers (process groups)
+    finally:
+        cluster.stop()
+    assert (run.returncode, _report(run.stdout)) == local_report(*args), run.stderr[-3000:]
+    assert run.returncode == ExitCode.VIOLATION
+    assert "157 distinct states found" in run.stdout
+    assert re.findall(r"^State \d+: (\w+)", run.stdout, re.MULTILINE) == KIP903_ACTIONS
+    for worker in cluster.worker_names:  # its executor ran there, held to its quota
+        used = after[worker].used_s - before[worker].used_s
+        assert used > 0.5 and after[worker].throttled > 0, (worker, used, after[worker])
+    assert after["driver"].used_s - before["driver"].used_s > 2
+    assert "10.99.0." not in host and f"inet {cluster.address('master')}/24" in inside
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert not any(name in listed.split() for name in namespaces)
+    assert not any(folder.exists() for folder in folders)
+    assert len(started) == 3 and not any(_group_alive(pid) for pid in started)
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True

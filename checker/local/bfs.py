@@ -24,8 +24,8 @@ from multiprocessing.connection import wait
 import numpy as np
 
 from checker.checkpoint import PIECE, Array, Checkpoints, Saved
-from checker.local.frontier import Frontier, Part
-from checker.local.visited import ROOT, Links, Visited
+from checker.local.frontier import Part, SpilledFrontier
+from checker.local.visited import ROOT, FingerprintArray, Links
 from checker.local.workers import Worker, start
 from checker.model import Model, Successor
 from checker.progress import Progress, Snapshot
@@ -78,7 +78,7 @@ def check(
             gc.enable()
 
 
-class _Search(LevelSearch):
+class _Search(LevelSearch[SpilledFrontier]):
     def __init__(
         self,
         model: Model,
@@ -88,7 +88,7 @@ class _Search(LevelSearch):
         observer: Observer | None = None,
     ) -> None:
         super().__init__(model, options, progress, checkpoints, observer)
-        self.visited = Visited()
+        self.visited = FingerprintArray()
         self.links = Links()  # state number -> (parent number, position in its expand list)
         self.fingerprints = self.visited.finished  # those of the states before the level
         self.workers: list[Worker] = []
@@ -109,7 +109,7 @@ class _Search(LevelSearch):
         # it met in this level because its memory was over its share.
         self._base: dict[int, int | None] = {}
         self._forgot: dict[int, bool] = {}
-        self._frontiers: tuple[Frontier, ...] = ()  # the levels' encodings in this process
+        self._frontiers: tuple[SpilledFrontier, ...] = ()  # the levels' encodings in this process
         self._loops = False  # whether successors were found at earlier levels
 
     def close(self) -> None:
@@ -141,38 +141,35 @@ class _Search(LevelSearch):
 
     # -- the initial level -----------------------------------------------------------------
 
-    def new_frontier(self) -> Frontier:
-        return Frontier(self.options.spill_bytes)
+    def new_frontier(self) -> SpilledFrontier:
+        return SpilledFrontier(self.options.spill_bytes)
 
     def initial_known(self, fp: int) -> bool:
         return fp in self.visited
 
-    def add_initial(self, init: Successor, frontier: Frontier) -> int:
+    def add_initial(self, init: Successor, frontier: SpilledFrontier) -> int:
         number = len(self.links)
         self.visited.add(np.array([init.fp], dtype=np.uint64))
         self.links.add(np.array([ROOT]), np.array([init.binding]))
         frontier.append(init.data, np.array([0, len(init.data)], dtype=np.uint64))
         return number
 
-    def initial_done(self, frontier: Frontier) -> Frontier:
+    def initial_done(self, frontier: SpilledFrontier) -> SpilledFrontier:
         self.visited.end_level()
         return frontier
 
     # -- levels ------------------------------------------------------------------------------
 
-    def level_size(self, frontier: Frontier, level: int) -> int:
-        return len(frontier)
-
-    def level_started(self, start: LevelStart) -> None:
+    def level_started(self, start: LevelStart[SpilledFrontier]) -> None:
         self.fingerprints = self.visited.finished  # later merges make new arrays
 
-    def release(self, frontier: Frontier) -> None:
+    def release(self, frontier: SpilledFrontier) -> None:
         frontier.close()
 
-    def expand_level(self, frontier: Frontier, level: int) -> Frontier:
+    def expand_level(self, frontier: SpilledFrontier, level: int) -> SpilledFrontier:
         size = len(frontier)
         base = len(self.links) - size  # the number of the level's first state
-        found = _Level(Frontier(self.options.spill_bytes), level + 1)
+        found = _Level(SpilledFrontier(self.options.spill_bytes), level + 1)
         self._frontiers = (frontier, found.frontier)
         self._start_level(level)
         try:
@@ -258,7 +255,7 @@ class _Search(LevelSearch):
         assert exp.stop is not None
         self.settle_parent(base + part.first + exp.stop, exp.stops[exp.stop])
 
-    def expand_at_bound(self, frontier: Frontier, level: int) -> None:
+    def expand_at_bound(self, frontier: SpilledFrontier, level: int) -> None:
         size = len(frontier)
         base = len(self.links) - size
         self.queue = size
@@ -276,7 +273,9 @@ class _Search(LevelSearch):
 
     # -- parts and expanders -------------------------------------------------------------------
 
-    def _replies(self, frontier: Frontier, level: int) -> Iterator[tuple[Worker, _Sent, Expanded]]:
+    def _replies(
+        self, frontier: SpilledFrontier, level: int
+    ) -> Iterator[tuple[Worker, _Sent, Expanded]]:
         """Each part of `frontier` in order with its expansion. A part goes to the expander
         that holds its states live while it has fewer than IN_FLIGHT parts in hand, else,
         encoded (if the engine has its encodings), to an idle one. Parts are handed out ahead
@@ -398,7 +397,7 @@ class _Search(LevelSearch):
             used -= sum(f.memory_bytes for f in self._frontiers)
         return max(used, 0)
 
-    def _request(self, item: _Sent, level: int, frontier: Frontier, live: bool) -> Expand:
+    def _request(self, item: _Sent, level: int, frontier: SpilledFrontier, live: bool) -> Expand:
         part, asked = item.part, {"encodings": item.encodings, "behind": item.behind}
         if live:
             return Expand(item.chunk, level, part.start, part.count, **asked)
@@ -467,7 +466,9 @@ class _Search(LevelSearch):
 
     # -- checkpoints ---------------------------------------------------------------------------
 
-    def saved_arrays(self, start: LevelStart, after_interrupt: bool) -> dict[str, Array]:
+    def saved_arrays(
+        self, start: LevelStart[SpilledFrontier], after_interrupt: bool
+    ) -> dict[str, Array]:
         frontier = start.frontier
         sizes = np.concatenate(
             [np.zeros(0, np.uint64), *(np.diff(c.offsets) for c in frontier.chunks(4096))]
@@ -480,7 +481,7 @@ class _Search(LevelSearch):
             "frontier.data": Array("uint8", int(sizes.sum()), _pieces(frontier)),
         }
 
-    def restore(self, saved: Saved) -> tuple[Frontier, int]:
+    def restore(self, saved: Saved) -> tuple[SpilledFrontier, int]:
         """The search as a checkpoint holds it, every part checked against the others; the
         frontier and the level it is at."""
         level = saved.number("level", 1)
@@ -505,24 +506,26 @@ class _Search(LevelSearch):
             raise saved.corrupt("a link's position is past its parent's successors")
         self.distinct = states
         self.queue = len(sizes)
-        self.visited = Visited.of(fps)
+        self.visited = FingerprintArray.of(fps)
         self.links = Links.of(parents, positions)
         offsets = np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes, dtype=np.uint64)])
         blob = data.tobytes()
         _check_states(saved, self.visited, blob, offsets)
-        frontier = Frontier(self.options.spill_bytes)
+        frontier = SpilledFrontier(self.options.spill_bytes)
         frontier.append(blob, offsets)
         return frontier, level
 
 
-def _pieces(frontier: Frontier) -> Iterator[bytes]:
+def _pieces(frontier: SpilledFrontier) -> Iterator[bytes]:
     """The level's encoded states back to back, in pieces of at most PIECE bytes."""
     for chunk in frontier.chunks(4096):
         for i in range(0, len(chunk.blob), PIECE):
             yield chunk.blob[i : i + PIECE]
 
 
-def _check_states(saved: Saved, visited: Visited, blob: bytes, offsets: np.ndarray) -> None:
+def _check_states(
+    saved: Saved, visited: FingerprintArray, blob: bytes, offsets: np.ndarray
+) -> None:
     """Each state of a checkpoint's level decodes and is among its fingerprints."""
     bounds = offsets.tolist()
     fps = np.empty(len(bounds) - 1, dtype=np.uint64)
@@ -554,7 +557,7 @@ class _Sent:
 class _Level:
     """The states found so far at the next level."""
 
-    def __init__(self, frontier: Frontier, depth: int) -> None:
+    def __init__(self, frontier: SpilledFrontier, depth: int) -> None:
         self.frontier = frontier
         self.depth = depth
         self.states = 0

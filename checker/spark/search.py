@@ -92,8 +92,9 @@ def check(
     return outcome.run(search)
 
 
-class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
-    """The search of checker.search.levels, with its states referred to by fingerprint."""
+class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster | list[Row]]):
+    """The search of checker.search.levels, with its states referred to by fingerprint: a
+    level's states (its `Frontier`) are rows in the driver, or a table in the cluster."""
 
     def __init__(
         self,
@@ -239,9 +240,6 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
         ship_code(self.spark, self.model)
         self.shipped = Shipped.of(self.model)
         super().explore()
-
-    def level_size(self, frontier: InCluster | list[Row], level: int) -> int:
-        return self.sizes[level - 1]
 
     def place(self, frontier: InCluster | list[Row], level: int) -> InCluster | list[Row]:
         """A small level in the driver, a large one in the cluster."""

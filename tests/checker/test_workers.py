@@ -342,16 +342,14 @@ def test_a_reply_gives_the_encodings_of_the_candidates_kept(pieces, data):
     st.lists(st.integers(0, 70), max_size=20),
     st.sampled_from([0, 2**64 - 71]),  # fingerprints are uint64s: the top half too
 )
-def test_the_visited_set_knows_what_was_added_and_how_much_at_finished_levels(
-    levels, asked, base
-):
+def test_the_visited_set_knows_what_was_added_and_how_much_at_finished_levels(levels, asked, base):
     """`known` (fingerprints looked up in ascending order, the mask given back in the order
     asked) and `in` agree with a Python set; `older` counts those of finished levels."""
-    from checker.local.visited import Visited
+    from checker.local.visited import FingerprintArray
 
     levels = [[[base + fp for fp in fps] for fps in level] for level in levels]
     asked = [base + fp for fp in asked]
-    visited, finished, current = Visited(), set(), set()
+    visited, finished, current = FingerprintArray(), set(), set()
     for level in levels:
         for fps in level:
             fresh = [fp for fp in fps if fp not in finished | current]
@@ -497,9 +495,9 @@ def test_an_expander_asked_for_no_encodings_sends_only_what_a_report_needs():
 def test_a_level_plans_held_states_apart_and_never_reads_them():
     """States whose encodings the engine has not got (`hold`) are parts of their own, for
     their owner only; reading them is a bug, not a silent empty read."""
-    from checker.local.frontier import Frontier, Part
+    from checker.local.frontier import Part, SpilledFrontier
 
-    frontier = Frontier()
+    frontier = SpilledFrontier()
     frontier.append(b"abc", np.array([0, 1, 2, 3], np.uint64), owner=0, start=0)
     frontier.hold(2, owner=0, start=3)
     frontier.append(b"de", np.array([0, 1, 2], np.uint64), owner=1, start=0)

@@ -35,7 +35,7 @@ from checker.search.expansion import Expander
 from checker.search.levels import LevelSearch
 from checker.search.options import Options
 from checker.search.outcome import Failed, Stop
-from checker.spark.driver import DriverLevels
+from checker.spark.driver import DriverLevels, DriverVisited
 from checker.spark.executor import (
     AdmitJob,
     ExpandJob,
@@ -116,15 +116,10 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster |
         # Per level: its links (fp, parent, action, binding), in a level table in the cluster
         # (its STATE rows) or in the driver.
         self.levels: list[DataFrame | Links] = []
-        # The level tables whose states' fingerprints are visited in the cluster.
-        self.spark_links: list[DataFrame] = []
         self.tables: list[DataFrame] = []  # every table checkpointed, to free at the end
         # The last table in the cluster: its VISITED rows hold the cluster's visited set.
         self.cluster_visited: DataFrame | None = None
-        self.driver_fps: set[int] = set()  # the fingerprints of the levels held in the driver
-        # Those of the levels explored on Spark, sorted, while there are few enough (None:
-        # too many, and the cluster is asked).
-        self.spark_fps: np.ndarray | None = np.zeros(0, np.int64)
+        self.visited = DriverVisited(spark, settings.driver_fingerprints)
         self.unshipped: list[int] = []  # levels held in the driver and not yet in the cluster
         # The local engine's expander for the driver levels, and the level whose states it
         # holds live (the one the last driver level found), if any.
@@ -182,7 +177,7 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster |
                     df._jdf.queryExecution().logical().rdd().unpersist(False)
         self.tables.clear()
         self.levels.clear()
-        self.spark_links.clear()
+        self.visited.spark_links.clear()
         self.cluster_visited = None
         for key, value in self.saved_conf.items():
             try:
@@ -291,7 +286,7 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster |
 
     def _add_level(self, table: InCluster, size: int) -> None:
         self.levels.append(table.df)
-        self.spark_links.append(table.df)
+        self.visited.spark_links.append(table.df)
         self.sizes.append(size)
         self.cluster_visited = table.df
 
@@ -344,7 +339,7 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster |
     def _expand_level(self, frontier: InCluster, level: int) -> InCluster:
         started = time.perf_counter()
         self.level_wanted = self.wanted()
-        send_fps = self.spark_fps is not None and (
+        send_fps = self.visited.spark_fps is not None and (
             self.distinct + self.sizes[level - 1] * 20 <= self.settings.driver_fingerprints
         )
         job = self._level_job(frontier, level, checks=True, send_fps=send_fps)
@@ -365,7 +360,7 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster |
         if count:
             self.depth = level + 1
         self.queue = count
-        self._keep_fps(job.admitted if send_fps else None)
+        self.visited.keep_spark_level(job.admitted if send_fps else None)
         self._add_level(job.table, count)
         self._report(level + 1, self.sizes[level - 1], count, time.perf_counter() - started)
         return job.table

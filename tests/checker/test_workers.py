@@ -282,7 +282,7 @@ def test_the_live_state_budget_follows_the_measured_memory(monkeypatch, grown):
     """An expander whose measured memory is within its share keeps the states it finds live
     (the next level's parts go to it as positions); one over its share sends them encoded;
     where memory is not measured (None) the estimate decides. The result is the same."""
-    from checker.local import bfs, workers
+    from checker.local import expanders, workers
 
     model = load_model(str(ROOT / "specs/examples/two_phase.py"), {"rm": "3"})
     one = summary(check(model, Options(live_bytes=0)))
@@ -295,14 +295,14 @@ def test_the_live_state_budget_follows_the_measured_memory(monkeypatch, grown):
         return (100 << 20) + (grown if calls["n"] > 1 else 0)
 
     live: list[bool] = []
-    request = bfs._Search._request
+    request = expanders.Expanders._request
 
     def spy(self, item, level, frontier, is_live):
         live.append(is_live)
         return request(self, item, level, frontier, is_live)
 
     monkeypatch.setattr(workers._InProcess, "resident", resident)
-    monkeypatch.setattr(bfs._Search, "_request", spy)
+    monkeypatch.setattr(expanders.Expanders, "_request", spy)
     assert summary(check(model, Options(live_bytes=1 << 30))) == one
     assert calls["n"] > (grown is not None)
     if grown:
@@ -519,7 +519,7 @@ def _two_in_process(monkeypatch, model) -> tuple[tuple, list[tuple]]:
     """Check `model` with two expanders, both in this process so that the order is fixed:
     its summary, and the events: ("send", level, part index, expander, with encodings,
     behind), ("take", level, part index) when the engine admits a part's candidates."""
-    from checker.local import bfs, workers
+    from checker.local import bfs, expanders, workers
     from checker.search.expansion import Expand
 
     def two(model, count, recording=None, incremental=True):
@@ -529,7 +529,7 @@ def _two_in_process(monkeypatch, model) -> tuple[tuple, list[tuple]]:
 
     index: dict[int, tuple[int, int]] = {}  # chunk -> (level, its part's index in the plan)
     events: list[tuple] = []
-    request, send, take = bfs._Search._request, workers._InProcess.send, bfs._Search._take
+    request, send, take = expanders.Expanders._request, workers._InProcess.send, bfs._Search._take
 
     def spy_request(self, item, level, frontier, live):
         index[item.chunk] = (level, item.index)
@@ -547,7 +547,7 @@ def _two_in_process(monkeypatch, model) -> tuple[tuple, list[tuple]]:
 
     with monkeypatch.context() as patched:
         patched.setattr(bfs, "start", two)
-        patched.setattr(bfs._Search, "_request", spy_request)
+        patched.setattr(expanders.Expanders, "_request", spy_request)
         patched.setattr(bfs._Search, "_take", spy_take)
         patched.setattr(workers._InProcess, "send", spy_send)
         return summary(check(model, Options(workers=2))), events
@@ -595,13 +595,13 @@ def test_parts_go_ahead_of_one_that_waits_and_behind_is_said(monkeypatch, rm):
 def test_parts_go_ahead_less_far_while_the_replies_waiting_hold_many_encodings(monkeypatch):
     """Replies that arrive before the one awaited wait in the engine's memory: past
     AHEAD_BYTES of encodings, parts are handed out only IN_FLIGHT per expander ahead."""
-    from checker.local import bfs
+    from checker.local import expanders
 
     model = load_model(str(ROOT / "specs/examples/two_phase.py"), {"rm": "5"})
-    near = bfs.IN_FLIGHT * 2
+    near = expanders.IN_FLIGHT * 2
     _, events = _two_in_process(monkeypatch, model)
     assert max(_ahead(events)) >= near
-    monkeypatch.setattr(bfs, "AHEAD_BYTES", 0)
+    monkeypatch.setattr(expanders, "AHEAD_BYTES", 0)
     _, events = _two_in_process(monkeypatch, model)
     assert max(_ahead(events)) < near
 

@@ -259,7 +259,7 @@ class DriverLevels:
         self.live_level = level + 1
         self.queue = len(found)
         self._add_here(found)
-        self._report(level + 1, size, len(found), time.perf_counter() - started, "driver")
+        self.report(level + 1, size, len(found), time.perf_counter() - started, "driver")
         return found
 
     def _settle_parent_here(self, frontier: list[Row], exp: Expansion, level: int) -> None:

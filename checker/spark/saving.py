@@ -187,7 +187,7 @@ class Checkpointing:
         return frontier, level
 
     def _add_restored(self, links: DataFrame, size: int) -> None:
-        links = self._cut(links)
+        links = self.session.cut(links)
         self.levels.append(links)
         self.visited.spark_links.append(links)
         self.sizes.append(size)

@@ -82,3 +82,4 @@ class ExecutorWatch:
             return int(context._jsc.sc().getExecutorMemoryStatus().size()) - 1
         except Exception:
             return None
+

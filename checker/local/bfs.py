@@ -1,10 +1,11 @@
 """The local engine: the breadth-first search of checker.search on one machine.
 
 A level is cut into parts, expanded by expanders (this process, or `workers` forked processes:
-checker.local.workers), each part by the expander that holds its states live when it can. An
+checker.local.workers), each part by the expander that holds its states live when it can
+(which one, and within what memory: checker.local.expanders, a part the search holds). An
 expander returns its candidates (the successors it had not met) with their fingerprints,
-invariant verdicts and, when asked, encodings (not asked, the new ones stay with it alone:
-`_wants_encodings`); for each part, in order, this process admits those that are new
+invariant verdicts and, when asked, encodings (not asked, the new ones stay with it alone);
+for each part, in order, this process admits those that are new
 (checker.search.admission, against a numpy set of fingerprints: checker.local.visited), which
 become the next level (checker.local.frontier), and tells the expander which to keep. So
 the verdict, counts and trace are those of a one-state-at-a-time search, whatever the parts
@@ -16,16 +17,14 @@ piece is there.
 from __future__ import annotations
 
 import gc
-from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
-from multiprocessing.connection import wait
 
 import numpy as np
 
 from checker.checkpoint import PIECE, Array, Checkpoints, Saved
-from checker.local.frontier import Frontier, Part
-from checker.local.visited import ROOT, Links, Visited
+from checker.local.expanders import Expanders, Sent
+from checker.local.frontier import Part, SpilledFrontier
+from checker.local.visited import ROOT, FingerprintArray, Links
 from checker.local.workers import Worker, start
 from checker.model import Model, Successor
 from checker.progress import Progress, Snapshot
@@ -33,24 +32,14 @@ from checker.result import CheckResult, Step
 from checker.search import outcome
 from checker.search.admission import Cut
 from checker.search.expansion import (
-    BACK_EDGES,
-    LIVE_FACTOR,
     Admit,
-    Expand,
-    Expanded,
     Expansion,
-    Forget,
-    StartLevel,
 )
 from checker.search.levels import LevelSearch, LevelStart
 from checker.search.observers import Observer
 from checker.search.options import Options
 from checker.trace import chain_from_positions, replay
 from checker.values.encoding import decode, fingerprint, forget_encodings
-
-IN_FLIGHT = 3  # parts sent to one expander and not yet answered
-WINDOW = 32  # parts handed out past the one awaited, per expander ...
-AHEAD_BYTES = 64 << 20  # ... while the replies that wait for it hold fewer encoded bytes
 
 
 def check(
@@ -78,7 +67,7 @@ def check(
             gc.enable()
 
 
-class _Search(LevelSearch):
+class _Search(LevelSearch[SpilledFrontier]):
     def __init__(
         self,
         model: Model,
@@ -88,33 +77,20 @@ class _Search(LevelSearch):
         observer: Observer | None = None,
     ) -> None:
         super().__init__(model, options, progress, checkpoints, observer)
-        self.visited = Visited()
+        self.visited = FingerprintArray()
         self.links = Links()  # state number -> (parent number, position in its expand list)
         self.fingerprints = self.visited.finished  # those of the states before the level
-        self.workers: list[Worker] = []
-        self._chunks = 0  # parts sent to expanders so far
-        # Estimated bytes of live states each expander holds for this level and the next,
-        # and how many states it holds for the next.
-        self._live_now: dict[int, int] = {}
-        self._live_next: dict[int, int] = {}
-        self._held: dict[int, int] = {}
-        self._only: dict[int, int] = {}
-        # Per expander, at the level being expanded: candidates sent, those found at an
-        # earlier level; and the encoded bytes of the states it remembers having met.
-        self._sent: dict[int, int] = {}
-        self._back: dict[int, int] = {}
-        self._met: dict[int, int] = {}
-        # Per expander, its resident memory when the search started (None where the system
-        # does not tell: the estimates above decide alone), and whether it forgot the states
-        # it met in this level because its memory was over its share.
-        self._base: dict[int, int | None] = {}
-        self._forgot: dict[int, bool] = {}
-        self._frontiers: tuple[Frontier, ...] = ()  # the levels' encodings in this process
-        self._loops = False  # whether successors were found at earlier levels
+        encodings = observer is not None or checkpoints is not None
+        self.expanders = Expanders(options.live_bytes, encodings, self._engine_bytes)
+        self._frontiers: tuple[SpilledFrontier, ...] = ()  # the levels' encodings in this process
+
+    def _engine_bytes(self) -> int:
+        """The memory the engine's own arrays and encoded levels take in this process."""
+        used = self.visited.nbytes + self.links.nbytes
+        return used + sum(f.memory_bytes for f in self._frontiers)
 
     def close(self) -> None:
-        for worker in self.workers:
-            worker.close()
+        self.expanders.close()
         super().close()
 
     def trace_to(self, where: int) -> list[Step]:
@@ -129,54 +105,46 @@ class _Search(LevelSearch):
 
     def explore(self) -> None:
         recording = self.observer.recording if self.observer is not None else None
-        self.workers = list(
-            start(self.model, self.options.workers, recording, self.options.incremental)
-        )
-        self._live_next = {w.number: 0 for w in self.workers}
-        self._sent = {w.number: 0 for w in self.workers}
-        self._back = {w.number: 0 for w in self.workers}
-        self._met = {w.number: 0 for w in self.workers}
-        self._base = {w.number: w.resident() for w in self.workers}
+        options = self.options
+        workers = start(self.model, options.workers, recording, options.incremental)
+        self.expanders.start(list(workers))
         super().explore()
 
     # -- the initial level -----------------------------------------------------------------
 
-    def new_frontier(self) -> Frontier:
-        return Frontier(self.options.spill_bytes)
+    def new_frontier(self) -> SpilledFrontier:
+        return SpilledFrontier(self.options.spill_bytes)
 
     def initial_known(self, fp: int) -> bool:
         return fp in self.visited
 
-    def add_initial(self, init: Successor, frontier: Frontier) -> int:
+    def add_initial(self, init: Successor, frontier: SpilledFrontier) -> int:
         number = len(self.links)
         self.visited.add(np.array([init.fp], dtype=np.uint64))
         self.links.add(np.array([ROOT]), np.array([init.binding]))
         frontier.append(init.data, np.array([0, len(init.data)], dtype=np.uint64))
         return number
 
-    def initial_done(self, frontier: Frontier) -> Frontier:
+    def initial_done(self, frontier: SpilledFrontier) -> SpilledFrontier:
         self.visited.end_level()
         return frontier
 
     # -- levels ------------------------------------------------------------------------------
 
-    def level_size(self, frontier: Frontier, level: int) -> int:
-        return len(frontier)
-
-    def level_started(self, start: LevelStart) -> None:
+    def level_started(self, start: LevelStart[SpilledFrontier]) -> None:
         self.fingerprints = self.visited.finished  # later merges make new arrays
 
-    def release(self, frontier: Frontier) -> None:
+    def release(self, frontier: SpilledFrontier) -> None:
         frontier.close()
 
-    def expand_level(self, frontier: Frontier, level: int) -> Frontier:
+    def expand_level(self, frontier: SpilledFrontier, level: int) -> SpilledFrontier:
         size = len(frontier)
         base = len(self.links) - size  # the number of the level's first state
-        found = _Level(Frontier(self.options.spill_bytes), level + 1)
+        found = _Level(SpilledFrontier(self.options.spill_bytes), level + 1)
         self._frontiers = (frontier, found.frontier)
         self._start_level(level)
         try:
-            for worker, item, reply in self._replies(frontier, level):
+            for worker, item, reply in self.expanders.replies(frontier, level):
                 exp = Expansion(reply, self.options.deadlock)
                 self._take(worker, item, exp, base, size, found)
                 done = item.part.first + item.part.count
@@ -196,7 +164,7 @@ class _Search(LevelSearch):
     def _take(
         self,
         worker: Worker,
-        item: _Sent,
+        item: Sent,
         exp: Expansion,
         base: int,
         size: int,
@@ -207,13 +175,8 @@ class _Search(LevelSearch):
         part = item.part
         decision = self.decide(exp, self.visited)
         kept = decision.kept
-        # Candidates found at an earlier level: the expander's memory of the states it met
-        # did not reach back far enough (see _start_level).
-        self._back[worker.number] += self.visited.older  # (decide asked the visited set)
-        self._sent[worker.number] += len(decision.used)
-        self._met[worker.number] += exp.encoded_bytes
-        used = self._used(worker)  # (read once: both decisions of the part take it)
-        self._bound_memory(worker, used)
+        expanders = self.expanders  # (decide asked the visited set: `older`)
+        used = expanders.answered(worker, len(decision.used), self.visited.older, exp.encoded_bytes)
         before = found.states
         first = len(self.links)  # the number of the first state admitted now
         self.note_reached(exp, kept, lambda j: first + j, found.depth)
@@ -226,20 +189,20 @@ class _Search(LevelSearch):
             self.distinct += len(kept)
             self.new += np.bincount(exp.actions[positions], minlength=len(self.new))
             number = worker.number
-            held = self._held[number]
+            held = expanders.held[number]
             if item.encodings:
                 blob, offsets = exp.encodings(kept)
-                keep = self._keep(worker, len(blob), used)
+                keep = expanders.keep(worker, len(blob), used)
                 found.add(blob, offsets, number if keep else None, held)
                 if self.observer is not None:
                     self.observer.admitted(first, exp, kept, blob, offsets)
             else:  # only the expander has them: it keeps them, within its share or not
-                self._keep(worker, exp.encoded_size(kept), used, must=True)
+                expanders.keep(worker, exp.encoded_size(kept), used, must=True)
                 keep = True
                 found.hold(len(kept), number, held)
-                self._only[number] += len(kept)
+                expanders.only[number] += len(kept)
             if keep:
-                self._held[number] += len(kept)
+                expanders.held[number] += len(kept)
             self.depth = found.depth
         indices = kept.astype(np.uint32).tobytes()
         worker.send(Admit(item.chunk, indices, keep))
@@ -252,19 +215,24 @@ class _Search(LevelSearch):
         elif cut is Cut.PARENT:
             self._settle_parent(exp, part, base)
 
+    def _start_level(self, level: int) -> None:
+        """The expanders start `level`, with the reachability properties still wanted."""
+        self.level_wanted = self.wanted()
+        self.expanders.start_level(level, self.level_wanted)
+
     def _settle_parent(self, exp: Expansion, part: Part, base: int) -> None:
         """Stop at the part's state `exp.stop`: a deadlock, or an action that raised (raised
         again here, so the error carries the state and parameters)."""
         assert exp.stop is not None
         self.settle_parent(base + part.first + exp.stop, exp.stops[exp.stop])
 
-    def expand_at_bound(self, frontier: Frontier, level: int) -> None:
+    def expand_at_bound(self, frontier: SpilledFrontier, level: int) -> None:
         size = len(frontier)
         base = len(self.links) - size
         self.queue = size
         cut = False
         self._start_level(level)
-        for _, item, reply in self._replies(frontier, level):
+        for _, item, reply in self.expanders.replies(frontier, level):
             exp = Expansion(reply, self.options.deadlock)
             self.count(exp, exp.limit, exp.limit)
             cut = cut or not self.visited.known(exp.fps[: exp.candidates]).all()
@@ -276,198 +244,11 @@ class _Search(LevelSearch):
 
     # -- parts and expanders -------------------------------------------------------------------
 
-    def _replies(self, frontier: Frontier, level: int) -> Iterator[tuple[Worker, _Sent, Expanded]]:
-        """Each part of `frontier` in order with its expansion. A part goes to the expander
-        that holds its states live while it has fewer than IN_FLIGHT parts in hand, else,
-        encoded (if the engine has its encodings), to an idle one. Parts are handed out ahead
-        of one that waits for its expander (up to WINDOW parts per expander past the one
-        awaited, IN_FLIGHT while the replies that wait hold AHEAD_BYTES of encodings); a part
-        that comes before one its expander was sent is `behind` (see Expand)."""
-        # Eight parts a level per expander and more, to share a level out; one expander (this
-        # process) has nothing to share, and a part's own cost is paid once a level.
-        cuts = 8 * len(self.workers) if len(self.workers) > 1 else 1
-        per_part = min(4096, max(16, len(frontier) // cuts))
-        parts = frontier.plan(per_part)
-        window, near = WINDOW * len(self.workers), IN_FLIGHT * len(self.workers)
-        busy = {w.number: 0 for w in self.workers}
-        last = {w.number: -1 for w in self.workers}  # the last part each expander was sent
-        sent: dict[int, deque[_Sent]] = {w.number: deque() for w in self.workers}
-        arrived: dict[int, tuple[Worker, _Sent, Expanded]] = {}
-        waiting: list[int] = []  # parts not handed out yet, up to the window's end
-        ahead = done = waiting_bytes = 0
-
-        def send() -> None:  # as many parts as the expanders may take now
-            nonlocal ahead
-            while ahead < len(parts) and ahead < done + window:
-                waiting.append(ahead)
-                ahead += 1
-            end = done + (near if waiting_bytes >= AHEAD_BYTES else window)
-            for index in list(waiting):
-                if index >= end:
-                    return
-                part = parts[index]
-                worker, live = self._pick(part, busy)
-                if worker is None:
-                    continue
-                self._chunks += 1
-                behind = index < last[worker.number]
-                item = _Sent(index, self._chunks, part, self._wants_encodings(worker), behind)
-                request = self._request(item, level, frontier, live)
-                worker.send(request)
-                waiting.remove(index)
-                sent[worker.number].append(item)
-                busy[worker.number] += 1
-                last[worker.number] = max(index, last[worker.number])
-                if request.blob is not None:  # the expander remembers the part's states
-                    self._met[worker.number] += len(request.blob)
-                    self._bound_memory(worker, self._used(worker))
-
-        while done < len(parts):
-            send()
-            while done not in arrived:
-                for worker in self._answering([w for w in self.workers if busy[w.number]]):
-                    reply = worker.receive()
-                    item = sent[worker.number].popleft()
-                    busy[worker.number] -= 1
-                    arrived[item.index] = (worker, item, reply)
-                    waiting_bytes += len(reply.blob)
-                # An expander that answered ahead of the part awaited takes the next one
-                # now, rather than wait idle until that part arrives.
-                send()
-            answer = arrived.pop(done)
-            waiting_bytes -= len(answer[2].blob)
-            yield answer
-            done += 1
-
-    def _pick(self, part: Part, busy: dict[int, int]) -> tuple[Worker | None, bool]:
-        """Who expands `part` now, and whether from its live states; (None, _) to wait."""
-        owner = part.owner
-        if owner is not None and busy[owner] < IN_FLIGHT:
-            return self.workers[owner], True
-        if not part.encoded:  # only its owner has these states
-            return None, False
-        idle = min(self.workers, key=lambda w: busy[w.number])
-        limit = 1 if owner is not None else IN_FLIGHT  # take another's part only if idle
-        return (idle, False) if busy[idle.number] < limit else (None, False)
-
-    def _wants_encodings(self, worker: Worker) -> bool:
-        """Whether the engine asks `worker` for its candidates' encodings: without them, it
-        has the new ones kept live there, and only `worker` can expand them. So it asks when
-        a report needs them (a recorded behaviour, a checkpoint), when `worker` has no room
-        left in its share of the live-state budget, and when the states only `worker` holds
-        are more than its share of the next level found so far, so that an idle expander can
-        take those beyond it."""
-        if self.observer is not None or self.checkpoints is not None:
-            return True
-        if not self._room(worker, self._used(worker)):
-            return True
-        number, held = worker.number, self._held
-        return self._only[number] * len(held) > sum(held.values())
-
-    def _bound_memory(self, worker: Worker, used: int | None) -> None:
-        """Keep the states an expander remembers meeting within its share of the budget,
-        inside a level too: a large level's states alone can outgrow it. Forgetting costs
-        only duplicate candidates, which the visited set drops. Measured memory over the
-        share makes it forget once a level (again only if it met much since: the memory a
-        set frees is reused, not returned), the estimate when the states met alone are.
-        `used`: `_used(worker)`."""
-        number = worker.number
-        share = self.options.live_bytes // len(self.workers)
-        if used is None:
-            over = LIVE_FACTOR * self._met[number] > share
-        else:
-            over = used > share and (
-                not self._forgot[number] or LIVE_FACTOR * self._met[number] > share // 4
-            )
-        if over:
-            worker.send(Forget())
-            self._met[number] = 0
-            self._forgot[number] = True
-
-    def _used(self, worker: Worker) -> int | None:
-        """The memory `worker` takes for the states it holds and met, measured: its resident
-        memory beyond what it had when the search started (for the expander in this process,
-        less the engine's own arrays and encoded levels). None where the system does not
-        tell; the estimates (LIVE_FACTOR x the encoded bytes) then decide."""
-        base = self._base.get(worker.number)
-        if base is None or (rss := worker.resident()) is None:
-            return None
-        used = rss - base
-        if worker.fileno() is None:  # this process: the engine's memory is in it too
-            used -= self.visited.nbytes + self.links.nbytes
-            used -= sum(f.memory_bytes for f in self._frontiers)
-        return max(used, 0)
-
-    def _request(self, item: _Sent, level: int, frontier: Frontier, live: bool) -> Expand:
-        part, asked = item.part, {"encodings": item.encodings, "behind": item.behind}
-        if live:
-            return Expand(item.chunk, level, part.start, part.count, **asked)
-        chunk = frontier.read(part.first, part.count)
-        return Expand(item.chunk, level, blob=chunk.blob, offsets=chunk.offsets.tobytes(), **asked)
-
-    @staticmethod
-    def _answering(workers: list[Worker]) -> list[Worker]:
-        """The workers among `workers` whose answer can be read now (waiting for one)."""
-        local = [w for w in workers if w.fileno() is None]
-        if local:
-            return local
-        ready = set(wait([w.conn for w in workers]))  # type: ignore[union-attr]
-        return [w for w in workers if w.conn in ready]  # type: ignore[union-attr]
-
-    def _start_level(self, level: int) -> None:
-        """Tell the expanders that `level` starts (they drop what they kept of earlier ones),
-        and move the live-state budget on: what was found for this level is now expanded.
-
-        An expander drops the successors equal to a state it met; by default it remembers
-        the states of the level it expands and the successors it finds there. When many of
-        its candidates were states of earlier levels (the spec goes back to states it saw
-        before: a broker restarts, a request is lost), from then on it remembers across
-        levels, while that memory fits its share of the budget."""
-        share = self.options.live_bytes // len(self.workers)
-        wanted = self.level_wanted = self.wanted()
-        for worker in self.workers:
-            number = worker.number
-            sent = self._sent[number]
-            if sent and self._back[number] >= BACK_EDGES * sent:
-                self._loops = True
-            used = self._used(worker)
-            full = LIVE_FACTOR * self._met[number] > share if used is None else used > share
-            forget = bool(sent and not self._loops) or full
-            self._forgot[number] = False
-            worker.send(StartLevel(level, forget, wanted))
-            if forget:  # it remembers the level's states it holds
-                self._met[number] = self._live_next[number] // LIVE_FACTOR
-        self._live_now = self._live_next
-        self._live_next = {w.number: 0 for w in self.workers}
-        self._held = {w.number: 0 for w in self.workers}
-        self._only = {w.number: 0 for w in self.workers}  # held, without their encodings here
-        self._back = {w.number: 0 for w in self.workers}
-        self._sent = {w.number: 0 for w in self.workers}
-
-    def _keep(self, worker: Worker, encoded: int, used: int | None, must: bool = False) -> bool:
-        """Whether `worker` keeps states of `encoded` bytes live for the next level, within
-        its share of the live-state budget: its measured memory `used` (`_used`: the states
-        are in it already, as candidates), else the estimates of both levels it holds.
-        `must`: it keeps them anyway (the engine has not got their encodings, having found
-        room when it handed the part out: `_wants_encodings`)."""
-        estimate = LIVE_FACTOR * encoded
-        room = self._room(worker, used, estimate)
-        if room or must:
-            self._live_next[worker.number] += estimate
-        return room
-
-    def _room(self, worker: Worker, used: int | None, estimate: int = 0) -> bool:
-        """Whether `worker`'s live states are within its share of the budget: its measured
-        memory `used`, else the estimates of both levels it holds and `estimate` more."""
-        share = self.options.live_bytes // len(self.workers)
-        if used is None:
-            number = worker.number
-            used = self._live_now.get(number, 0) + self._live_next[number] + estimate
-        return used < share  # (a budget of 0 keeps none)
-
     # -- checkpoints ---------------------------------------------------------------------------
 
-    def saved_arrays(self, start: LevelStart, after_interrupt: bool) -> dict[str, Array]:
+    def saved_arrays(
+        self, start: LevelStart[SpilledFrontier], after_interrupt: bool
+    ) -> dict[str, Array]:
         frontier = start.frontier
         sizes = np.concatenate(
             [np.zeros(0, np.uint64), *(np.diff(c.offsets) for c in frontier.chunks(4096))]
@@ -480,7 +261,7 @@ class _Search(LevelSearch):
             "frontier.data": Array("uint8", int(sizes.sum()), _pieces(frontier)),
         }
 
-    def restore(self, saved: Saved) -> tuple[Frontier, int]:
+    def restore(self, saved: Saved) -> tuple[SpilledFrontier, int]:
         """The search as a checkpoint holds it, every part checked against the others; the
         frontier and the level it is at."""
         level = saved.number("level", 1)
@@ -505,24 +286,26 @@ class _Search(LevelSearch):
             raise saved.corrupt("a link's position is past its parent's successors")
         self.distinct = states
         self.queue = len(sizes)
-        self.visited = Visited.of(fps)
+        self.visited = FingerprintArray.of(fps)
         self.links = Links.of(parents, positions)
         offsets = np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes, dtype=np.uint64)])
         blob = data.tobytes()
         _check_states(saved, self.visited, blob, offsets)
-        frontier = Frontier(self.options.spill_bytes)
+        frontier = SpilledFrontier(self.options.spill_bytes)
         frontier.append(blob, offsets)
         return frontier, level
 
 
-def _pieces(frontier: Frontier) -> Iterator[bytes]:
+def _pieces(frontier: SpilledFrontier) -> Iterator[bytes]:
     """The level's encoded states back to back, in pieces of at most PIECE bytes."""
     for chunk in frontier.chunks(4096):
         for i in range(0, len(chunk.blob), PIECE):
             yield chunk.blob[i : i + PIECE]
 
 
-def _check_states(saved: Saved, visited: Visited, blob: bytes, offsets: np.ndarray) -> None:
+def _check_states(
+    saved: Saved, visited: FingerprintArray, blob: bytes, offsets: np.ndarray
+) -> None:
     """Each state of a checkpoint's level decodes and is among its fingerprints."""
     bounds = offsets.tolist()
     fps = np.empty(len(bounds) - 1, dtype=np.uint64)
@@ -537,24 +320,10 @@ def _check_states(saved: Saved, visited: Visited, blob: bytes, offsets: np.ndarr
         raise saved.corrupt("a state of the level is not among the fingerprints")
 
 
-@dataclass(frozen=True)
-class _Sent:
-    """A part of the level sent to an expander: its index in the level's plan, the
-    expander's chunk number (unique in the search), the part itself, whether the reply
-    carries the candidates' encodings, and whether the expander was sent a later part before
-    (see Expand)."""
-
-    index: int
-    chunk: int
-    part: Part
-    encodings: bool
-    behind: bool
-
-
 class _Level:
     """The states found so far at the next level."""
 
-    def __init__(self, frontier: Frontier, depth: int) -> None:
+    def __init__(self, frontier: SpilledFrontier, depth: int) -> None:
         self.frontier = frontier
         self.depth = depth
         self.states = 0

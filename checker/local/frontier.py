@@ -1,5 +1,6 @@
-"""The states of one BFS level, kept as encoded bytes and spilled to disk when large, or held
-only by the expander that found them.
+"""The local engine's `Frontier` (checker.search.levels), `SpilledFrontier`: the states of one
+BFS level, kept as encoded bytes and spilled to disk when large, or held only by the expander
+that found them.
 
 A level is a list of segments, each a blob of concatenated encoded states with their offsets
 (one more offset than states), and where its states are also kept live: the expander that
@@ -83,7 +84,7 @@ class _Segment:
         return not isinstance(self.data, _Held)
 
 
-class Frontier:
+class SpilledFrontier:
     def __init__(self, spill_bytes: int = SPILL_BYTES) -> None:
         self.spill_bytes = spill_bytes
         self._segments: list[_Segment] = []

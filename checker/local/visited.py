@@ -1,9 +1,10 @@
 """What the local engine remembers about every state it found: 16 bytes.
 
-`Visited` is the set of fingerprints (8 bytes each: a sorted numpy array of the earlier
-levels, plus sorted runs for the level being built, merged as they pile up like a binary
-counter's digits, and into the array when the level ends: every look-up and insertion is a
-numpy operation over a chunk's fingerprints, never a Python loop). `Links` gives each state,
+`FingerprintArray` is the set of fingerprints, a `Visited` (checker.search.admission): 8 bytes
+each, a sorted numpy array of the earlier levels, plus sorted runs for the level being built,
+merged as they pile up like a binary counter's digits, and into the array when the level ends:
+every look-up and insertion is a numpy operation over a chunk's fingerprints, never a Python
+loop. `Links` gives each state,
 numbered in order of discovery, its parent's number and its position in the parent's
 `Model.expand` list (4 + 4 bytes); a trace is rebuilt from them by expanding along the chain
 (checker.trace).
@@ -18,14 +19,14 @@ import numpy as np
 ROOT = -1  # the parent number of an initial state (its position is its index in init())
 
 
-class Visited:
+class FingerprintArray:
     def __init__(self) -> None:
         self._sorted = np.empty(0, dtype=np.uint64)
         self._level: list[np.ndarray] = []  # sorted runs, each at most half the one before
         self.older = 0  # of the fingerprints `known` was last given, those of finished levels
 
     @classmethod
-    def of(cls, fps: np.ndarray) -> Visited:
+    def of(cls, fps: np.ndarray) -> FingerprintArray:
         """The set of `fps` (uint64, sorted, distinct), as a checkpoint holds it."""
         visited = cls()
         visited._sorted = fps
@@ -138,6 +139,4 @@ class Links:
 
     @property
     def nbytes(self) -> int:
-        return self.parent.itemsize * len(self.parent) + self.position.itemsize * len(
-            self.position
-        )
+        return self.parent.itemsize * len(self.parent) + self.position.itemsize * len(self.position)

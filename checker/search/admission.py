@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol
+from typing import TYPE_CHECKING, NoReturn, Protocol
 
 import numpy as np
 
@@ -38,8 +38,12 @@ if TYPE_CHECKING:
     from checker.search.options import Options
 
 
+Ref = int  # a state as the engine refers to it: locally its number, on Spark its fingerprint
+
+
 class Visited(Protocol):
-    """A set of fingerprints: the states found so far."""
+    """A set of fingerprints: the states found so far (checker.local.visited's
+    FingerprintArray; on Spark, checker.spark.driver's DriverVisited)."""
 
     def known(self, fps: np.ndarray) -> np.ndarray:
         """Which of `fps` (uint64, sorted, unique) are in the set (a bool per fingerprint)."""
@@ -76,9 +80,9 @@ class Admission:
     queue: int
     fired: np.ndarray
     new: np.ndarray
-    reached: dict[str, tuple[Any, int]]
+    reached: dict[str, tuple[Ref, int]]
     level_wanted: list[int]
-    current: Any
+    current: Ref | None
 
     def room(self, wanted: int) -> int:
         """How many of `wanted` new states the --max-states bound lets in."""
@@ -108,7 +112,7 @@ class Admission:
         return Decision(used, unique, known, kept, bool(len(bad)), over)
 
     def note_reached(
-        self, exp: Expansion, kept: np.ndarray, ref: Callable[[int], Any], depth: int
+        self, exp: Expansion, kept: np.ndarray, ref: Callable[[int], Ref], depth: int
     ) -> None:
         """The reachability properties that a candidate admitted now (`kept`, the j-th of them
         the state `ref(j)`) satisfies first: the expander names the first candidate of its
@@ -158,7 +162,7 @@ class Admission:
             return Cut.PARENT
         return None
 
-    def bad(self, ref: Any, exp: Expansion, decision: Decision) -> NoReturn:
+    def bad(self, ref: Ref, exp: Expansion, decision: Decision) -> NoReturn:
         """Stop at the last candidate kept, the state `ref`: the invariant it violates, or
         what raised on it, evaluated again."""
         candidate = int(decision.kept[-1])
@@ -167,7 +171,7 @@ class Admission:
             raise Stop("violation", ref, invariant=invariant)
         self.recheck(ref, exp.encoding(candidate))
 
-    def recheck(self, ref: Any, data: bytes) -> NoReturn:
+    def recheck(self, ref: Ref, data: bytes) -> NoReturn:
         """Stop at the state `ref` (encoded `data`), which violated an invariant or made an
         invariant or a wanted reachability property raise when the search checked it."""
         self.current = ref
@@ -185,7 +189,7 @@ class Admission:
             f" failed on {show(state)} when the search checked it, and not when checked again"
         )
 
-    def stop_at_step(self, ref: Any, data: bytes, violation: StepViolation) -> NoReturn:
+    def stop_at_step(self, ref: Ref, data: bytes, violation: StepViolation) -> NoReturn:
         """Stop at the step out of the state `ref` (encoded `data`) that `violation` is
         about: a step property or refinement it breaks, or an invariant that the state it
         leads to, outside TLC's constraints, violates. The trace ends with that step."""
@@ -203,7 +207,7 @@ class Admission:
             step_violation=violation.sentence(step),
         )
 
-    def settle_parent(self, ref: Any, data: bytes) -> NoReturn:
+    def settle_parent(self, ref: Ref, data: bytes) -> NoReturn:
         """Stop at the state `ref` (encoded `data`), whose expansion raised (spec code, or a
         step check: checker.steps) or which is deadlocked: expanded again, to report the error
         (with the state and parameters), the step that violates, or the deadlock."""

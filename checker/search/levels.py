@@ -4,8 +4,11 @@ one is empty or the depth bound is reached, with the counts a one-state-at-a-tim
 Order is fixed (initial states as `init` lists them; successors as `Model.expand` lists them),
 and a state's parent is the first state that reached it, so a counterexample is a shortest
 one, the same on every run and for every engine. An engine (checker.local, checker.spark)
-subclasses LevelSearch and says how a level is expanded and where its states live: the hooks
-below that raise NotImplementedError.
+subclasses LevelSearch over its `Frontier` (a level's states, as it holds them) and says how a
+level is expanded and where its states live: the hooks below that raise NotImplementedError.
+It admits a level's candidates against its `Visited` (checker.search.admission). A state is
+referred to as the engine numbers it (`Ref`: locally, its number in order of discovery; on
+Spark, its fingerprint).
 
 With checkpoints (checker.checkpoint), the search as it stands at the start of each level is
 kept until the level ends (`LevelStart`): it is what a checkpoint holds, written at the first
@@ -16,7 +19,7 @@ search starts from it and goes on exactly as the interrupted one would have.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -25,27 +28,38 @@ from checker.errors import EvaluationError
 from checker.model import Model, Successor
 from checker.progress import Progress
 from checker.result import CheckResult, Step
-from checker.search.admission import Admission
+from checker.search.admission import Admission, Ref
 from checker.search.observers import Observer
 from checker.search.options import Options
 from checker.search.outcome import Failed, Stop
 
 
+class Frontier(Protocol):
+    """The states of one level, as an engine holds them (checker.local: encoded, spilled to
+    disk when large; checker.spark: rows in the driver, or a table in the cluster)."""
+
+    def __len__(self) -> int:
+        """How many states the level has."""
+
+
+F = TypeVar("F", bound=Frontier)
+
+
 @dataclass(frozen=True)
-class LevelStart:
+class LevelStart(Generic[F]):
     """The search at the start of a level: its states (`frontier`, the engine's) and counts."""
 
     level: int
-    frontier: Any
+    frontier: F
     states: int  # distinct states then
     generated: int
     depth: int
     fired: np.ndarray
     new: np.ndarray
-    reached: dict[str, tuple[Any, int]]
+    reached: dict[str, tuple[Ref, int]]
 
 
-class LevelSearch(Admission):
+class LevelSearch(Admission, Generic[F]):
     """One search of one model by one engine, as checker.search.outcome.run runs it."""
 
     def __init__(
@@ -71,19 +85,19 @@ class LevelSearch(Admission):
         self.new = np.zeros(actions, dtype=np.int64)  # and new distinct states found
         # Each reachability property reached so far: name -> (the first state, in the search's
         # order, that satisfies it, as the engine refers to states, and its depth).
-        self.reached: dict[str, tuple[Any, int]] = {}
+        self.reached: dict[str, tuple[Ref, int]] = {}
         self.level_wanted: list[int] = []  # those not reached when the level started
-        self.current: Any = None  # the state being evaluated, as the engine refers to it
-        self.start: LevelStart | None = None
+        self.current: Ref | None = None  # the state being evaluated
+        self.start: LevelStart[F] | None = None
         self.level = 0  # the level being expanded
 
     # -- how the engine computes the levels ----------------------------------------------------
 
-    def new_frontier(self) -> Any:
+    def new_frontier(self) -> F:
         """An empty level, to hold the initial states."""
         raise NotImplementedError
 
-    def add_initial(self, init: Successor, frontier: Any) -> Any:
+    def add_initial(self, init: Successor, frontier: F) -> Ref:
         """Admit an initial state (new to the search) into `frontier`; its reference."""
         raise NotImplementedError
 
@@ -91,50 +105,46 @@ class LevelSearch(Admission):
         """Whether an initial state with fingerprint `fp` was admitted already."""
         raise NotImplementedError
 
-    def initial_done(self, frontier: Any) -> Any:
+    def initial_done(self, frontier: F) -> F:
         """The initial level, once every initial state is in `frontier`."""
         return frontier
 
-    def level_size(self, frontier: Any, level: int) -> int:
-        """The number of states of `level` (in `frontier`)."""
-        raise NotImplementedError
-
-    def place(self, frontier: Any, level: int) -> Any:
+    def place(self, frontier: F, level: int) -> F:
         """The level's states where the engine expands them (Spark: the driver or the
         cluster)."""
         return frontier
 
-    def expand_level(self, frontier: Any, level: int) -> Any:
+    def expand_level(self, frontier: F, level: int) -> F:
         """Expand the level and admit its new successors: the next level."""
         raise NotImplementedError
 
-    def expand_at_bound(self, frontier: Any, level: int) -> None:
+    def expand_at_bound(self, frontier: F, level: int) -> None:
         """At the depth bound, the search is complete only if no state there has a new
         successor: expand the level, count its successors as a full search would, and stop
         (`depth_bound`) if one is new."""
         raise NotImplementedError
 
-    def release(self, frontier: Any) -> None:
+    def release(self, frontier: F) -> None:
         """A level no longer needed (the next one has started)."""
 
-    def restore(self, saved: Saved) -> tuple[Any, int]:
+    def restore(self, saved: Saved) -> tuple[F, int]:
         """The search as the checkpoint holds it: the level's states and the level."""
         raise NotImplementedError
 
-    def saved_arrays(self, start: LevelStart, after_interrupt: bool) -> dict[str, Array] | None:
+    def saved_arrays(self, start: LevelStart[F], after_interrupt: bool) -> dict[str, Array] | None:
         """What a checkpoint of the search at `start` holds besides its counts (None: no
         checkpoint can be written now)."""
         raise NotImplementedError
 
-    def saved_counts(self, start: LevelStart) -> dict[str, Any]:
+    def saved_counts(self, start: LevelStart[F]) -> dict[str, Any]:
         """The engine's own counts in a checkpoint, besides the search's."""
         return {}
 
-    def saved_reference(self, ref: Any) -> int:
+    def saved_reference(self, ref: Ref) -> int:
         """A state's reference as a checkpoint holds it."""
         return int(ref)
 
-    def level_started(self, start: LevelStart) -> None:
+    def level_started(self, start: LevelStart[F]) -> None:
         """A level starts (`start`: the search as it stands)."""
 
     # -- as checker.search.outcome.run asks ----------------------------------------------------
@@ -174,7 +184,7 @@ class LevelSearch(Admission):
         else:
             frontier, level = self.initial_level(), 1  # `level`: the depth of its states
         max_depth = self.options.max_depth
-        while self.level_size(frontier, level):
+        while len(frontier):
             frontier = self.place(frontier, level)
             self.begin(level, frontier)
             if max_depth is not None and level >= max_depth:
@@ -183,7 +193,7 @@ class LevelSearch(Admission):
             frontier = self.expand_level(frontier, level)
             level += 1
 
-    def initial_level(self) -> Any:
+    def initial_level(self) -> F:
         """Level 1: the initial states, in the order `init` lists them."""
         model, observer = self.model, self.observer
         frontier = self.new_frontier()
@@ -233,7 +243,7 @@ class LevelSearch(Admission):
     def depth_bound(self) -> Stop:
         return Stop("incomplete", bound=f"--max-depth {self.options.max_depth} reached")
 
-    def begin(self, level: int, frontier: Any) -> None:
+    def begin(self, level: int, frontier: F) -> None:
         """A level starts: keep the search as it stands (and write it, when a checkpoint is
         due); the previous level's states are no longer needed."""
         previous = self.start

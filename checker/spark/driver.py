@@ -13,7 +13,7 @@ import functools
 import gc
 import time
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,6 +40,9 @@ from checker.spark.rows import (
     unsigned,
 )
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
 FRONTIER_COLUMNS = ("fp", "key", "state", "parent", "action", "binding")  # of a Row
 
 
@@ -53,6 +56,68 @@ def _no_gc() -> Iterator[None]:
     finally:
         if collecting:
             gc.enable()
+
+
+class DriverVisited:
+    """The Spark search's visited set as the driver asks it, a `Visited`
+    (checker.search.admission): the fingerprints (signed) of the levels held in the driver;
+    those of the levels explored on Spark, sorted, while there are at most `limit`; else one
+    job over the level tables whose states are visited in the cluster."""
+
+    def __init__(self, spark: SparkSession, limit: int) -> None:
+        self.spark = spark
+        self.limit = limit
+        self.driver_fps: set[int] = set()  # the fingerprints of the levels held in the driver
+        # Those of the levels explored on Spark, sorted, while there are few enough (None:
+        # too many, and the cluster is asked).
+        self.spark_fps: np.ndarray | None = np.zeros(0, np.int64)
+        # The level tables whose states' fingerprints are visited in the cluster.
+        self.spark_links: list[DataFrame] = []
+
+    def keep_spark_level(self, parts: list[Any] | None) -> None:
+        """The fingerprints a Spark level sent back (None: it sent none; from then on the
+        cluster is asked)."""
+        if parts is None or self.spark_fps is None:
+            self.spark_fps = None
+            return
+        new = [np.frombuffer(part["fps"], np.int64) for part in parts]
+        # A level's states are new: its fingerprints are not among those held. Two sorted runs
+        # merge in linear time with a stable sort (timsort); union1d sorted them all afresh,
+        # 0.9 s a level on average over the 18 Spark levels of TwoPhase RM=8.
+        level = np.sort(np.concatenate([self.spark_fps[:0], *new]))
+        merged = np.concatenate([self.spark_fps, level])
+        merged.sort(kind="stable")
+        self.spark_fps = merged
+        if len(self.spark_fps) > self.limit:
+            self.spark_fps = None
+
+    def signed_known(self, fps: Iterable[int]) -> set[int]:
+        """Which of the fingerprints (signed) belong to visited states: those of levels held
+        here, and one job (the candidates broadcast, the visited set scanned in place) for
+        those of the levels in the cluster."""
+        asked = set(fps)
+        known = asked & self.driver_fps
+        rest = asked - known
+        if rest and self.spark_links and self.spark_fps is not None:
+            ask = np.fromiter(rest, np.int64, len(rest))
+            known.update(ask[np.isin(ask, self.spark_fps, assume_unique=True)].tolist())
+        elif rest and self.spark_links:
+            from pyspark.sql import functions as F
+
+            candidates = self.spark.createDataFrame([(fp,) for fp in rest], "fp long")
+            visited = functools.reduce(
+                lambda a, b: a.union(b),
+                [df.filter(F.col("kind") == STATE).select("fp") for df in self.spark_links],
+            )
+            found = visited.join(F.broadcast(candidates), "fp", "left_semi").distinct()
+            known.update(row["fp"] for row in found.collect())
+        return known
+
+    def known(self, fps: np.ndarray) -> np.ndarray:
+        """Which of `fps` (uint64) are known, as checker.search.admission asks."""
+        signed = fps.view(np.int64).tolist()
+        known = self.signed_known(signed)
+        return np.fromiter((fp in known for fp in signed), bool, len(signed))
 
 
 class DriverLevels:
@@ -72,10 +137,11 @@ class DriverLevels:
             (r["fp"], component(i), bytes(r["state"]), r["parent"], r["action"], r["binding"])
             for i, r in enumerate(rows)
         ]
-        self.spark_links = [df for df in self.spark_links if df is not frontier.df]
+        visited = self.visited
+        visited.spark_links = [df for df in visited.spark_links if df is not frontier.df]
         self.cluster_visited = frontier.df
         self.levels[level - 1] = [(r[0], r[3], r[4], r[5]) for r in here]
-        self.driver_fps.update(r[0] for r in here)
+        visited.driver_fps.update(r[0] for r in here)
         return here
 
     def _in_spark(self, frontier: InCluster | list[Row], level: int) -> InCluster:
@@ -130,54 +196,8 @@ class DriverLevels:
         """A level found in the driver: its links stay here until a Spark level needs them."""
         self.levels.append([(r[0], r[3], r[4], r[5]) for r in rows])
         self.sizes.append(len(rows))
-        self.driver_fps.update(r[0] for r in rows)
+        self.visited.driver_fps.update(r[0] for r in rows)
         self.unshipped.append(len(self.levels) - 1)
-
-    def _keep_fps(self, parts: list[Any] | None) -> None:
-        """The fingerprints a Spark level sent back (None: it sent none; from then on the
-        cluster is asked)."""
-        if parts is None or self.spark_fps is None:
-            self.spark_fps = None
-            return
-        new = [np.frombuffer(part["fps"], np.int64) for part in parts]
-        # A level's states are new: its fingerprints are not among those held. Two sorted runs
-        # merge in linear time with a stable sort (timsort); union1d sorted them all afresh,
-        # 0.9 s a level on average over the 18 Spark levels of TwoPhase RM=8.
-        level = np.sort(np.concatenate([self.spark_fps[:0], *new]))
-        merged = np.concatenate([self.spark_fps, level])
-        merged.sort(kind="stable")
-        self.spark_fps = merged
-        if len(self.spark_fps) > self.settings.driver_fingerprints:
-            self.spark_fps = None
-
-    def _known(self, fps: Iterable[int]) -> set[int]:
-        """Which of the fingerprints (signed) belong to visited states: those of levels held
-        here, and one job (the candidates broadcast, the visited set scanned in place) for
-        those of the levels in the cluster."""
-        asked = set(fps)
-        known = asked & self.driver_fps
-        rest = asked - known
-        if rest and self.spark_links and self.spark_fps is not None:
-            ask = np.fromiter(rest, np.int64, len(rest))
-            known.update(ask[np.isin(ask, self.spark_fps, assume_unique=True)].tolist())
-        elif rest and self.spark_links:
-            from pyspark.sql import functions as F
-
-            candidates = self.spark.createDataFrame([(fp,) for fp in rest], "fp long")
-            visited = functools.reduce(
-                lambda a, b: a.union(b),
-                [df.filter(F.col("kind") == STATE).select("fp") for df in self.spark_links],
-            )
-            found = visited.join(F.broadcast(candidates), "fp", "left_semi").distinct()
-            known.update(row["fp"] for row in found.collect())
-        return known
-
-    def known(self, fps: np.ndarray) -> np.ndarray:
-        """The visited set as checker.search.admission asks it: which of `fps` (uint64) are
-        known."""
-        signed = fps.view(np.int64).tolist()
-        known = self._known(signed)
-        return np.fromiter((fp in known for fp in signed), bool, len(signed))
 
     def _expand_here(self, frontier: list[Row], level: int) -> Expansion:
         """The successors of the level's states, with the search's expander: it drops those
@@ -216,7 +236,7 @@ class DriverLevels:
     def _expand_and_admit(self, frontier: list[Row], level: int) -> list[Row]:
         started = time.perf_counter()
         exp = self._expand_here(frontier, level)
-        decision = self.decide(exp, self)
+        decision = self.decide(exp, self.visited)
         if np.count_nonzero(decision.known) >= BACK_EDGES * len(decision.used):
             self.remember = True
         kept = decision.kept
@@ -239,7 +259,7 @@ class DriverLevels:
         self.live_level = level + 1
         self.queue = len(found)
         self._add_here(found)
-        self._report(level + 1, size, len(found), time.perf_counter() - started, "driver")
+        self.report(level + 1, size, len(found), time.perf_counter() - started, "driver")
         return found
 
     def _settle_parent_here(self, frontier: list[Row], exp: Expansion, level: int) -> None:
@@ -285,7 +305,7 @@ class DriverLevels:
         if exp.stop is not None:
             self._settle_parent_here(frontier, exp, level)
         fps = exp.fps[: exp.candidates].view(np.int64).tolist()
-        if len(self._known(fps)) < len(set(fps)):
+        if len(self.visited.signed_known(fps)) < len(set(fps)):
             self.queue = len(frontier)
             raise self.depth_bound()
         self.queue = 0

@@ -63,6 +63,9 @@ class InCluster:
     homes: int
     prefix: tuple[int, ...]
 
+    def __len__(self) -> int:
+        return self.prefix[-1]
+
     def states(self) -> DataFrame:
         from pyspark.sql import functions as F
 

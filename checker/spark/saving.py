@@ -152,7 +152,7 @@ class Checkpointing:
         self.reached = {name: (unsigned(fp), depth) for name, (fp, depth) in reached.items()}
         everything = np.concatenate([links[0], states[0]]).astype(np.int64)
         fits = len(everything) <= self.settings.driver_fingerprints
-        self.spark_fps = np.unique(everything) if fits else None
+        self.visited.spark_fps = np.unique(everything) if fits else None
         self.queue = sizes[-1]
         first = sizes[0] if level > 1 else 0  # links of level 1 have no parent
         parent = pa.array(links[1], mask=np.arange(len(links[1])) < first)
@@ -187,7 +187,7 @@ class Checkpointing:
         return frontier, level
 
     def _add_restored(self, links: DataFrame, size: int) -> None:
-        links = self._cut(links)
+        links = self.session.cut(links)
         self.levels.append(links)
-        self.spark_links.append(links)
+        self.visited.spark_links.append(links)
         self.sizes.append(size)

@@ -26,16 +26,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from checker.checkpoint import Checkpoints
-from checker.errors import ConfigError, EngineError
+from checker.errors import EngineError
 from checker.model import ROOT, Model, Successor
-from checker.progress import Progress, Snapshot
+from checker.progress import Progress
 from checker.result import CheckResult
 from checker.search import outcome
 from checker.search.expansion import Expander
 from checker.search.levels import LevelSearch
 from checker.search.options import Options
 from checker.search.outcome import Failed, Stop
-from checker.spark.driver import DriverLevels
+from checker.spark.driver import DriverLevels, DriverVisited
 from checker.spark.executor import (
     AdmitJob,
     ExpandJob,
@@ -44,6 +44,7 @@ from checker.spark.executor import (
     expand_part,
     read_summary,
 )
+from checker.spark.reporting import LevelReports
 from checker.spark.rows import (
     LEVEL_SCHEMA,
     LINK_COLUMNS,
@@ -64,6 +65,7 @@ from checker.spark.settings import LevelStats, SparkSettings
 from checker.spark.ship import explain, ship_code
 from checker.spark.signals import Interrupts, from_spark
 from checker.spark.stopping import StopsInLevel
+from checker.spark.tables import SessionTables
 from checker.spark.watch import ExecutorWatch
 from checker.trace import Link, chain_to, replay
 
@@ -92,8 +94,9 @@ def check(
     return outcome.run(search)
 
 
-class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
-    """The search of checker.search.levels, with its states referred to by fingerprint."""
+class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster | list[Row]]):
+    """The search of checker.search.levels, with its states referred to by fingerprint: a
+    level's states (its `Frontier`) are rows in the driver, or a table in the cluster."""
 
     def __init__(
         self,
@@ -108,22 +111,16 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
         super().__init__(model, options, progress, checkpoints)
         self.spark = spark
         self.settings = settings
-        self.on_level = on_level
+        self.reports = LevelReports(progress, on_level)
         self.n_actions = len(model.actions)
         # links[fp] for the states of a trace only: the rest stays in the cluster.
         self.links: dict[int, Link] = {}
         # Per level: its links (fp, parent, action, binding), in a level table in the cluster
         # (its STATE rows) or in the driver.
         self.levels: list[DataFrame | Links] = []
-        # The level tables whose states' fingerprints are visited in the cluster.
-        self.spark_links: list[DataFrame] = []
-        self.tables: list[DataFrame] = []  # every table checkpointed, to free at the end
         # The last table in the cluster: its VISITED rows hold the cluster's visited set.
         self.cluster_visited: DataFrame | None = None
-        self.driver_fps: set[int] = set()  # the fingerprints of the levels held in the driver
-        # Those of the levels explored on Spark, sorted, while there are few enough (None:
-        # too many, and the cluster is asked).
-        self.spark_fps: np.ndarray | None = np.zeros(0, np.int64)
+        self.visited = DriverVisited(spark, settings.driver_fingerprints)
         self.unshipped: list[int] = []  # levels held in the driver and not yet in the cluster
         # The local engine's expander for the driver levels, and the level whose states it
         # holds live (the one the last driver level found), if any.
@@ -132,38 +129,11 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
         self.met_bytes = 0  # the encoded bytes of the states the expander remembers
         self.remember = False  # whether it remembers them across levels
         self.sizes: list[int] = []  # states per level
-        self.saved_conf: dict[str, str | None] = {}
+        self.session = SessionTables(spark, settings)  # its settings, the tables it cut
         self.shipped: Shipped | None = None
-        self.started = time.perf_counter()
         self.lost_executors = False  # the cluster lost every executor (checker.spark.watch)
 
     # -- set-up and tear-down --------------------------------------------------------------
-
-    def _configure(self) -> None:
-        conf = self.spark.conf
-        partitions = self.settings.partitions or int(conf.get("spark.sql.shuffle.partitions"))
-        wanted = {
-            # Adaptive execution would coalesce shuffle partitions: the states' ranges of ranks
-            # and the fingerprint partitions must stay as planned.
-            "spark.sql.adaptive.enabled": "false",
-            "spark.sql.shuffle.partitions": str(partitions),
-            "spark.sql.codegen.wholeStage": str(self.settings.whole_stage_codegen).lower(),
-        }
-        for key, value in wanted.items():
-            self.saved_conf[key] = conf.get(key, None)
-            conf.set(key, value)
-        self.partitions = partitions
-        self.local = local_mode(self.spark)
-        if not self.local and not is_connect(self.spark):
-            context = self.spark.sparkContext
-            if context.getCheckpointDir() is None:
-                directory = conf.get("spark.checkpoint.dir", None)
-                if not directory:
-                    raise ConfigError(
-                        "the Spark engine on a cluster checkpoints to shared storage: set"
-                        " spark.checkpoint.dir (e.g. --spark-conf spark.checkpoint.dir=hdfs://...)"
-                    )
-                context.setCheckpointDir(directory)
 
     def cancel(self) -> None:
         with contextlib.suppress(Exception):
@@ -173,31 +143,10 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
                 self.spark.sparkContext.cancelAllJobs()
 
     def close(self) -> None:
-        if self.local and not is_connect(self.spark):
-            # A local checkpoint's blocks would stay until the JVM collects its RDD; free them
-            # now (a Connect server frees them when the DataFrame is garbage collected).
-            for df in self.tables:
-                with contextlib.suppress(Exception):  # the session may be gone already
-                    df._jdf.queryExecution().logical().rdd().unpersist(False)
-        self.tables.clear()
+        self.session.close()
         self.levels.clear()
-        self.spark_links.clear()
+        self.visited.spark_links.clear()
         self.cluster_visited = None
-        for key, value in self.saved_conf.items():
-            try:
-                if value is None:
-                    self.spark.conf.unset(key)
-                else:
-                    self.spark.conf.set(key, value)
-            except Exception:
-                pass
-
-    def _cut(self, df: DataFrame) -> DataFrame:
-        """Compute `df` and cut its lineage (one job): a local checkpoint in local mode, else a
-        reliable one, in spark.checkpoint.dir."""
-        cut = df.localCheckpoint(eager=True) if self.local else df.checkpoint(eager=True)
-        self.tables.append(cut)
-        return cut
 
     # -- as checker.search.outcome.run asks --------------------------------------------------
 
@@ -235,13 +184,10 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
             raise EngineError(f"Spark failed: {explain(exc)}") from exc
 
     def explore(self) -> None:
-        self._configure()
+        self.session.configure()
         ship_code(self.spark, self.model)
         self.shipped = Shipped.of(self.model)
         super().explore()
-
-    def level_size(self, frontier: InCluster | list[Row], level: int) -> int:
-        return self.sizes[level - 1]
 
     def place(self, frontier: InCluster | list[Row], level: int) -> InCluster | list[Row]:
         """A small level in the driver, a large one in the cluster."""
@@ -293,7 +239,7 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
 
     def _add_level(self, table: InCluster, size: int) -> None:
         self.levels.append(table.df)
-        self.spark_links.append(table.df)
+        self.visited.spark_links.append(table.df)
         self.sizes.append(size)
         self.cluster_visited = table.df
 
@@ -301,7 +247,7 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
         """Python tasks for `states` states: fewer than the partitions for a small level, since
         each task has a fixed cost (a Python worker round trip) that dwarfs small work."""
         per_task = self.settings.states_per_task
-        return max(1, min(self.partitions, -(-states // per_task)))
+        return max(1, min(self.session.partitions, -(-states // per_task)))
 
     def _level_job(
         self, frontier: InCluster, level: int, *, checks: bool, send_fps: bool = False
@@ -325,12 +271,12 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
         admit = AdmitJob(size, homes, self.n_actions, send_fps)
         source = frontier.df.filter(F.col("kind") != SUMMARY).repartition(frontier.homes, "home")
         candidates = source.mapInArrow(functools.partial(expand_part, expand), LEVEL_SCHEMA)
-        admitted = candidates.repartition(self.partitions, "fp").mapInArrow(
+        admitted = candidates.repartition(self.session.partitions, "fp").mapInArrow(
             functools.partial(admit_part, admit), LEVEL_SCHEMA
         )
         observation = Observation()
         summaries = F.collect_list(F.when(F.col("kind") == SUMMARY, F.col("state")))
-        table = self._cut(admitted.observe(observation, summaries.alias("summaries")))
+        table = self.session.cut(admitted.observe(observation, summaries.alias("summaries")))
         parts = {}
         for data in observation.get["summaries"]:
             part = read_summary(data)
@@ -346,7 +292,7 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
     def _expand_level(self, frontier: InCluster, level: int) -> InCluster:
         started = time.perf_counter()
         self.level_wanted = self.wanted()
-        send_fps = self.spark_fps is not None and (
+        send_fps = self.visited.spark_fps is not None and (
             self.distinct + self.sizes[level - 1] * 20 <= self.settings.driver_fingerprints
         )
         job = self._level_job(frontier, level, checks=True, send_fps=send_fps)
@@ -367,33 +313,16 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch):
         if count:
             self.depth = level + 1
         self.queue = count
-        self._keep_fps(job.admitted if send_fps else None)
+        self.visited.keep_spark_level(job.admitted if send_fps else None)
         self._add_level(job.table, count)
-        self._report(level + 1, self.sizes[level - 1], count, time.perf_counter() - started)
+        self.report(level + 1, self.sizes[level - 1], count, time.perf_counter() - started)
         return job.table
 
-    def _report(
+    def report(
         self, depth: int, expanded: int, new: int, seconds: float, where: str = "spark"
     ) -> None:
         stats = LevelStats(depth, expanded, new, self.distinct, self.generated, seconds, where)
-        if self.on_level is not None:
-            self.on_level(stats)
-        progress = self.progress
-        if progress is None:
-            return
-        if progress.bar_enabled:
-            progress.report(
-                Snapshot(depth - 1, self.distinct, self.generated, new, expanded, expanded)
-            )
-            return
-        elapsed = time.perf_counter() - self.started
-        where = ", in the driver" if where == "driver" else ""
-        progress.stream.write(
-            f"Level {depth}: {new:,} new states from {expanded:,} ({seconds:.2f} s{where});"
-            f" {self.distinct:,} distinct, {self.generated:,} generated"
-            f" in {elapsed:.1f} s.\n"
-        )
-        progress.stream.flush()
+        self.reports.level(stats)
 
     # -- traces ----------------------------------------------------------------------------
 

@@ -400,17 +400,17 @@ def test_one_expander_takes_a_level_in_one_part_of_up_to_4096_states_two_share_i
     """The parts of each level of a search whose levels have 1, 32, 384, 2,048 and 4,096
     states: one expander has nothing to share, so a level of up to 4,096 states is one part;
     two get 16 parts or more of each level of 384 states or more (eight each at least)."""
-    from checker.local.frontier import Frontier
+    from checker.local.frontier import SpilledFrontier
 
     planned: list[int] = []
-    plan = Frontier.plan
+    plan = SpilledFrontier.plan
 
     def counted(self, size):
         made = plan(self, size)
         planned.append(len(made))
         return made
 
-    monkeypatch.setattr(Frontier, "plan", counted)
+    monkeypatch.setattr(SpilledFrontier, "plan", counted)
 
     class Grid(Spec):
         """Four digits of base 9, each set once: level k has C(4, k) 8^k states."""

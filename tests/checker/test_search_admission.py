@@ -7,11 +7,13 @@ import numpy as np
 import pytest
 
 from checker.loader import load_model
+from checker.local.visited import FingerprintArray
 from checker.search.admission import Admission, Cut
 from checker.search.expansion import Expanded, Expansion, Pieces
 from checker.search.observers import Observer
 from checker.search.options import Options
 from checker.search.outcome import Stop
+from checker.spark.driver import DriverVisited
 from tests.checker.toys import toy
 
 
@@ -62,6 +64,30 @@ def test_the_new_candidates_are_those_the_visited_set_does_not_know_each_once():
     assert decision.known.tolist() == [False, True, False]
     assert decision.kept.tolist() == [0, 3]  # 50 first met at candidate 0, then 70
     assert not decision.bad and decision.over is None
+
+
+@pytest.mark.parametrize("engine", ["local", "spark driver levels", "spark levels"])
+def test_each_engines_visited_set_decides_as_a_plain_set(engine):
+    """The engines' visited sets are `Visited`s: the local FingerprintArray, and Spark's
+    DriverVisited with the fingerprints (signed) of the levels held in the driver or sent back
+    by Spark levels (no job: they are few enough) decide as a plain set does."""
+    big = 2**64 - 3  # signed, -3 on Spark
+    if engine == "local":
+        visited = FingerprintArray()
+        visited.add(np.array([60, big], np.uint64))
+        visited.end_level()
+    else:
+        visited = DriverVisited(None, limit=10)  # type: ignore[arg-type]
+        if engine == "spark driver levels":
+            visited.driver_fps.update([60, -3])
+        else:
+            visited.keep_spark_level([{"fps": np.array([60, -3], np.int64).tobytes()}])
+            visited.spark_links.append(None)  # type: ignore[arg-type]  (a level on Spark)
+    decision = admission().decide(Expansion(reply(), deadlock=True), visited)
+    assert decision.known.tolist() == [False, True, False]
+    assert decision.kept.tolist() == [0, 3]
+    asked = np.array([big, 50, big - 1], np.uint64)
+    assert visited.known(asked).tolist() == [True, False, False]
 
 
 def test_a_part_that_stops_nowhere_counts_every_successor():

@@ -19,7 +19,7 @@ from checker.search.outcome import Stop, run
 from tests.checker.toys import toy
 
 
-class Lists(LevelSearch):
+class Lists(LevelSearch[list[int]]):
     """A toy engine: states numbered in the order found, a level a list of their numbers."""
 
     def __init__(self, model, options: Options | None = None, **kw) -> None:
@@ -44,9 +44,6 @@ class Lists(LevelSearch):
 
     def initial_known(self, fp: int) -> bool:
         return fp in self.known
-
-    def level_size(self, frontier, level: int) -> int:
-        return len(frontier)
 
     def expand_level(self, frontier, level: int) -> list[int]:
         following: list[int] = []

@@ -368,6 +368,27 @@ def test_errors_from_the_executors_are_explained():
     assert se.explain(Exception("Job aborted\nmore")) == "Job aborted"
 
 
+def test_a_level_is_reported_to_on_level_and_as_a_line_without_a_bar():
+    """LevelReports (no Spark job): each level's LevelStats to `on_level`, and a line a level
+    to the progress stream when there is no bar."""
+    import io
+
+    from checker.progress import Progress
+    from checker.spark.reporting import LevelReports
+
+    stream, seen = io.StringIO(), []
+    reports = LevelReports(Progress(stream, bar=False), seen.append)
+    stats = se.LevelStats(3, 40, 1_234, 2_000, 9_876, 0.5, "driver")
+    reports.level(stats)
+    assert seen == [stats]
+    line = stream.getvalue()
+    assert line.startswith(
+        "Level 3: 1,234 new states from 40 (0.50 s, in the driver); 2,000 distinct, 9,876"
+        " generated in "
+    )
+    assert line.endswith(" s.\n") and line.count("\n") == 1
+
+
 def test_key_components_compare_like_tuples():
     values = [0, 1, 246, 247, 248, 255, 256, 65_535, 65_536, 2**40]
     for a, b, c, d in product(values[::3], values, values[1::4], values):

@@ -282,7 +282,7 @@ def test_the_live_state_budget_follows_the_measured_memory(monkeypatch, grown):
     """An expander whose measured memory is within its share keeps the states it finds live
     (the next level's parts go to it as positions); one over its share sends them encoded;
     where memory is not measured (None) the estimate decides. The result is the same."""
-    from checker.local import bfs, workers
+    from checker.local import expanders, workers
 
     model = load_model(str(ROOT / "specs/examples/two_phase.py"), {"rm": "3"})
     one = summary(check(model, Options(live_bytes=0)))
@@ -295,14 +295,14 @@ def test_the_live_state_budget_follows_the_measured_memory(monkeypatch, grown):
         return (100 << 20) + (grown if calls["n"] > 1 else 0)
 
     live: list[bool] = []
-    request = bfs._Search._request
+    request = expanders.Expanders._request
 
     def spy(self, item, level, frontier, is_live):
         live.append(is_live)
         return request(self, item, level, frontier, is_live)
 
     monkeypatch.setattr(workers._InProcess, "resident", resident)
-    monkeypatch.setattr(bfs._Search, "_request", spy)
+    monkeypatch.setattr(expanders.Expanders, "_request", spy)
     assert summary(check(model, Options(live_bytes=1 << 30))) == one
     assert calls["n"] > (grown is not None)
     if grown:
@@ -342,16 +342,14 @@ def test_a_reply_gives_the_encodings_of_the_candidates_kept(pieces, data):
     st.lists(st.integers(0, 70), max_size=20),
     st.sampled_from([0, 2**64 - 71]),  # fingerprints are uint64s: the top half too
 )
-def test_the_visited_set_knows_what_was_added_and_how_much_at_finished_levels(
-    levels, asked, base
-):
+def test_the_visited_set_knows_what_was_added_and_how_much_at_finished_levels(levels, asked, base):
     """`known` (fingerprints looked up in ascending order, the mask given back in the order
     asked) and `in` agree with a Python set; `older` counts those of finished levels."""
-    from checker.local.visited import Visited
+    from checker.local.visited import FingerprintArray
 
     levels = [[[base + fp for fp in fps] for fps in level] for level in levels]
     asked = [base + fp for fp in asked]
-    visited, finished, current = Visited(), set(), set()
+    visited, finished, current = FingerprintArray(), set(), set()
     for level in levels:
         for fps in level:
             fresh = [fp for fp in fps if fp not in finished | current]
@@ -497,9 +495,9 @@ def test_an_expander_asked_for_no_encodings_sends_only_what_a_report_needs():
 def test_a_level_plans_held_states_apart_and_never_reads_them():
     """States whose encodings the engine has not got (`hold`) are parts of their own, for
     their owner only; reading them is a bug, not a silent empty read."""
-    from checker.local.frontier import Frontier, Part
+    from checker.local.frontier import Part, SpilledFrontier
 
-    frontier = Frontier()
+    frontier = SpilledFrontier()
     frontier.append(b"abc", np.array([0, 1, 2, 3], np.uint64), owner=0, start=0)
     frontier.hold(2, owner=0, start=3)
     frontier.append(b"de", np.array([0, 1, 2], np.uint64), owner=1, start=0)
@@ -521,7 +519,7 @@ def _two_in_process(monkeypatch, model) -> tuple[tuple, list[tuple]]:
     """Check `model` with two expanders, both in this process so that the order is fixed:
     its summary, and the events: ("send", level, part index, expander, with encodings,
     behind), ("take", level, part index) when the engine admits a part's candidates."""
-    from checker.local import bfs, workers
+    from checker.local import bfs, expanders, workers
     from checker.search.expansion import Expand
 
     def two(model, count, recording=None, incremental=True):
@@ -531,7 +529,7 @@ def _two_in_process(monkeypatch, model) -> tuple[tuple, list[tuple]]:
 
     index: dict[int, tuple[int, int]] = {}  # chunk -> (level, its part's index in the plan)
     events: list[tuple] = []
-    request, send, take = bfs._Search._request, workers._InProcess.send, bfs._Search._take
+    request, send, take = expanders.Expanders._request, workers._InProcess.send, bfs._Search._take
 
     def spy_request(self, item, level, frontier, live):
         index[item.chunk] = (level, item.index)
@@ -549,7 +547,7 @@ def _two_in_process(monkeypatch, model) -> tuple[tuple, list[tuple]]:
 
     with monkeypatch.context() as patched:
         patched.setattr(bfs, "start", two)
-        patched.setattr(bfs._Search, "_request", spy_request)
+        patched.setattr(expanders.Expanders, "_request", spy_request)
         patched.setattr(bfs._Search, "_take", spy_take)
         patched.setattr(workers._InProcess, "send", spy_send)
         return summary(check(model, Options(workers=2))), events
@@ -597,13 +595,13 @@ def test_parts_go_ahead_of_one_that_waits_and_behind_is_said(monkeypatch, rm):
 def test_parts_go_ahead_less_far_while_the_replies_waiting_hold_many_encodings(monkeypatch):
     """Replies that arrive before the one awaited wait in the engine's memory: past
     AHEAD_BYTES of encodings, parts are handed out only IN_FLIGHT per expander ahead."""
-    from checker.local import bfs
+    from checker.local import expanders
 
     model = load_model(str(ROOT / "specs/examples/two_phase.py"), {"rm": "5"})
-    near = bfs.IN_FLIGHT * 2
+    near = expanders.IN_FLIGHT * 2
     _, events = _two_in_process(monkeypatch, model)
     assert max(_ahead(events)) >= near
-    monkeypatch.setattr(bfs, "AHEAD_BYTES", 0)
+    monkeypatch.setattr(expanders, "AHEAD_BYTES", 0)
     _, events = _two_in_process(monkeypatch, model)
     assert max(_ahead(events)) < near
 

@@ -5,7 +5,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEV    := $(VENV)/.installed-dev
 
-.PHONY: install install-dev test-tools check test lint sanitize bench compare-tlc clean
+.PHONY: install install-dev test-tools check test lint sanitize bench compare-tlc clean \
+	kafka-lib validate-kafka validate-kafka-all
 
 # mc alone: the local engine needs neither pyspark nor Java.
 $(STAMP): pyproject.toml setup.py checker/_hot.c
@@ -72,6 +73,14 @@ bench: install-dev
 # writes docs/tlc-comparison.md (a few minutes; the tests do not need TLC).
 compare-tlc: install-dev
 	$(BIN)/python scripts/compare_tlc.py
+
+# Apache Kafka 4.x from Maven Central (scripts/kafka/pom.xml) into scripts/kafka/lib/, git-ignored
+# and kept between runs: fetched again only when the pom changes.
+KAFKA_LIB := scripts/kafka/lib/.stamp
+$(KAFKA_LIB): scripts/kafka/pom.xml scripts/kafka/fetch.sh
+	bash scripts/kafka/fetch.sh
+
+kafka-lib: $(KAFKA_LIB)
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache

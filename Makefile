@@ -49,7 +49,7 @@ NOT_PURE := spark_engine.py spark_cluster.py cli.py cli_reports.py checkpoint.py
 # Test files run side by side, a process per CPU (pytest-xdist), each file in one process (its
 # fixtures made once), but the long files of SPREAD in tests/conftest.py, whose tests are shared
 # out one at a time (a Spark session in each process that runs a Spark engine test).
-test: install-dev test-tools
+test: install-dev test-tools $(KAFKA_LIB)
 	$(BIN)/ruff check .
 	$(BIN)/pytest -n auto --dist loadfile --durations=20
 	MC_PURE_PYTHON=1 $(BIN)/pytest -q -n auto --dist loadfile tests/checker tests/invariants \
@@ -81,6 +81,28 @@ $(KAFKA_LIB): scripts/kafka/pom.xml scripts/kafka/fetch.sh
 	bash scripts/kafka/fetch.sh
 
 kafka-lib: $(KAFKA_LIB)
+
+# A fault scenario of scripts/kafka/scenarios.py on a real three-controller, three-broker cluster:
+# writes the active controller's metadata log to $(KAFKA_OUT)/$(SCENARIO).log (and .json beside).
+# KAFKA_OUT=tests/fixtures/kafka rewrites the committed fixtures. MC_VALIDATE is the command that
+# checks the log (it is given the log's path): empty until `mc validate` exists.
+SCENARIO ?= leader-kill
+KAFKA_SEED ?= 1
+KAFKA_DURATION ?= 45
+KAFKA_OUT ?= build/kafka
+MC_VALIDATE ?=
+KAFKA_SCENARIOS := leader-kill follower-kill controller-failover broker-fenced \
+	controlled-shutdown rolling-restart elr-leader-last elr-member-elected last-isr-disk-wiped
+
+validate-kafka: install-dev $(KAFKA_LIB)
+	$(BIN)/python scripts/kafka/scenarios.py $(SCENARIO) --seed $(KAFKA_SEED) \
+		--duration $(KAFKA_DURATION) --out $(KAFKA_OUT)/$(SCENARIO).log
+	$(if $(MC_VALIDATE),$(MC_VALIDATE) $(KAFKA_OUT)/$(SCENARIO).log,\
+		@echo "validate-kafka: wrote $(KAFKA_OUT)/$(SCENARIO).log; MC_VALIDATE is not set")
+
+validate-kafka-all: install-dev $(KAFKA_LIB)
+	set -e; for s in $(KAFKA_SCENARIOS); do $(MAKE) --no-print-directory validate-kafka \
+		SCENARIO=$$s; done
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache

@@ -25,8 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient, NewTopic
+from kafka import KafkaAdminClient
+from kafka.admin import NewTopic
+from kafka.errors import KafkaError
 
 HERE = Path(__file__).resolve().parent
 LIB = HERE / "lib"
@@ -107,8 +108,14 @@ def java() -> str:
 
 
 def random_cluster_id() -> str:
-    """A Kafka Uuid as the storage tool's random-uuid prints it: url-safe base64, no padding."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A Kafka Uuid as the storage tool's random-uuid prints it: url-safe base64, no padding.
+
+    Not one that starts with '-': the storage tool would read it as an option.
+    """
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 @dataclass
@@ -148,7 +155,7 @@ class Cluster:
                                        workdir / f"broker-{node_id}")
         self.voters = ",".join(f"{c}@127.0.0.1:{self.nodes[c].port}" for c in CONTROLLERS)
         self.bootstrap = ",".join(f"127.0.0.1:{self.nodes[b].port}" for b in BROKERS)
-        self._admin: AdminClient | None = None
+        self._admin: KafkaAdminClient | None = None
 
     # -- set-up -------------------------------------------------------------------------------
 
@@ -254,6 +261,7 @@ class Cluster:
 
     def close(self) -> None:
         """Kill every JVM still running (SIGKILL works on a frozen one too)."""
+        self._drop_admin()
         for node in self.nodes.values():
             if node.alive:
                 assert node.process is not None
@@ -268,11 +276,17 @@ class Cluster:
 
     # -- observation --------------------------------------------------------------------------
 
-    def admin(self) -> AdminClient:
+    def admin(self) -> KafkaAdminClient:
         if self._admin is None:
-            self._admin = AdminClient({"bootstrap.servers": self.bootstrap,
-                                       "socket.timeout.ms": 5000})
+            self._admin = KafkaAdminClient(bootstrap_servers=self.bootstrap,
+                                           client_id="mc-harness", request_timeout_ms=5000,
+                                           bootstrap_timeout_ms=5000)
         return self._admin
+
+    def _drop_admin(self) -> None:
+        if self._admin is not None:
+            self._admin.close()
+            self._admin = None
 
     def active_controller(self) -> int | None:
         """The leader at the highest epoch that the running controllers' quorum-state name."""
@@ -295,22 +309,22 @@ class Cluster:
     def unfenced_brokers(self) -> set[int]:
         """The brokers the metadata names (a fenced broker is left out of it)."""
         try:
-            metadata = self.admin().list_topics(timeout=5)
-        except KafkaException:  # no broker reachable
+            return {broker["node_id"] for broker in self.admin().describe_cluster()["brokers"]}
+        except KafkaError:  # no broker reachable
+            self._drop_admin()
             return set()
-        return set(metadata.brokers)
 
     def partition(self) -> tuple[int, list[int], list[int]] | None:
         """(leader, replicas, isr) of the topic's partition 0 as a broker sees it, or None."""
         try:
-            metadata = self.admin().list_topics(TOPIC, timeout=5)
-        except KafkaException:
+            (topic,) = self.admin().describe_topics([TOPIC])
+        except KafkaError:
+            self._drop_admin()
             return None
-        topic = metadata.topics.get(TOPIC)
-        if topic is None or topic.error is not None or 0 not in topic.partitions:
+        parts = [p for p in topic["partitions"] if p["partition"] == 0]
+        if topic["error_code"] != 0 or not parts:
             return None
-        part = topic.partitions[0]
-        return part.leader, list(part.replicas), list(part.isrs)
+        return parts[0]["leader"], list(parts[0]["replicas"]), list(parts[0]["isr"])
 
     def wait_for(self, what: str, predicate: Callable[[], bool], timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
@@ -329,8 +343,7 @@ class Cluster:
     def create_topic(self) -> None:
         topic = NewTopic(TOPIC, num_partitions=1, replication_factor=3,
                          config={"min.insync.replicas": "2"})
-        for future in self.admin().create_topics([topic], request_timeout=30).values():
-            future.result(timeout=60)
+        self.admin().create_topics([topic], timeout_ms=30000)
         self.wait_for("the topic's partition with a full ISR", self.fully_replicated)
 
     def fully_replicated(self) -> bool:

@@ -307,9 +307,10 @@ class Cluster:
         return None if best is None else best[0]
 
     def unfenced_brokers(self) -> set[int]:
-        """The brokers the metadata names (a fenced broker is left out of it)."""
+        """The registered brokers that are not fenced (DescribeCluster, which lists both)."""
         try:
-            return {broker["node_id"] for broker in self.admin().describe_cluster()["brokers"]}
+            brokers = self.admin().describe_cluster()["brokers"]
+            return {b["broker_id"] for b in brokers if not b.get("is_fenced", False)}
         except KafkaError:  # no broker reachable
             self._drop_admin()
             return set()
@@ -321,10 +322,11 @@ class Cluster:
         except KafkaError:
             self._drop_admin()
             return None
-        parts = [p for p in topic["partitions"] if p["partition"] == 0]
+        parts = [p for p in topic["partitions"] if p["partition_index"] == 0]
         if topic["error_code"] != 0 or not parts:
             return None
-        return parts[0]["leader"], list(parts[0]["replicas"]), list(parts[0]["isr"])
+        part = parts[0]
+        return part["leader_id"], list(part["replica_nodes"]), list(part["isr_nodes"])
 
     def wait_for(self, what: str, predicate: Callable[[], bool], timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
@@ -342,7 +344,7 @@ class Cluster:
 
     def create_topic(self) -> None:
         topic = NewTopic(TOPIC, num_partitions=1, replication_factor=3,
-                         config={"min.insync.replicas": "2"})
+                         topic_configs={"min.insync.replicas": "2"})
         self.admin().create_topics([topic], timeout_ms=30000)
         self.wait_for("the topic's partition with a full ISR", self.fully_replicated)
 

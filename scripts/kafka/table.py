@@ -10,9 +10,12 @@ ELR and LastKnownElr) and counts the KIP-966 events:
 - ELR non-empty: records after which the partition's ELR is non-empty and was empty before;
 - ISR empty: records after which the ISR is empty and was not before;
 - leader from ELR: records that give a leaderless partition a leader that was in its ELR;
-- unclean drop: records, in the same batch as a broker's RegisterBrokerRecord, that take that
-  broker out of the partition's ELR or LastKnownElr (the controller's answer to a registration
-  after an unclean shutdown).
+- unclean drop: records, in the same batch as a broker's RegisterBrokerRecord (Kafka writes them
+  just before it), that take that broker out of the partition's ELR or LastKnownElr (the
+  controller's answer to a registration after an unclean shutdown);
+- leader from LastKnownElr: records that give a leaderless partition a leader in its LastKnownElr
+  but neither in its ISR nor its ELR (Kafka's recovery of the last known leader, with
+  leaderRecoveryState 1).
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ class Census:
     isr_empty: int = 0
     leader_from_elr: int = 0
     unclean_drop: int = 0
+    leader_from_last_known_elr: int = 0
 
 
 def records(log: str) -> list[tuple[int, int, dict]]:
@@ -68,16 +72,16 @@ def census(log: str) -> Census:
     counts = Census()
     topic_id = None
     part: Partition | None = None
-    registered: dict[int, int] = {}  # batch base offset -> the broker registered in it
-    for batch, _offset, record in records(log):
+    logged = records(log)
+    registered = {batch: record["data"]["brokerId"] for batch, _, record in logged
+                  if record["type"] == "REGISTER_BROKER_RECORD"}  # batch base offset -> broker
+    for batch, _offset, record in logged:
         counts.records += 1
         kind, data = record["type"], record["data"]
         if kind == "NO_OP_RECORD":
             counts.no_ops += 1
         elif kind == "TOPIC_RECORD" and data["name"] == TOPIC:
             topic_id = data["topicId"]
-        elif kind == "REGISTER_BROKER_RECORD":
-            registered[batch] = data["brokerId"]
         elif kind == "PARTITION_RECORD" and data["topicId"] == topic_id:
             part = Partition(data["leader"], list(data["isr"]),
                              list(data.get("eligibleLeaderReplicas") or []),
@@ -101,6 +105,9 @@ def census(log: str) -> Census:
                 counts.isr_empty += 1
             if before.leader < 0 <= after.leader and after.leader in before.elr:
                 counts.leader_from_elr += 1
+            if (before.leader < 0 <= after.leader and after.leader in before.last_known_elr
+                    and after.leader not in before.elr + before.isr):
+                counts.leader_from_last_known_elr += 1
             broker = registered.get(batch)
             if broker is not None and (
                     (broker in before.elr and broker not in after.elr)
@@ -123,12 +130,13 @@ def row(log_path: Path) -> str:
             f"({load['acked']} of {load['sent']} acked) | {counts.records} "
             f"({counts.no_ops} NoOp) | {counts.partition_changes} | {leaders} "
             f"| {counts.elr_non_empty} | {counts.isr_empty} | {counts.leader_from_elr} "
-            f"| {counts.unclean_drop} |")
+            f"| {counts.unclean_drop} | {counts.leader_from_last_known_elr} |")
 
 
 HEADER = ("| scenario | faults (node ids, in order) | produce load | records | partition "
-          "changes | leaders | ELR non-empty | ISR empty | leader from ELR | unclean drop |\n"
-          "|---|---|---|---|---|---|---|---|---|---|")
+          "changes | leaders | ELR non-empty | ISR empty | leader from ELR | unclean drop "
+          "| leader from LastKnownElr |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def table(fixtures: Path = FIXTURES) -> str:

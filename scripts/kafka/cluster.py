@@ -252,12 +252,19 @@ class Cluster:
         self.nodes[node_id].frozen = False
 
     def wipe_data_disk(self, node_id: int) -> None:
-        """Lose a stopped broker's data disk (log.dirs); its metadata.log.dir stays."""
+        """Lose a stopped broker's data disk (log.dirs) and put in a new, empty one, formatted
+        as an operator would (the storage tool with --ignore-formatted formats only the empty
+        directory; a broker refuses to start on a log dir without meta.properties). Its
+        metadata.log.dir stays."""
         node = self.nodes[node_id]
         if node.alive:
             raise ClusterError(f"node {node_id} is running: stop it before wiping its disk")
         shutil.rmtree(node.data_dir)
         node.data_dir.mkdir()
+        features = [arg for feature in FEATURES for arg in ("--feature", feature)]
+        self._run_tool(STORAGE_TOOL, "format", "--config", str(node.home / "server.properties"),
+                       "--cluster-id", self.cluster_id, "--ignore-formatted", *features,
+                       log=node.home / "format-new-disk.log")
 
     def close(self) -> None:
         """Kill every JVM still running (SIGKILL works on a frozen one too)."""

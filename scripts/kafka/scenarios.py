@@ -32,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from cluster import BROKERS, TOPIC, Cluster, ClusterError, ports_free
+from kafka.errors import KafkaError
 from workload import Workload
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -287,13 +288,15 @@ def run_scenario(name: str, seed: int, duration: float, out: Path, workdir: Path
         cluster.create_topic()
         workload = Workload(cluster.bootstrap)
         workload.start()
-        run = Run(cluster, seed)
-        run.note(f"load started on {TOPIC}; scenario {name}, seed {seed}")
-        SCENARIOS[name](run)
-        remaining = duration - (time.monotonic() - run.t0)
-        if remaining > 0:
-            time.sleep(remaining)
-        counts = workload.stop()
+        try:
+            run = Run(cluster, seed)
+            run.note(f"load started on {TOPIC}; scenario {name}, seed {seed}")
+            SCENARIOS[name](run)
+            remaining = duration - (time.monotonic() - run.t0)
+            if remaining > 0:
+                time.sleep(remaining)
+        finally:
+            counts = workload.stop()  # its clients closed here, not at exit
         run.note(f"load stopped: {counts.acked} acked of {counts.sent} sent")
         time.sleep(3.0)  # quiet: only NoOpRecords from here on
         controller = cluster.active_controller()
@@ -344,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         summary = run_scenario(args.scenario, args.seed, args.duration, out, workdir,
                                args.port_base)
-    except ClusterError as err:
+    except (ClusterError, KafkaError) as err:
         print(f"scenarios: {args.scenario}: {err} (run directory kept: {workdir})",
               file=sys.stderr)
         return 3

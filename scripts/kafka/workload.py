@@ -84,7 +84,7 @@ class Workload:
                 self._failed(error)
             index += 1
             time.sleep(1.0 / self.rate)
-        producer.close(timeout=20)
+        producer.close(timeout=10)
 
     def _consume(self) -> None:
         consumer = self._connect(lambda: KafkaConsumer(

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
-from kafka.errors import KafkaError
+from kafka.errors import KafkaError, TopicAlreadyExistsError
 
 HERE = Path(__file__).resolve().parent
 LIB = HERE / "lib"
@@ -352,7 +352,18 @@ class Cluster:
     def create_topic(self) -> None:
         topic = NewTopic(TOPIC, num_partitions=1, replication_factor=3,
                          topic_configs={"min.insync.replicas": "2"})
-        self.admin().create_topics([topic], timeout_ms=30000)
+        deadline = time.monotonic() + 60
+        while True:  # a broker not yet in the admin client's metadata is a transient error
+            try:
+                self.admin().create_topics([topic], timeout_ms=30000)
+                break
+            except TopicAlreadyExistsError:  # an earlier try got through
+                break
+            except KafkaError:
+                self._drop_admin()
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(1.0)
         self.wait_for("the topic's partition with a full ISR", self.fully_replicated)
 
     def fully_replicated(self) -> bool:

@@ -4,8 +4,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEV    := $(VENV)/.installed-dev
+KAFKA_LIB := scripts/kafka/lib/.stamp  # Apache Kafka's jars (below); `make test` needs them
 
-.PHONY: install install-dev test-tools check test lint sanitize bench bench-cluster compare-tlc clean
+.PHONY: install install-dev test-tools check test lint sanitize bench bench-cluster compare-tlc clean \
+	kafka-lib validate-kafka validate-kafka-all
 
 # mc alone: the local engine needs neither pyspark nor Java.
 $(STAMP): pyproject.toml setup.py $(wildcard checker/hot/*.c checker/hot/*.h)
@@ -48,7 +50,7 @@ NOT_PURE := spark_engine.py spark_cluster.py cli.py cli_reports.py checkpoint.py
 # Test files run side by side, a process per CPU (pytest-xdist), each file in one process (its
 # fixtures made once), but the long files of SPREAD in tests/conftest.py, whose tests are shared
 # out one at a time (a Spark session in each process that runs a Spark engine test).
-test: install-dev test-tools
+test: install-dev test-tools $(KAFKA_LIB)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports --no-cache  # docs/architecture.md's layers: [tool.importlinter]
 	$(BIN)/pytest -n auto --dist loadfile --durations=20
@@ -86,6 +88,34 @@ bench-cluster: install-dev
 # writes docs/tlc-comparison.md (a few minutes; the tests do not need TLC).
 compare-tlc: install-dev
 	$(BIN)/python scripts/compare_tlc.py
+
+# Apache Kafka 4.x from Maven Central (scripts/kafka/pom.xml) into scripts/kafka/lib/, git-ignored
+# and kept between runs: fetched again only when the pom changes.
+$(KAFKA_LIB): scripts/kafka/pom.xml scripts/kafka/fetch.sh
+	bash scripts/kafka/fetch.sh
+
+kafka-lib: $(KAFKA_LIB)
+
+# A fault scenario of scripts/kafka/scenarios.py on a real three-controller, three-broker cluster:
+# writes the active controller's metadata log to $(KAFKA_OUT)/$(SCENARIO).log (and .json beside).
+# KAFKA_OUT=tests/fixtures/kafka rewrites the committed fixtures. MC_VALIDATE checks the log (it is
+# given the log's path) and prints the verdict; its exit code is the target's (16: diverged).
+SCENARIO ?= leader-kill
+KAFKA_SEED ?= 1
+KAFKA_DURATION ?= 45
+KAFKA_OUT ?= build/kafka
+MC_VALIDATE ?= $(BIN)/mc validate specs/kip966.py
+KAFKA_SCENARIOS := leader-kill follower-kill controller-failover broker-fenced \
+	controlled-shutdown rolling-restart elr-leader-last elr-member-elected last-isr-disk-wiped
+
+validate-kafka: install-dev $(KAFKA_LIB)
+	$(BIN)/python scripts/kafka/scenarios.py $(SCENARIO) --seed $(KAFKA_SEED) \
+		--duration $(KAFKA_DURATION) --out $(KAFKA_OUT)/$(SCENARIO).log
+	$(MC_VALIDATE) $(KAFKA_OUT)/$(SCENARIO).log
+
+validate-kafka-all: install-dev $(KAFKA_LIB)
+	status=0; for s in $(KAFKA_SCENARIOS); do $(MAKE) --no-print-directory validate-kafka \
+		SCENARIO=$$s || status=$$?; done; exit $$status
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache

@@ -4,7 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DEV    := $(VENV)/.installed-dev
-KAFKA_LIB := scripts/kafka/lib/.stamp  # Apache Kafka's jars (below); `make test` needs them
+# Apache Kafka's jars (kafka-lib, below): `make test` needs them.
+KAFKA_LIB := scripts/kafka/lib/.stamp
 
 .PHONY: install install-dev test-tools check test lint sanitize bench bench-cluster compare-tlc clean \
 	kafka-lib validate-kafka validate-kafka-all

@@ -13,7 +13,9 @@ the one rule they follow: the command decides when they end.
   (PR_SET_PDEATHSIG on Linux); elsewhere its next message finds the pipe closed.
 - A child killed by a signal (the kernel's out-of-memory killer sends SIGKILL) ends its job
   as "killed (signal 9)"; the other jobs go on.
-- `memory`: the children's summed resident memory is capped. A job starts only while the
+- `memory`: the children's summed resident memory of their own is capped (the private pages
+  of /proc/PID/smaps_rollup: a forked child's pages shared with its parent are the parent's,
+  counted once, not once per child). A job starts only while the
   running ones leave a share (`memory / slots`) free; when the sum goes over the cap, the
   largest child is killed and its job ends "out of memory".
 """
@@ -187,10 +189,21 @@ def _fits(running: dict[Connection, _Child], memory: int | None, share: int | No
     return sum(c.running.resident for c in running.values()) + share <= memory
 
 
+def private_resident(pid: int) -> int | None:
+    """The resident memory process `pid` does not share (bytes): Linux's private pages, else
+    its whole resident memory where the system tells no more."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as rollup:
+            fields = dict(line.split(b":", 1) for line in rollup.read().splitlines()[1:])
+        return sum(int(fields[k].split()[0]) for k in (b"Private_Clean", b"Private_Dirty")) << 10
+    except (OSError, ValueError, KeyError):
+        return resident(pid)
+
+
 def _watch_memory(children: list[_Child], memory: int | None) -> None:
     """Measure each child; over the cap, the largest is killed (its job: out of memory)."""
     for child in children:
-        child.running.resident = resident(child.process.pid) or 0
+        child.running.resident = private_resident(child.process.pid) or 0
     if memory is None:
         return
     total = sum(c.running.resident for c in children)
@@ -198,8 +211,8 @@ def _watch_memory(children: list[_Child], memory: int | None) -> None:
         largest = max(children, key=lambda c: c.running.resident)
         if largest.over is None:
             largest.over = (
-                f"out of memory ({largest.running.resident >> 20:,} MiB resident; the rows"
-                f" together went over --memory {memory >> 20:,} MiB)"
+                f"out of memory ({largest.running.resident >> 20:,} MiB resident of its own;"
+                f" the rows together went over --memory {memory >> 20:,} MiB)"
             )
             largest.kill()
 

@@ -4,8 +4,6 @@ checker.batch's; a new command is a function here that reads its options and cal
 
 from __future__ import annotations
 
-import errno
-import os
 import shlex
 import sys
 import traceback
@@ -23,6 +21,7 @@ from checker import (
     guard,
     run,
     simulation,
+    stdout,
     validate_command,
 )
 from checker.ablation import Settings
@@ -605,48 +604,6 @@ def validate(spec: str, log: str, defines: Sequence[str], **options: Any) -> int
     return validate_command.run(spec, log, constants.defines(defines), echo=click.echo, **options)
 
 
-# Errors of writing standard output: its reader went away (`| head`), a full disk, ...
-_STDOUT_ERRORS = {
-    errno.EPIPE: "its reader closed it (a pipe such as `| head` or `| true`)",
-    errno.ENOSPC: "No space left on device",
-    errno.EDQUOT: "disk quota exceeded",
-    errno.EFBIG: "file too large",
-    errno.EIO: "input/output error",
-}
-
-
-def _stdout_failure(exc: BaseException | None) -> str | None:
-    """What went wrong writing standard output, if `exc` (or what it was raised from) is that.
-    click ends a command whose output pipe broke with SystemExit(1), its streams wrapped."""
-    if isinstance(exc, SystemExit) and type(sys.stdout).__name__ == "_PacifyFlushWrapper":
-        sys.stderr = sys.__stderr__
-        return _STDOUT_ERRORS[errno.EPIPE]
-    for error in (exc, getattr(exc, "__context__", None)):
-        if isinstance(error, OSError) and error.errno in _STDOUT_ERRORS:
-            return _STDOUT_ERRORS[error.errno]
-    return None
-
-
-def _stdout_lost() -> bool:
-    """Whether standard output cannot take the report: closed before mc started (None), closed
-    by spec code, or a pipe whose reader went away. Later writes must not fail again when
-    Python flushes it at exit."""
-    out = sys.stdout
-    if out is not None and not out.closed:
-        try:
-            out.flush()
-            return False
-        except OSError:  # the reader went away (EPIPE), or the descriptor was closed
-            pass
-    _drop_stdout()
-    return True
-
-
-def _drop_stdout() -> None:
-    """For the writes still to come, and the flush at exit: nothing more to write."""
-    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (open as long as the process)
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     debug = "--debug" in (argv if argv is not None else sys.argv[1:])
     try:
@@ -659,7 +616,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except SystemExit as exc:  # click returns its exits: this one is spec code's, or a pipe's
         if debug:
             traceback.print_exc()
-        code = _stdout_failed(_stdout_failure(exc)) or _spec_exited(exc)
+        code = stdout.failed(stdout.failure(exc)) or _spec_exited(exc)
     except click.exceptions.Abort as exc:  # Ctrl-C or SIGTERM outside a search (its own say so)
         name = str(exc.__cause__ or "") or "SIGINT"
         click.echo(f"mc: stopped by {name} before any result was complete: no report", err=True)
@@ -675,12 +632,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         click.echo(f"mc: error: {exc}", err=True)
         code = exc.exit_code
     except (AttributeError, ValueError, OSError) as exc:
-        failure = _stdout_failure(exc)
-        if failure is None and not _stdout_lost():
+        failure = stdout.failure(exc)
+        if failure is None and not stdout.lost():
             raise
         if debug:
             traceback.print_exc()
-        code = _stdout_failed(failure) or _stdout_closed()
+        code = stdout.failed(failure) or stdout.closed()
     except MemoryError:  # outside a search (which reports it with its counts): loading, a report
         if debug:
             traceback.print_exc()
@@ -691,28 +648,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         code = ExitCode.ENGINE_ERROR
     sys.exit(int(code or 0))
-
-
-def _stdout_failed(failure: str | None) -> int | None:
-    """A write to standard output that failed (`failure`: why), said on stderr: 151."""
-    if failure is None:
-        return None
-    _drop_stdout()
-    click.echo(
-        f"mc: error: standard output could not be written: {failure}; the report is cut short"
-        " and the exit code is not the verdict's",
-        err=True,
-    )
-    return int(ExitCode.CONFIG_ERROR)
-
-
-def _stdout_closed() -> int:
-    click.echo(
-        "mc: error: standard output is closed (by the shell with >&-, by its reader, or by spec"
-        " code): the report cannot be written; the exit code is not the verdict's",
-        err=True,
-    )
-    return int(ExitCode.CONFIG_ERROR)
 
 
 def _spec_exited(exc: SystemExit) -> int:

@@ -195,19 +195,27 @@ def rolling_restart(run: Run) -> None:
         run.fully_replicated()
 
 
-def elr_leader_last(run: Run) -> None:
-    """Two followers killed in turn (the second enters the ELR), then the leader: ISR empty."""
+def _empty_the_isr(run: Run, second_down: Callable[[int], None]) -> tuple[int, int, int]:
+    """Under load, the two followers taken down in turn (the first killed, the second by
+    `second_down`), then the leader killed, and every replica fenced: the ISR is empty. Returns
+    (leader, first, second)."""
     run.load(5, 10)
     leader = run.leader()
     first, second = run.followers()
     run.kill(first)
     run.isr_is({leader, second})
     run.load(2, 5)
-    run.kill(second)
+    second_down(second)
     run.isr_is({leader})
     run.load(2, 5)
     run.kill(leader)
     run.all_down_fenced()
+    return leader, first, second
+
+
+def elr_leader_last(run: Run) -> None:
+    """Two followers killed in turn (the second enters the ELR), then the leader: ISR empty."""
+    leader, first, second = _empty_the_isr(run, run.kill)
     order = [first, second, leader]
     run.rng.shuffle(order)
     for broker in order:
@@ -218,17 +226,8 @@ def elr_leader_last(run: Run) -> None:
 
 def elr_member_elected(run: Run) -> None:
     """An ELR member (shut down cleanly) restarted while the ISR is empty, and elected leader."""
-    run.load(5, 10)
-    leader = run.leader()
-    first, second = run.followers()
-    run.kill(first)
-    run.isr_is({leader, second})
-    run.load(2, 5)
-    run.stop(second)  # a clean shutdown: it stays an eligible leader replica
-    run.isr_is({leader})
-    run.load(2, 5)
-    run.kill(leader)
-    run.all_down_fenced()
+    # a clean shutdown of the second: it stays an eligible leader replica
+    leader, first, second = _empty_the_isr(run, run.stop)
     run.start(second)
     run.registered(second)
     run.cluster.wait_for(f"broker {second} elected leader",
@@ -243,17 +242,7 @@ def elr_member_elected(run: Run) -> None:
 
 def last_isr_disk_wiped(run: Run) -> None:
     """The last ISR member's data disk wiped while it is down, then every replica restarted."""
-    run.load(5, 10)
-    leader = run.leader()
-    first, second = run.followers()
-    run.kill(first)
-    run.isr_is({leader, second})
-    run.load(2, 5)
-    run.kill(second)
-    run.isr_is({leader})
-    run.load(2, 5)
-    run.kill(leader)
-    run.all_down_fenced()
+    leader, first, second = _empty_the_isr(run, run.kill)
     run.cluster.wipe_data_disk(leader)
     run.note(f"wiped node {leader}'s data disk (log.dirs)")
     run.start(leader)

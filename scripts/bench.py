@@ -843,8 +843,11 @@ def spec_share(spec: str, flags: list[str]) -> float | None:
     return own / total if total else None
 
 
-def corpus_table(tlc: Path | None, models: Path | None, runs: int) -> list[str]:
-    """Table 10: each corpus model's full cfg, TLC (2 workers) against mc (1 and 2 workers)."""
+def corpus_table(
+    tlc: Path | None, models: Path | None, runs: int, only: str | None = None
+) -> list[str]:
+    """Table 10: each corpus model's full cfg, TLC (2 workers) against mc (1 and 2 workers);
+    `only`: the models whose name or spec file contains it."""
     mc = str(Path(sys.executable).parent / "mc")
     header = (
         "| model | cfg | TLC distinct / generated / depth | mc distinct / generated / depth "
@@ -854,6 +857,8 @@ def corpus_table(tlc: Path | None, models: Path | None, runs: int) -> list[str]:
     lines = [header, "|" + "---|" * 11]
     ratios: dict[int, list[float]] = {1: [], 2: []}
     for model, spec_file, flags, folder, module, cfg in CORPUS:
+        if only is not None and only not in model and only not in spec_file:
+            continue
         spec = f"specs/examples/corpus/{spec_file}"
         mine = {
             w: timed([mc, "check", spec, "--workers", str(w), *flags], ROOT, runs) for w in (1, 2)
@@ -894,7 +899,11 @@ def main() -> None:
     parser.add_argument("--no-spark", action="store_true", help="skip local vs Spark")
     parser.add_argument("--large", action="store_true", help="add RM=8 to local vs Spark")
     parser.add_argument("--quick", action="store_true", help="skip TwoPhase RM=8 (~1.7M)")
-    parser.add_argument("--only", metavar="TEXT", help="only the specs whose path contains TEXT")
+    parser.add_argument(
+        "--only",
+        metavar="TEXT",
+        help="only the specs (and corpus models) whose path or name contains TEXT",
+    )
     parser.add_argument("--spark-only", action="store_true", help="only local vs Spark")
     parser.add_argument(
         "--spark-master", default=SPARK_MASTER, help="local vs Spark on this master (local[2])"
@@ -953,7 +962,7 @@ def main() -> None:
     if args.corpus:
         print(flush=True)
         models = args.corpus_models or (args.tlc.parent / "tlaplus-examples" if args.tlc else None)
-        lines += ["", *corpus_table(args.tlc, models, args.corpus_runs)]
+        lines += ["", *corpus_table(args.tlc, models, args.corpus_runs, args.only)]
     if not args.no_spark:
         print(flush=True)
         runs = SPARK_RUNS + (SPARK_LARGE if args.large else [])

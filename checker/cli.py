@@ -48,6 +48,35 @@ def seconds(minimum_open: bool = False) -> dict[str, Any]:
         "callback": _seconds,
     }
 
+
+def options(*decorators: Callable[[F], F]) -> Callable[[F], F]:
+    """One decorator of several options, in the order given (as written above a command)."""
+
+    def apply(f: F) -> F:
+        for decorator in reversed(decorators):
+            f = decorator(f)
+        return f
+
+    return apply
+
+
+def number_option(flag: str, minimum: int, help: str, **settings: Any) -> Callable[[F], F]:
+    """An option taking a whole number of at least `minimum` (its default shown if it has
+    one)."""
+    settings.setdefault("show_default", settings.get("default") is not None)
+    return click.option(flag, type=click.IntRange(min=minimum), help=help, **settings)
+
+
+def path_options(*names: tuple[str, str]) -> Callable[[F], F]:
+    """--NAME PATH options (each a `<name>_path` keyword), from (name, help) pairs."""
+    return options(
+        *(
+            click.option(f"--{name}", f"{name}_path", metavar="PATH", help=text)
+            for name, text in names
+        )
+    )
+
+
 define_option = click.option(
     "-D",
     "defines",
@@ -87,14 +116,10 @@ progress_option = click.option(
 no_liveness_option = click.option(
     "--no-liveness", is_flag=True, help="Check no temporal property (only the invariants)."
 )
-max_depth_option = click.option(
-    "--max-depth",
-    type=click.IntRange(min=1),
-    help="Paths of at most this many states (as mc check counts them).",
+max_depth_option = number_option(
+    "--max-depth", 1, "Paths of at most this many states (as mc check counts them)."
 )
-max_states_option = click.option(
-    "--max-states", type=click.IntRange(min=1), help="Stop after this many distinct states."
-)
+max_states_option = number_option("--max-states", 1, "Stop after this many distinct states.")
 
 
 def timeout_option(what: str) -> Callable[[F], F]:
@@ -106,17 +131,6 @@ def timeout_option(what: str) -> Callable[[F], F]:
         help=f"Stop {what} after SECONDS (exit 152, partial counts) and say which action,"
         " guard or invariant was running: a bound for code that never returns.",
     )
-
-
-def options(*decorators: Callable[[F], F]) -> Callable[[F], F]:
-    """One decorator of several options, in the order given (as written above a command)."""
-
-    def apply(f: F) -> F:
-        for decorator in reversed(decorators):
-            f = decorator(f)
-        return f
-
-    return apply
 
 
 # The Spark engine's options (`mc check`, `mc ablate`): --engine, --master, --remote,
@@ -147,11 +161,8 @@ spark_options = options(
 )
 
 
-def report_options(f: F) -> F:
-    """The report options of `mc check` and `mc simulate` (each a `<name>_path` keyword)."""
-    for name, text in reversed(outputs.RUN_OPTIONS + outputs.TRACE_OPTIONS):
-        f = click.option(f"--{name}", f"{name}_path", metavar="PATH", help=text)(f)
-    return f
+# The report options of `mc check` and `mc simulate`.
+report_options = path_options(*outputs.RUN_OPTIONS, *outputs.TRACE_OPTIONS)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -199,18 +210,16 @@ def cli(ctx: click.Context, debug: bool) -> None:
 @max_depth_option
 @max_states_option
 @timeout_option("each spec's search")
-@click.option(
+@number_option(
     "--workers",
-    type=click.IntRange(min=1),
+    1,
+    "Local engine: processes expanding states (same result for any number).",
     default=1,
-    show_default=True,
-    help="Local engine: processes expanding states (same result for any number).",
 )
-@click.option(
+@number_option(
     "--memory",
-    type=click.IntRange(min=0),
+    0,
     default=LIVE_BYTES >> 20,
-    show_default=True,
     metavar="MIB",
     help="Local engine: memory for states kept as Python objects (the level being expanded,"
     " the next, and the states each process remembers meeting), measured as the expanders'"
@@ -225,11 +234,10 @@ def cli(ctx: click.Context, debug: bool) -> None:
     " none of the variables it changed); --no-incremental evaluates them all, to compare."
     " Same results either way.",
 )
-@click.option(
+@number_option(
     "--recheck",
-    type=click.IntRange(min=0),
+    0,
     default=determinism.RECHECK,
-    show_default=True,
     metavar="N",
     help="Expand every Nth state twice and compare the answers, to catch a spec that is not"
     " deterministic (randomness, the clock, state kept on self: exit 75). 1: every state"
@@ -354,15 +362,15 @@ def _given(ctx: click.Context) -> set[str]:
 @deadlock_option
 @timeout_option("each check (its undecided cells show ?)")
 @max_states_option
-@click.option(
+@number_option(
     "--workers",
-    type=click.IntRange(min=1),
+    1,
+    "Rows checked side by side, each in its own process (same table for any number).",
     show_default="the CPUs this process may use, within its cgroup's CPU quota",
-    help="Rows checked side by side, each in its own process (same table for any number).",
 )
-@click.option(
+@number_option(
     "--memory",
-    type=click.IntRange(min=1),
+    1,
     metavar="MIB",
     show_default="half of this machine's memory",
     help="The rows' resident memory, summed: a row starts only while the running ones leave"
@@ -370,10 +378,12 @@ def _given(ctx: click.Context) -> set[str]:
     " out of memory, exit 153).",
 )
 @spark_options
-@click.option("--html", "html_path", metavar="PATH", help="Write the table as an HTML page.")
-@click.option("--json", "json_path", metavar="PATH", help="Write the table as JSON.")
-@click.option("--junit", "junit_path", metavar="PATH", help="Write JUnit XML: a case per cell.")
-@click.option("--markdown", "markdown_path", metavar="PATH", help="Write the table in Markdown.")
+@path_options(
+    ("html", "Write the table as an HTML page."),
+    ("json", "Write the table as JSON."),
+    ("junit", "Write JUnit XML: a case per cell."),
+    ("markdown", "Write the table in Markdown."),
+)
 @progress_option
 def ablate_command(
     spec: str,
@@ -426,25 +436,20 @@ def ablate_command(
 @cli.command("simulate")
 @click.argument("spec", metavar="SPEC", type=click.Path(dir_okay=False))
 @define_option
-@click.option(
+@number_option(
     "--seed",
-    type=click.IntRange(min=0),
-    help="Seed of the random walks; the same seed takes the same walks. Default: a fresh"
+    0,
+    "Seed of the random walks; the same seed takes the same walks. Default: a fresh"
     " one, printed first.",
 )
-@click.option(
-    "--traces",
-    type=click.IntRange(min=1),
-    default=1000,
-    show_default=True,
-    help="Random walks to take (the run stops at the first verdict).",
+@number_option(
+    "--traces", 1, "Random walks to take (the run stops at the first verdict).", default=1000
 )
-@click.option(
+@number_option(
     "--depth",
-    type=click.IntRange(min=1),
+    1,
+    "States per walk at most, the initial one included (as --max-depth counts).",
     default=100,
-    show_default=True,
-    help="States per walk at most, the initial one included (as --max-depth counts).",
 )
 @invariant_option
 @deadlock_option
@@ -486,17 +491,18 @@ def simulate(
 @cli.command()
 @click.argument("spec", type=click.Path(dir_okay=False))
 @define_option
-@click.option(
+@number_option(
     "--max-states",
-    type=click.IntRange(min=1),
+    1,
+    "Refuse (exit 152) a state space with more distinct states than this.",
     default=DEFAULT_MAX_STATES,
-    show_default=True,
-    help="Refuse (exit 152) a state space with more distinct states than this.",
 )
-@click.option("--dot", "dot_path", metavar="PATH", help="Write DOT (default: to stdout).")
-@click.option("--svg", "svg_path", metavar="PATH", help="Write SVG (needs Graphviz's `dot`).")
-@click.option("--png", "png_path", metavar="PATH", help="Write PNG (needs Graphviz's `dot`).")
-@click.option("--mermaid", "mermaid_path", metavar="PATH", help="Write a Mermaid flowchart.")
+@path_options(
+    ("dot", "Write DOT (default: to stdout)."),
+    ("svg", "Write SVG (needs Graphviz's `dot`)."),
+    ("png", "Write PNG (needs Graphviz's `dot`)."),
+    ("mermaid", "Write a Mermaid flowchart."),
+)
 def graph(
     spec: str,
     defines: Sequence[str],
@@ -574,19 +580,17 @@ def explore(
 @click.argument("spec", type=click.Path(dir_okay=False))
 @click.argument("log", type=click.Path(dir_okay=False))
 @define_option
-@click.option(
+@number_option(
     "--max-hidden",
-    type=click.IntRange(min=0),
+    0,
+    "Hidden steps (that change nothing the log shows) searched before a record.",
     default=40,
-    show_default=True,
-    help="Hidden steps (that change nothing the log shows) searched before a record.",
 )
-@click.option(
+@number_option(
     "--max-states",
-    type=click.IntRange(min=1),
+    1,
+    "States generated at most by a pass; beyond, the verdict is undecided.",
     default=300_000,
-    show_default=True,
-    help="States generated at most by a pass; beyond, the verdict is undecided.",
 )
 @click.option(
     "--ignore",
@@ -594,8 +598,7 @@ def explore(
     metavar="VARIABLE",
     help="Do not compare this projected variable (repeatable).",
 )
-@click.option("--html", "html_path", metavar="PATH", help=outputs.TRACE_OPTIONS[0][1])
-@click.option("--dot", "dot_path", metavar="PATH", help=outputs.TRACE_OPTIONS[1][1])
+@path_options(*outputs.TRACE_OPTIONS[:2])
 @json_option
 def validate(spec: str, log: str, defines: Sequence[str], **options: Any) -> int:
     """Check that LOG, a log of a real system, is a behaviour of SPEC: the observer next to

@@ -262,9 +262,7 @@ class CompiledSpec:
                 if len(act.params) == 1
                 else act.static_bindings,
                 act,
-                act.domains[0]
-                if act.static_bindings is None and len(act.params) == 1
-                else None,
+                act.domains[0] if act.static_bindings is None and len(act.params) == 1 else None,
             )
             for ai, act in enumerate(self.actions)
         )

@@ -12,12 +12,14 @@ import inspect
 import signal
 from collections.abc import Callable
 from types import CodeType, FrameType, TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from checker.errors import ConfigError, ExitCode, McError, RunTimeout
 from checker.model import Model
 from checker.values import show
 from checker.values.record import Record
+
+_Armed = TypeVar("_Armed", bound="_Timer")
 
 
 class _Timer:
@@ -45,6 +47,22 @@ class _Timer:
     def _expire(self, signum: int, frame: FrameType | None) -> None:
         raise NotImplementedError
 
+    def __enter__(self: _Armed) -> _Armed:
+        self._arm()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._disarm()
+        self._stopped(exc)
+
+    def _stopped(self, exc: BaseException | None) -> None:
+        """After the timer is disarmed: what ended the block (None: it ran to its end)."""
+
 
 class Deadline(_Timer):
     """Arms the timer on enter and disarms it on exit; `where` says what it interrupted."""
@@ -58,16 +76,7 @@ class Deadline(_Timer):
     def __enter__(self) -> Deadline:
         if self.seconds is not None and not hasattr(signal, "setitimer"):
             raise ConfigError("--timeout needs SIGALRM, which this platform lacks")
-        self._arm()
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._disarm()
+        return super().__enter__()
 
     @property
     def bound(self) -> str:
@@ -108,17 +117,7 @@ class Loading(_Timer):
         super().__init__(seconds)
         self.path = path
 
-    def __enter__(self) -> Loading:
-        self._arm()
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._disarm()
+    def _stopped(self, exc: BaseException | None) -> None:
         if isinstance(exc, _LoadExpired):
             raise LoadTimeout(
                 f"{self.path}: stopped by --timeout {self.seconds:g} s while loading the spec"

@@ -128,9 +128,7 @@ def _bindings(spec: Spec, where: str, domains: dict[str, Any]) -> list[dict[str,
     for param, domain in domains.items():
         if isinstance(domain, str):
             if not hasattr(spec, domain):
-                raise SpecError(
-                    f"{where}: domain {domain!r} of {param!r} is not a spec attribute"
-                )
+                raise SpecError(f"{where}: domain {domain!r} of {param!r} is not a spec attribute")
             domain = getattr(spec, domain)
         try:
             values.append(domain_order(domain))
@@ -386,9 +384,7 @@ def _evaluate(
     except OUTSIDE:
         raise
     except BaseException as exc:
-        error = EvaluationError(
-            "property", prop.name, raised(exc), state=state, cause=exc
-        )
+        error = EvaluationError("property", prop.name, raised(exc), state=state, cause=exc)
         raise _PredicateError(error, positions) from exc
     if value is not True and value is not False:
         error = EvaluationError(

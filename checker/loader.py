@@ -68,7 +68,7 @@ def import_spec_module(path: str | os.PathLike[str]) -> ModuleType:
 
 
 def _line_in(file: Path, exc: BaseException) -> str:
-    """":N", the spec's line that the exception came through (the last one), or ""."""
+    """ ":N", the spec's line that the exception came through (the last one), or ""."""
     lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(file)]
     return f":{lines[-1]}" if lines else ""
 
@@ -185,9 +185,7 @@ def load_model(
     return build_model(cls, file, typed(cls, constants or {}), invariants, symmetry, view)
 
 
-def build_spec(
-    cls: type[Spec], path: str | os.PathLike[str], values: Mapping[str, object]
-) -> Spec:
+def build_spec(cls: type[Spec], path: str | os.PathLike[str], values: Mapping[str, object]) -> Spec:
     """An instance of spec class `cls` (from the file at `path`) with constant values already
     checked (checker.constants), its @assume assumptions holding."""
     try:

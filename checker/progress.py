@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from tqdm import tqdm
-
 
 
 @dataclass
@@ -55,66 +55,64 @@ class Progress:
         return True
 
     def report(self, snap: Snapshot) -> None:
-        if self.bar_enabled:
-            self._draw_bar(snap)
-        else:
-            self.stream.write(self.line(snap) + "\n")
-            self.stream.flush()
-
-    def line(self, snap: Snapshot) -> str:
-        elapsed = max(time.monotonic() - self.start, 1e-9)
-        clock = time.strftime("%H:%M:%S", time.gmtime(elapsed))
-        return (
-            f"Progress({snap.depth}) at {clock}: {snap.generated:,} states generated"
-            f" ({snap.generated / elapsed:,.0f} s/s), {snap.distinct:,} distinct states found"
-            f" ({snap.distinct / elapsed:,.0f} ds/s), {snap.queue:,} states left on queue."
-        )
-
-    def report_walks(self, snap: WalkSnapshot) -> None:
-        if self.bar_enabled:
-            if self._bar is None:
-                from tqdm import tqdm  # only for a bar on a terminal: mc starts without it
-
-                self._bar = tqdm(
-                    file=self.stream,
-                    unit=" traces",
-                    leave=False,
-                    dynamic_ncols=True,
-                    total=snap.traces,
-                    desc="simulating",
-                )
-            self._bar.n = snap.walks
-            self._bar.set_postfix_str(
-                f"visited {snap.visited:,}, distinct {snap.distinct:,}", refresh=False
-            )
-            self._bar.refresh()
-        else:
-            self.stream.write(self.walk_line(snap) + "\n")
-            self.stream.flush()
-
-    def walk_line(self, snap: WalkSnapshot) -> str:
-        elapsed = max(time.monotonic() - self.start, 1e-9)
-        clock = time.strftime("%H:%M:%S", time.gmtime(elapsed))
-        return (
-            f"Progress at {clock}: {snap.walks:,} of {snap.traces:,} traces"
-            f" ({snap.walks / elapsed:,.1f} traces/s), {snap.visited:,} states visited"
-            f" ({snap.visited / elapsed:,.0f} s/s), {snap.distinct:,} distinct states."
-        )
-
-    def _draw_bar(self, snap: Snapshot) -> None:
+        if not self.bar_enabled:
+            self._write(self.line(snap))
+            return
         if self._bar is None:
-            from tqdm import tqdm
-
-            self._bar = tqdm(file=self.stream, unit=" states", leave=False, dynamic_ncols=True)
+            self._bar = self._new_bar(" states")
         if snap.depth != self._bar_depth:
             self._bar.reset(total=snap.level_size)
             self._bar.set_description(f"depth {snap.depth}")
             self._bar_depth = snap.depth
-        self._bar.n = snap.level_done
-        self._bar.set_postfix_str(
+        self._draw(
+            snap.level_done,
             f"distinct {snap.distinct:,}, generated {snap.generated:,}, queue {snap.queue:,}",
-            refresh=False,
         )
+
+    def line(self, snap: Snapshot) -> str:
+        clock, rate = self._clock()
+        generated = f"{snap.generated:,} states generated ({rate(snap.generated)} s/s)"
+        distinct = f"{snap.distinct:,} distinct states found ({rate(snap.distinct)} ds/s)"
+        queue = f"{snap.queue:,} states left on queue"
+        return f"Progress({snap.depth}) at {clock}: {generated}, {distinct}, {queue}."
+
+    def report_walks(self, snap: WalkSnapshot) -> None:
+        if not self.bar_enabled:
+            self._write(self.walk_line(snap))
+            return
+        if self._bar is None:
+            self._bar = self._new_bar(" traces", total=snap.traces, desc="simulating")
+        self._draw(snap.walks, f"visited {snap.visited:,}, distinct {snap.distinct:,}")
+
+    def walk_line(self, snap: WalkSnapshot) -> str:
+        clock, rate = self._clock()
+        walks = f"{snap.walks:,} of {snap.traces:,} traces ({rate(snap.walks, 1)} traces/s)"
+        visited = f"{snap.visited:,} states visited ({rate(snap.visited)} s/s)"
+        return f"Progress at {clock}: {walks}, {visited}, {snap.distinct:,} distinct states."
+
+    def _clock(self) -> tuple[str, Callable[..., str]]:
+        """The time since the start as HH:MM:SS, and `rate(count, decimals=0)`: count per
+        second since the start."""
+        elapsed = max(time.monotonic() - self.start, 1e-9)  # never 0, a divisor
+
+        def rate(count: int, decimals: int = 0) -> str:
+            return f"{count / elapsed:,.{decimals}f}"
+
+        return time.strftime("%H:%M:%S", time.gmtime(elapsed)), rate
+
+    def _write(self, line: str) -> None:
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def _new_bar(self, unit: str, **settings: object) -> tqdm:
+        from tqdm import tqdm  # only for a bar on a terminal: mc starts without it
+
+        return tqdm(file=self.stream, unit=unit, leave=False, dynamic_ncols=True, **settings)
+
+    def _draw(self, done: int, postfix: str) -> None:
+        assert self._bar is not None
+        self._bar.n = done
+        self._bar.set_postfix_str(postfix, refresh=False)
         self._bar.refresh()
 
     def close(self) -> None:

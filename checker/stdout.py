@@ -72,7 +72,5 @@ def closed() -> int:
     return int(ExitCode.CONFIG_ERROR)
 
 
-
-
 def _say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)

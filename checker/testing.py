@@ -81,33 +81,13 @@ def check(
     return run.check(loaded, config)
 
 
-def assert_holds(
-    spec: str | os.PathLike[str],
-    *,
-    invariants: Sequence[str] | None = None,
-    properties: Sequence[str] | None = None,
-    no_liveness: bool = False,
-    deadlock: bool = True,
-    max_depth: int | None = None,
-    max_states: int | None = None,
-    strict: bool = False,
-    **constants: Any,
-) -> CheckResult:
+def assert_holds(spec: str | os.PathLike[str], **arguments: Any) -> CheckResult:
     """Fail (AssertionError with the rendered trace) unless every invariant holds over the
-    whole state space, and then every temporal property. A search stopped by
-    `max_depth`/`max_states` is not a pass; with `strict`, neither is a vacuity warning."""
+    whole state space, and then every temporal property. Takes check()'s arguments (options
+    and constants). A search stopped by `max_depth`/`max_states` is not a pass; with
+    `strict`, neither is a vacuity warning."""
     __tracebackhide__ = True  # pytest: show the caller's line, not this helper's
-    result = check(
-        spec,
-        invariants=invariants,
-        properties=properties,
-        no_liveness=no_liveness,
-        deadlock=deadlock,
-        max_depth=max_depth,
-        max_states=max_states,
-        strict=strict,
-        **constants,
-    )
+    result = check(spec, **arguments)
     if not result.passed:
         raise AssertionError("\n" + render(result))
     return result

@@ -336,5 +336,3 @@ def _write_report(task: dict[str, Any], column: str, result: CheckResult) -> str
 
 def _slug(text: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in text).strip("_") or "all"
-
-

@@ -15,21 +15,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from checker import ablation as cells
 from checker import supervisor
 from checker.ablate.plan import plan
 from checker.ablate.row import lost, row_or_error
-from checker.ablation import (
-    ERROR,
-    HOLDS,
-    KILLED,
-    OFF,
-    UNKNOWN,
-    UNREACHED,
-    VIOLATED,
-    Ablation,
-    Row,
-    Settings,
-)
+from checker.ablation import Ablation, Row, Settings
 from checker.batch import worst
 from checker.errors import ExitCode
 from checker.values import count
@@ -79,9 +69,7 @@ def ablate(
     if explorer is not None:
         ablation.interrupted = _one_by_one(tasks, explorer, done)
     else:
-        ablation.interrupted = _side_by_side(
-            tasks, workers, memory, done, progress, progress_every
-        )
+        ablation.interrupted = _side_by_side(tasks, workers, memory, done, progress, progress_every)
     ablation.rows = [Row.of(found[i]) for i in sorted(found)]
     all_on = ablation.rows[0] if found and min(found) == 0 else None
     for row in ablation.rows:
@@ -127,7 +115,7 @@ def _side_by_side(
             done(outcome.index, outcome.result)
         else:  # killed (a signal, over --memory), or mc failed in it (a bug: as before)
             why = outcome.lost or "lost"
-            data = lost(task, why, ERROR if why.startswith("mc failed") else KILLED)
+            data = lost(task, why, cells.ERROR if why.startswith("mc failed") else cells.KILLED)
             data["seconds"] = outcome.seconds
             done(outcome.index, data)
 
@@ -151,7 +139,7 @@ def _row_job(task: dict[str, Any], say: Callable[[Any], None]) -> dict[str, Any]
 def _progress_line(
     tasks: Sequence[dict[str, Any]], ended: int, running: Sequence[supervisor.Running]
 ) -> str:
-    """"mc: ablate: 2 of 7 rows done; cap: check 1, level 12, 120,345 states (45,210/s),
+    """ "mc: ablate: 2 of 7 rows done; cap: check 1, level 12, 120,345 states (45,210/s),
     310 MiB; ...; 3 waiting"."""
     parts = []
     for r in running:
@@ -166,9 +154,7 @@ def _progress_line(
             parts.append(f"{name}: starting")
     waiting = len(tasks) - ended - len(running)
     tail = [f"{waiting} waiting"] if waiting else []
-    return f"mc: ablate: {ended} of {count(len(tasks), 'row')} done; " + "; ".join(
-        parts + tail
-    )
+    return f"mc: ablate: {ended} of {count(len(tasks), 'row')} done; " + "; ".join(parts + tail)
 
 
 def _exit_code(ablation: Ablation, all_on: Row | None) -> int:
@@ -176,21 +162,21 @@ def _exit_code(ablation: Ablation, all_on: Row | None) -> int:
     code of the every-rule-on row's cells, as `mc check` would give each (0 when all hold)."""
     if ablation.interrupted is not None:
         return int(ExitCode.INCOMPLETE)
-    if any(c.status == KILLED for r in ablation.rows for c in r.cells.values()):
+    if any(c.status == cells.KILLED for r in ablation.rows for c in r.cells.values()):
         return int(ExitCode.ENGINE_ERROR)
     if all_on is None:
         return int(ExitCode.INCOMPLETE)
     codes = []
     for column in ablation.columns:
         cell = all_on.cells[column.name]
-        if cell.status == VIOLATED:
+        if cell.status == cells.VIOLATED:
             kinds = {"deadlock": ExitCode.DEADLOCK, "property": ExitCode.LIVENESS}
             codes.append(int(kinds.get(column.kind, ExitCode.VIOLATION)))
-        elif cell.status == UNREACHED:
+        elif cell.status == cells.UNREACHED:
             codes.append(int(ExitCode.VIOLATION))
-        elif cell.status == ERROR:
+        elif cell.status == cells.ERROR:
             codes.append(int(ExitCode.EVALUATION_ERROR))
-        elif cell.status == UNKNOWN:
+        elif cell.status == cells.UNKNOWN:
             codes.append(int(ExitCode.INCOMPLETE))
     return worst(codes)
 
@@ -200,7 +186,7 @@ def _flag(row: Row, all_on: Row, bounds: Mapping[str, int]) -> str | None:
     why it is needed (which constants to raise), or the rule is not needed for these
     properties."""
     statuses = {c.status for c in row.cells.values()}
-    if not row.complete or not statuses <= {HOLDS, OFF}:
+    if not row.complete or not statuses <= {cells.HOLDS, cells.OFF}:
         return None
     switched = ", ".join(f"{n}={v}" for n, v in row.switched_off.items())
     others = ", ".join(f"{n}={v}" for n, v in bounds.items() if n not in row.switched_off)

@@ -30,7 +30,7 @@ from checker.ablation import (
     Column,
     Row,
 )
-from checker.reports.html import CSP
+from checker.reports.html import CSP, PAGE_STYLE
 from checker.reports.junit import _clean
 from checker.values import count
 
@@ -293,12 +293,9 @@ def _said(column: Column, cell: Cell) -> str:
 
 # -- HTML ----------------------------------------------------------------------------------------
 
-STYLE = """
-body { font: 14px/1.45 system-ui, 'DejaVu Sans', sans-serif; margin: 0; color: #212121;
-       background: #eceff1; }
-header { background: #263238; color: #fff; padding: 12px 20px; }
-header h1 { font-size: 18px; margin: 0 0 4px; }
-header p { margin: 2px 0; color: #cfd8dc; font-size: 13px; }
+STYLE = (
+    PAGE_STYLE
+    + """\
 main { padding: 14px 20px; }
 section { background: #fff; border-radius: 6px; padding: 10px 14px; margin-bottom: 14px;
           box-shadow: 0 1px 2px rgba(0,0,0,.15); overflow: auto; }
@@ -326,6 +323,7 @@ tr.flagged th { background: #fff8e1; }
 .hint { color: #607d8b; font-size: 12px; margin: 6px 0; }
 ul.flags li { margin: 4px 0; }
 """
+)
 
 
 def html(ablation: Ablation) -> str:

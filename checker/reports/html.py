@@ -28,12 +28,18 @@ from checker.values.record import Record
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 
-STYLE = """
+# The page and header of every HTML report (this one, mc ablate's table)
+PAGE_STYLE = """
 body { font: 14px/1.45 system-ui, 'DejaVu Sans', sans-serif; margin: 0; color: #212121;
        background: #eceff1; }
 header { background: #263238; color: #fff; padding: 12px 20px; }
 header h1 { font-size: 18px; margin: 0 0 4px; }
 header p { margin: 2px 0; color: #cfd8dc; font-size: 13px; }
+"""
+
+STYLE = (
+    PAGE_STYLE
+    + """\
 .verdict { display: inline-block; padding: 1px 8px; border-radius: 3px; font-weight: bold; }
 .verdict.bad { background: #c62828; } .verdict.good { background: #2e7d32; }
 .verdict.unsure { background: #ef6c00; }
@@ -67,6 +73,7 @@ ol#steps .n { display: inline-block; min-width: 2.2em; color: #546e7a; font-weig
 pre.report { font-size: 12px; white-space: pre-wrap; margin: 0; }
 .hint { color: #607d8b; font-size: 12px; margin: 0 0 6px; }
 """
+)
 
 SCRIPT = """
 (function () {

@@ -346,14 +346,14 @@ class KRaftQuorum(Spec):
     def vote_requests(self, s: State, srv: int, epoch: int, pre_vote: bool) -> list[Record]:
         """A RequestVote from `srv` for `epoch` to each other member, with its log's end."""
         return [
-            Record(
-                type=VOTE_REQ,
-                replica_epoch=epoch,
+            message(
+                VOTE_REQ,
+                srv,
+                peer,
+                epoch,
                 last_log_epoch=last_epoch(s.log[srv]),
                 last_log_offset=len(s.log[srv]),
                 pre_vote=pre_vote,
-                source=srv,
-                dest=peer,
             )
             for peer in sorted(s.config[srv].members - {srv})
         ]
@@ -473,19 +473,17 @@ class KRaftQuorum(Spec):
             else:
                 error = None
             if error is not None:
-                response = Record(
-                    type=VOTE_RES,
-                    replica_epoch=s.current_epoch[srv],
+                response = message(
+                    VOTE_RES,
+                    srv,
+                    peer,
+                    s.current_epoch[srv],
                     leader=s.leader[srv],
                     vote_granted=False,
                     pre_vote=m.pre_vote,
                     error=error,
-                    source=srv,
-                    dest=peer,
                 )
-                net = NET.reply(s, m, response)
-                if net is not None:
-                    out.append(s.replace(**net))
+                out += replied(s, m, response)
                 continue
             if m.replica_epoch > s.current_epoch[srv]:
                 state0 = self.transition_to_unattached(s, srv, m.replica_epoch, None)
@@ -505,15 +503,15 @@ class KRaftQuorum(Spec):
             else:
                 grant = self.grant_vote(s, srv, peer, state0, log_ok)
             final = self.final_state(s, srv, peer, m, state0, grant, m.pre_vote)
-            response = Record(
-                type=VOTE_RES,
-                replica_epoch=m.replica_epoch,
+            response = message(
+                VOTE_RES,
+                srv,
+                peer,
+                m.replica_epoch,
                 leader=final.leader,
                 vote_granted=grant,
                 pre_vote=m.pre_vote,
                 error=None,
-                source=srv,
-                dest=peer,
             )
             net = NET.reply(s, m, response)
             if net is None:
@@ -627,13 +625,7 @@ class KRaftQuorum(Spec):
             **NET.send_all(
                 s,
                 [
-                    Record(
-                        type=BEGIN_QUORUM,
-                        replica_epoch=s.current_epoch[srv],
-                        resend=False,
-                        source=srv,
-                        dest=peer,
-                    )
+                    message(BEGIN_QUORUM, srv, peer, s.current_epoch[srv], resend=False)
                     for peer in sorted(members - {srv})
                 ],
             ),
@@ -673,13 +665,7 @@ class KRaftQuorum(Spec):
         return s.replace(
             **NET.send(
                 s,
-                Record(
-                    type=BEGIN_QUORUM,
-                    replica_epoch=s.current_epoch[srv],
-                    resend=True,
-                    source=srv,
-                    dest=peer,
-                ),
+                message(BEGIN_QUORUM, srv, peer, s.current_epoch[srv], resend=True),
             )
         )
 
@@ -772,13 +758,13 @@ class KRaftQuorum(Spec):
         ):
             return None
         log = s.log[srv]
-        msg = Record(
-            type=FETCH_REQ,
-            replica_epoch=s.current_epoch[srv],
+        msg = message(
+            FETCH_REQ,
+            srv,
+            peer,
+            s.current_epoch[srv],
             fetch_offset=len(log) + 1,
             last_fetched_epoch=log[-1].epoch if log else 0,
-            source=srv,
-            dest=peer,
         )
         fetch_state = put(s.fetch_state, srv, s.fetch_state[srv].replace(pending_fetch=msg))
         return s.replace(fetch_state=fetch_state, **NET.send(s, msg))
@@ -799,20 +785,8 @@ class KRaftQuorum(Spec):
                 error = UNKNOWN_LEADER
             else:
                 continue
-            response = Record(
-                type=FETCH_RES,
-                result=NOT_OK,
-                error=error,
-                leader=s.leader[srv],
-                replica_epoch=s.current_epoch[srv],
-                hwm=s.hwm[srv],
-                source=srv,
-                dest=peer,
-                correlation=m,
-            )
-            net = NET.reply(s, m, response)
-            if net is not None:
-                out.append(s.replace(**net))
+            response = fetch_response(s, srv, peer, m, result=NOT_OK, error=error, hwm=s.hwm[srv])
+            out += replied(s, m, response)
         return out
 
     # Logs diverge when a leader's write is lost to a leader change (with no value written,
@@ -830,22 +804,18 @@ class KRaftQuorum(Spec):
             if valid_fetch_position(s, srv, m):
                 continue
             end = end_offset_for_epoch(s, srv, m.last_fetched_epoch)
-            response = Record(
-                type=FETCH_RES,
-                replica_epoch=s.current_epoch[srv],
+            response = fetch_response(
+                s,
+                srv,
+                peer,
+                m,
                 result=DIVERGING,
                 error=None,
                 diverging_epoch=end.epoch,
                 diverging_end_offset=end.offset + 1,
-                leader=s.leader[srv],
                 hwm=s.hwm[srv],
-                source=srv,
-                dest=peer,
-                correlation=m,
             )
-            net = NET.reply(s, m, response)
-            if net is not None:
-                out.append(s.replace(**net))
+            out += replied(s, m, response)
         return out
 
     def receivable_equal_epoch(self, s: State, m: Record) -> bool:
@@ -904,34 +874,31 @@ class KRaftQuorum(Spec):
                 u["hwm"] = put(s.hwm, srv, new_hwm)
         else:  # OnlyUpdateFollowerMap
             u["flwr_end_offset"] = put(s.flwr_end_offset, srv, new_end_offset)
-        response = Record(
-            type=FETCH_RES,
-            replica_epoch=s.current_epoch[srv],
+        response = fetch_response(
+            s,
+            srv,
+            peer,
+            m,
             leader=None if leaves else s.leader[srv],
             result=OK,
             error=None,
             entries=entries,
             hwm=min(new_hwm, m.fetch_offset),
-            source=srv,
-            dest=peer,
-            correlation=m,
         )
         net = NET.reply(s, m, response)
         return None if net is None else {**u, **net}
 
     def handle_observer_fetch(self, s: State, srv: int, peer: int, m: Record, entries) -> dict:
         """HandleObserverFetch: the next record, no change at the leader."""
-        response = Record(
-            type=FETCH_RES,
-            replica_epoch=s.current_epoch[srv],
-            leader=s.leader[srv],
+        response = fetch_response(
+            s,
+            srv,
+            peer,
+            m,
             result=OK,
             error=None,
             entries=entries,
             hwm=min(m.fetch_offset, s.hwm[srv]),
-            source=srv,
-            dest=peer,
-            correlation=m,
         )
         return NET.reply(s, m, response)
 
@@ -1034,14 +1001,8 @@ class KRaftQuorum(Spec):
             return None
         new = max(started) + 1
         disk_id = s.aux_disk_id_gen + 1
-        msg = Record(
-            type=FETCH_REQ,
-            replica_epoch=0,
-            fetch_offset=0,
-            last_fetched_epoch=0,
-            observer=True,
-            source=new,
-            dest=any_leader,
+        msg = message(
+            FETCH_REQ, new, any_leader, 0, fetch_offset=0, last_fetched_epoch=0, observer=True
         )
         return s.replace(
             aux_disk_id_gen=disk_id,
@@ -1062,15 +1023,8 @@ class KRaftQuorum(Spec):
 
     def add_voter_check(self, s: State, srv: int, add_server: int) -> str:
         """AddVoterCheck"""
-        if s.state[srv] != LEADER:
-            return NOT_LEADER
-        if add_server in s.config[srv].members:
-            return ALREADY_MEMBER
-        if has_pending_config_command(s, srv):
-            return RECONFIG_IN_PROGRESS
-        if not leader_has_committed_offsets_in_current_epoch(s, srv):
-            return LEADER_NOT_READY
-        return OK
+        member = add_server in s.config[srv].members
+        return reconfig_check(s, srv, ALREADY_MEMBER if member else None)
 
     @action(srv="all_servers", add_server="all_servers", switch="max_add_reconfigs")
     @on("server {srv}", sends="server {add_server}", message="BeginQuorumEpoch")
@@ -1088,41 +1042,17 @@ class KRaftQuorum(Spec):
             or len(s.config[srv].members) >= self.max_cluster_size
         ):
             return None
-        cfg = s.config[srv]
-        entry = Record(
-            command=ADD_VOTER,
-            epoch=s.current_epoch[srv],
-            value=Record(id=cfg.id + 1, new=add_server, members=cfg.members | {add_server}),
-        )
-        new_log = s.log[srv] + (entry,)
-        new_config = config_for(len(new_log), entry, s.hwm[srv])
+        members = s.config[srv].members | {add_server}
         return s.replace(
-            log=put(s.log, srv, new_log),
-            config=put(s.config, srv, new_config),
-            **update_follower_end_offset_map(s, srv, new_config.members),
-            **NET.send(
-                s,
-                Record(
-                    type=BEGIN_QUORUM,
-                    replica_epoch=s.current_epoch[srv],
-                    source=srv,
-                    dest=add_server,
-                ),
-            ),
+            **append_reconfiguration(s, srv, ADD_VOTER, new=add_server, members=members),
+            **NET.send(s, message(BEGIN_QUORUM, srv, add_server, s.current_epoch[srv])),
             aux_ctrs=s.aux_ctrs.replace(add_reconfig_ctr=s.aux_ctrs.add_reconfig_ctr + 1),
         )
 
     def remove_voter_check(self, s: State, srv: int, peer: int) -> str:
         """RemoveVoterCheck"""
-        if s.state[srv] != LEADER:
-            return NOT_LEADER
-        if peer not in s.config[srv].members:
-            return UNKNOWN_MEMBER
-        if has_pending_config_command(s, srv):
-            return RECONFIG_IN_PROGRESS
-        if not leader_has_committed_offsets_in_current_epoch(s, srv):
-            return LEADER_NOT_READY
-        return OK
+        member = peer in s.config[srv].members
+        return reconfig_check(s, srv, None if member else UNKNOWN_MEMBER)
 
     @action(srv="all_servers", remove_server="all_servers", switch="max_remove_reconfigs")
     @on("server {srv}")
@@ -1140,18 +1070,9 @@ class KRaftQuorum(Spec):
             or len(s.config[srv].members) <= self.min_cluster_size
         ):
             return None
-        cfg = s.config[srv]
-        entry = Record(
-            command=REMOVE_VOTER,
-            epoch=s.current_epoch[srv],
-            value=Record(id=cfg.id + 1, old=remove_server, members=cfg.members - {remove_server}),
-        )
-        new_log = s.log[srv] + (entry,)
-        new_config = config_for(len(new_log), entry, s.hwm[srv])
+        members = s.config[srv].members - {remove_server}
         return s.replace(
-            log=put(s.log, srv, new_log),
-            config=put(s.config, srv, new_config),
-            **update_follower_end_offset_map(s, srv, new_config.members),
+            **append_reconfiguration(s, srv, REMOVE_VOTER, old=remove_server, members=members),
             aux_ctrs=s.aux_ctrs.replace(remove_reconfig_ctr=s.aux_ctrs.remove_reconfig_ctr + 1),
         )
 
@@ -1533,6 +1454,57 @@ class KRaftQuorum(Spec):
 
 
 # -- Helpers of the functions module ------------------------------------------------------
+
+
+def message(kind: str, source: int, dest: int, epoch: int, **fields: object) -> Record:
+    """A message of type `kind` from `source` to `dest` in `epoch` (the model's records all
+    carry the four)."""
+    return Record(type=kind, replica_epoch=epoch, source=source, dest=dest, **fields)
+
+
+def fetch_response(s: State, srv: int, peer: int, m: Record, **fields: object) -> Record:
+    """FetchResponse from `srv` to `peer`, answering `m` in `srv`'s epoch; `leader` the
+    leader `srv` knows unless given."""
+    fields.setdefault("leader", s.leader[srv])
+    return message(FETCH_RES, srv, peer, s.current_epoch[srv], correlation=m, **fields)
+
+
+def replied(s: State, m: Record, response: Record) -> list[State]:
+    """The step that handles `m` and sends `response` (none if the network cannot)."""
+    net = NET.reply(s, m, response)
+    return [] if net is None else [s.replace(**net)]
+
+
+def reconfig_check(s: State, srv: int, membership_error: str | None) -> str:
+    """What AddVoterCheck and RemoveVoterCheck share, in their order: OK or the error;
+    `membership_error` the one the target's membership gives (None: none)."""
+    if s.state[srv] != LEADER:
+        return NOT_LEADER
+    if membership_error is not None:
+        return membership_error
+    if has_pending_config_command(s, srv):
+        return RECONFIG_IN_PROGRESS
+    if not leader_has_committed_offsets_in_current_epoch(s, srv):
+        return LEADER_NOT_READY
+    return OK
+
+
+def append_reconfiguration(s: State, srv: int, command: str, **value: object) -> dict:
+    """A leader appends a reconfiguration `command` (the next configuration id, and `value`)
+    and takes its configuration at once: the changes to its log, configuration and map of
+    its followers' end offsets."""
+    entry = Record(
+        command=command,
+        epoch=s.current_epoch[srv],
+        value=Record(id=s.config[srv].id + 1, **value),
+    )
+    new_log = s.log[srv] + (entry,)
+    new_config = config_for(len(new_log), entry, s.hwm[srv])
+    return {
+        "log": put(s.log, srv, new_log),
+        "config": put(s.config, srv, new_config),
+        **update_follower_end_offset_map(s, srv, new_config.members),
+    }
 
 
 def add_vote(role: str, epoch: int, state0: Record, votes_recv, vote_recipient) -> Record:

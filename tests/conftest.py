@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 import signal
 import subprocess
+import sys
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +17,15 @@ from checker.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "specs"
+MC = [sys.executable, "-m", "checker"]  # `mc` in a child process, this interpreter's
+CHROMIUM = next(
+    (found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None
+)
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Chromium is not installed (`make test` installs Debian's chromium through"
+    " scripts/ensure-test-tools.sh)",
+)
 
 
 @dataclass

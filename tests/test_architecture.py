@@ -6,7 +6,6 @@ modules. The imports themselves are the contract's to check, not this file's."""
 from __future__ import annotations
 
 import re
-
 import tomllib
 
 from tests.conftest import ROOT

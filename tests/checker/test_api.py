@@ -11,6 +11,7 @@ from checker.errors import SpecError
 from checker.local.bfs import check
 from checker.model import Model
 from checker.search.options import Options
+from tests.checker.toys import FromZero
 from tests.conftest import SPECS
 
 
@@ -51,16 +52,16 @@ def test_a_domain_that_names_no_earlier_parameter_is_refused():
         def shrink(self, s, replica, leader):
             return None
 
-    with pytest.raises(SpecError, match=r"action shrink: the domain of 'replica' takes 'leader',"
-                       r" which is no earlier parameter .*none before it"):
+    with pytest.raises(
+        SpecError,
+        match=r"action shrink: the domain of 'replica' takes 'leader',"
+        r" which is no earlier parameter .*none before it",
+    ):
         Model(Later())
 
 
-class Ordered(Spec):
+class Ordered(FromZero):
     """Actions a, b; a subclass adds c and puts it first."""
-
-    def init(self):
-        return Record(x=0)
 
     @action
     def a(self, s):

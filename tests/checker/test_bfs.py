@@ -12,6 +12,7 @@ from checker.loader import load_model
 from checker.local.bfs import check
 from checker.model import Model
 from checker.search.options import Options
+from tests.checker.toys import FromZero
 from tests.conftest import SPECS
 
 
@@ -192,10 +193,7 @@ def test_die_hard_matches_tlc():
     ]
 
 
-class Raising(Spec):
-    def init(self):
-        return Record(x=0)
-
+class Raising(FromZero):
     @action(d=(1, 0))
     def divide(self, s, d):
         if s.x >= 2:
@@ -226,10 +224,7 @@ def test_actions_returning_non_states_are_errors(body, message):
     namespace = {"Record": Record}
     exec(f"def bad(self, s):\n    {body}", namespace)
 
-    class Bad(Spec):
-        def init(self):
-            return Record(x=0)
-
+    class Bad(FromZero):
         broken = action(namespace["bad"])
 
     result = run(Bad())

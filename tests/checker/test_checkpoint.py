@@ -8,7 +8,6 @@ import dataclasses
 import hashlib
 import os
 import pickle
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from checker.checkpoint import Array, Checkpoints, Settings
 from checker.loader import load_model
 from checker.local.bfs import check
 from checker.search.options import Options
+from tests.checker.outcomes import copy_each_checkpoint, outcome
 from tests.conftest import ROOT, SPECS, default_sigint, finish
 
 # Three counters up to `top`, a bad state planted at depth 10. The tests stop a run inside an
@@ -162,22 +162,6 @@ def test_a_signal_leaves_the_checkpoint_of_the_levels_start(mc, tmp_path, walk, 
 # -- resuming from every level, in-process ----------------------------------------------------
 
 
-def outcome(result):
-    return (
-        result.verdict,
-        result.invariant,
-        result.bound,
-        result.distinct_states,
-        result.states_generated,
-        result.depth,
-        result.queue,
-        [(c.name, c.fired, c.new) for c in result.coverage],
-        [(s.action, s.params, s.state) for s in result.trace],
-        result.reached,
-        result.witness,
-    )
-
-
 def settings(model, options: Options) -> Settings:
     return resuming.settings_of(model, options, "local", every=0)
 
@@ -202,19 +186,9 @@ def test_resuming_from_any_level_gives_the_same_result(
 ):
     model = load_model(spec, constants)
     reference = outcome(check(model, options))
-    copies: list[Path] = []
-    write = Checkpoints.write
-
-    def write_and_copy(self, counts, arrays):
-        written = write(self, counts, arrays)
-        copies.append(tmp_path / f"level-{counts['level']}")
-        copies[-1].mkdir()
-        shutil.copy(self.path, copies[-1])
-        return written
-
     first = Checkpoints(tmp_path / "run", settings(model, options))
     with monkeypatch.context() as patch:
-        patch.setattr(Checkpoints, "write", write_and_copy)
+        copies = copy_each_checkpoint(patch, tmp_path)
         assert outcome(check(model, options, checkpoints=first)) == reference
     assert not first.path.exists()  # removed: the search ended by itself
     levels = [int(folder.name.removeprefix("level-")) for folder in copies]

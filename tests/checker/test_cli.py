@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT, SPECS, default_sigint, finish
+from tests.conftest import MC, ROOT, SPECS, default_sigint, finish
 
 COUNTER = """
     from checker import Record, Spec, action, constant, invariant, terminal
@@ -254,19 +254,8 @@ def test_same_counts_and_trace_whatever_the_hash_seed(write_spec, tmp_path):
 )
 def test_a_signal_stops_the_run_with_partial_counts(sig, workers):
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "checker",
-            "check",
-            str(SPECS / "examples" / "two_phase.py"),
-            "-D",
-            "rm=12",
-            "--progress",
-            "0.5",
-            "--workers",
-            workers,
-        ],
+        [*MC, "check", str(SPECS / "examples" / "two_phase.py"), "-D", "rm=12"]
+        + ["--progress", "0.5", "--workers", workers],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -16,14 +16,12 @@ from checker.model import Model
 from checker.search.options import Options
 from tests.bundled import BUNDLED
 from tests.checker.test_incremental import TIMING
+from tests.checker.toys import FromZero
 from tests.conftest import ROOT
 
 
-class Counter(Spec):
+class Counter(FromZero):
     """x counts up by one, without end."""
-
-    def init(self):
-        return Record(x=0)
 
     @action
     def inc(self, s):

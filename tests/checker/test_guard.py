@@ -9,11 +9,12 @@ import signal
 
 import pytest
 
-from checker import Record, Spec, action, guard, invariant
+from checker import action, guard, invariant
 from checker.errors import ExitCode
 from checker.local.bfs import check
 from checker.model import Model
 from tests.checker.test_hostile_input import counter
+from tests.checker.toys import FromZero
 
 EXITS = counter(effect='__import__("sys").exit(0) if s.x == 1 else s.replace(x=s.x + step)')
 VIOLATES = counter(holds="s.x < 2")
@@ -52,10 +53,7 @@ def test_simulate_reports_the_exit_too(mc, tmp_path):
     assert "raised SystemExit: 0 (spec code cannot end mc's run" in result.out
 
 
-class Exits(Spec):
-    def init(self):
-        return Record(x=0)
-
+class Exits(FromZero):
     @action
     def step(self, s):
         if s.x == 1:

@@ -15,6 +15,7 @@ from checker.model import Model
 from checker.search.options import Options
 from checker.values import kinds as K
 from checker.values.record import freeze
+from tests.checker.toys import FromZero
 
 
 class Replica(TypedDict):
@@ -171,12 +172,9 @@ def test_listed_successors_are_all_taken_and_an_empty_list_is_not_enabled():
     assert "returned [" in result.error.message
 
 
-class Shadowed(Spec):
+class Shadowed(FromZero):
     """x = 1 and x = True are equal: an expander drops the second as a state it met. The
     kind check is on every successor, so the mistake is found whatever the expanders met."""
-
-    def init(self):
-        return Record(x=0)
 
     @action
     def one(self, s):
@@ -262,9 +260,12 @@ def test_declared_types_must_fit_the_initial_states_and_name_variables():
     class Misspelt(Leaderless):
         leadr: int | None
 
-    with pytest.raises(SpecError, match=r"Misspelt declares the type of 'leadr', which is not a"
-                       r" variable of its states \(variables: epochs, leader\); did you mean"
-                       r" 'leader'\?"):
+    with pytest.raises(
+        SpecError,
+        match=r"Misspelt declares the type of 'leadr', which is not a"
+        r" variable of its states \(variables: epochs, leader\); did you mean"
+        r" 'leader'\?",
+    ):
         check(Model(Misspelt()))
 
     class Unknown(Leaderless):

@@ -32,6 +32,7 @@ from checker.run import check_properties as check
 from checker.search.options import Options
 from specs.light.kip966 import Kip966
 from specs.light.kip996 import Kip996
+from tests.checker.toys import FromZero
 from tests.conftest import SPECS
 
 
@@ -49,11 +50,8 @@ def xs(result) -> list:
 
 
 def counter(fair: str | None) -> Spec:
-    class Counter(Spec):
+    class Counter(FromZero):
         """x counts up to 3 and stops there (a deadlock)."""
-
-        def init(self):
-            return Record(x=0)
 
         @action(fair=fair)
         def inc(self, s):
@@ -186,11 +184,8 @@ def test_fairness_of_each_binding_lets_no_process_starve():
 
 
 def ticket(serving: str) -> Spec:
-    class Ticket(Spec):
+    class Ticket(FromZero):
         """A client asks (x: 0 -> 1); the server postpones (1 <-> 2) or serves (2 -> 3)."""
-
-        def init(self):
-            return Record(x=0)
 
         @action
         def ask(self, s):
@@ -230,10 +225,7 @@ def test_leads_to_holds_when_the_server_is_strongly_fair():
 
 
 def test_leads_to_is_vacuous_without_p():
-    class NeverAsked(Spec):
-        def init(self):
-            return Record(x=0)
-
+    class NeverAsked(FromZero):
         @action
         def idle(self, s):
             return None
@@ -335,15 +327,16 @@ def test_always_eventually_leads_to_needs_q_only_where_p_recurs():
 # -- declarations and errors --------------------------------------------------------------
 
 
+class Climb(FromZero):
+    """x climbs 0, 1, 2 under weak fairness; each test adds the property it evaluates."""
+
+    @action(fair="weak")
+    def inc(self, s):
+        return s.replace(x=s.x + 1) if s.x < 2 else None
+
+
 def test_a_property_predicate_that_raises_is_an_evaluation_error_with_its_trace():
-    class Broken(Spec):
-        def init(self):
-            return Record(x=0)
-
-        @action(fair="weak")
-        def inc(self, s):
-            return s.replace(x=s.x + 1) if s.x < 2 else None
-
+    class Broken(Climb):
         @eventually
         def fragile(self, s):
             return 1 / (1 - s.x) > 0
@@ -356,14 +349,7 @@ def test_a_property_predicate_that_raises_is_an_evaluation_error_with_its_trace(
 
 
 def test_an_interrupted_liveness_check_is_incomplete():
-    class Stopped(Spec):
-        def init(self):
-            return Record(x=0)
-
-        @action(fair="weak")
-        def inc(self, s):
-            return s.replace(x=s.x + 1) if s.x < 2 else None
-
+    class Stopped(Climb):
         @eventually
         def done(self, s):
             if s.x == 2:
@@ -376,10 +362,7 @@ def test_an_interrupted_liveness_check_is_incomplete():
 
 
 def test_properties_are_not_checked_when_an_invariant_fails():
-    class Bad(Spec):
-        def init(self):
-            return Record(x=0)
-
+    class Bad(FromZero):
         @action
         def inc(self, s):
             return s.replace(x=1) if s.x == 0 else None
@@ -440,9 +423,7 @@ def graph_spec(edges, starts, p_nodes, q_nodes, fair) -> Spec:
         ev = eventually(lambda s: s.node in p_nodes)
         always = always_eventually(lambda s: s.node in p_nodes)
         lt = leads_to(lambda s: s.node in p_nodes, lambda s: s.node in q_nodes)
-        ae_lt = always_eventually_leads_to(
-            lambda s: s.node in p_nodes, lambda s: s.node in q_nodes
-        )
+        ae_lt = always_eventually_leads_to(lambda s: s.node in p_nodes, lambda s: s.node in q_nodes)
 
     return Graph()
 

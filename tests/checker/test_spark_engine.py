@@ -31,6 +31,7 @@ from checker.model import Model
 from checker.result import CheckResult
 from checker.search.options import Options
 from tests.bundled import BUNDLED
+from tests.checker.outcomes import copy_each_checkpoint, outcome
 from tests.checker.test_random_graphs import matches_networkx, systems
 from tests.conftest import ROOT
 
@@ -57,27 +58,6 @@ def spark():
     )
     yield session
     session.stop()
-
-
-def outcome(result: CheckResult) -> dict[str, object]:
-    """Everything a report shows, but the time."""
-    error = result.error
-    return {
-        "verdict": result.verdict,
-        "invariant": result.invariant,
-        "bound": result.bound,
-        "error": error and (error.kind, error.name, error.params, error.message, error.traceback),
-        "distinct": result.distinct_states,
-        "generated": result.states_generated,
-        "depth": result.depth,
-        "queue": result.queue,
-        "coverage": [(c.name, c.fired, c.new) for c in result.coverage],
-        "trace": [(s.action, s.params, s.state, s.event) for s in result.trace],
-        "reached": result.reached,
-        "unreached": result.unreached,
-        "witness": result.witness,
-        "step": (result.step_property, result.step_violation, result.outside_constraints),
-    }
 
 
 ON_SPARK = se.SparkSettings(driver_states=0)  # every level a Spark job
@@ -469,22 +449,11 @@ def test_a_killed_python_worker_is_retried_with_identical_results(spark, tmp_pat
 
 def test_resuming_a_checkpoint_of_any_level_gives_the_same_result(spark, tmp_path, monkeypatch):
     model = load_model(ROOT / "specs" / "examples" / "die_hard.py")
-    copies: list[Path] = []
-    write = checkpoint.Checkpoints.write
-
-    def write_and_copy(self, counts, arrays):
-        written = write(self, counts, arrays)
-        copies.append(tmp_path / f"level-{counts['level']}")
-        copies[-1].mkdir()
-        shutil.copy(self.path, copies[-1])
-        return written
-
     local = outcome(check(model, Options()))
     # Written with every level on Spark, resumed in the driver, and the other way round.
     for writer, reader in ((ON_SPARK, IN_DRIVER), (IN_DRIVER, ON_SPARK)):
-        copies.clear()
         with monkeypatch.context() as patch:
-            patch.setattr(checkpoint.Checkpoints, "write", write_and_copy)
+            copies = copy_each_checkpoint(patch, tmp_path)
             folder = tmp_path / f"ck-{writer.driver_states}"
             first = se.check(
                 model, Options(), spark=spark, checkpoints=saving(model, folder), settings=writer

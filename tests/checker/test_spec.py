@@ -9,6 +9,7 @@ from checker.errors import SpecError
 from checker.local.bfs import check
 from checker.model import Model
 from checker.spec import Constant
+from tests.checker.toys import FromZero
 
 
 class Base(Spec):
@@ -111,10 +112,7 @@ def test_undecorated_override_of_an_action_is_an_error():
 
 
 def test_domain_mistakes_are_spec_errors():
-    class Missing(Spec):
-        def init(self):
-            return Record(x=0)
-
+    class Missing(FromZero):
         @action
         def step(self, s, b):
             return None

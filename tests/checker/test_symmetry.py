@@ -22,8 +22,8 @@ from tests.bundled import BUNDLED
 from tests.conftest import ROOT
 
 
-class Toggles(Spec):
-    """n identical processes, each flipping its own bit."""
+class Processes(Spec):
+    """n processes, interchangeable: their ids 0..n-1 are declared symmetric."""
 
     n = constant(3, "processes")
     symmetry = ("ids",)
@@ -31,6 +31,10 @@ class Toggles(Spec):
     @property
     def ids(self) -> range:
         return range(self.n)
+
+
+class Toggles(Processes):
+    """n identical processes, each flipping its own bit."""
 
     def init(self):
         return Record(bits=(0,) * self.n)
@@ -346,16 +350,11 @@ def test_a_permute_that_fails_is_an_evaluation_error(mc, write_spec, permute, me
     assert message in run.out
 
 
-class Ring(Spec):
+class Ring(Processes):
     """Processes passing tokens: each holds a count and points to another process (an id
     inside the state, which a renaming must rename too), so signatures tie and break."""
 
     n = constant(4, "processes")
-    symmetry = ("ids",)
-
-    @property
-    def ids(self) -> range:
-        return range(self.n)
 
     def init(self):
         return Record(tokens=(1,) + (0,) * (self.n - 1), next=tuple(range(self.n)))

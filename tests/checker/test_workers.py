@@ -22,23 +22,9 @@ from checker.model import Model
 from checker.search.expansion import Expanded, Expansion, Pieces
 from checker.search.options import Options
 from tests.bundled import BUNDLED
+from tests.checker.outcomes import outcome
 from tests.checker.test_hostile_input import SPIN
 from tests.conftest import ROOT
-
-
-def summary(result) -> tuple:
-    return (
-        result.verdict,
-        result.invariant,
-        result.bound,
-        result.distinct_states,
-        result.states_generated,
-        result.depth,
-        result.queue,
-        [(step.action, step.params, step.state) for step in result.trace],
-        [(c.name, c.fired, c.new) for c in result.coverage],
-        result.error and (result.error.name, result.error.params, result.error.message),
-    )
 
 
 @pytest.mark.parametrize(
@@ -54,12 +40,12 @@ def summary(result) -> tuple:
 )
 def test_two_workers_and_spilling_change_nothing(path, constants, options):
     model = load_model(str(ROOT / path), constants)
-    one = summary(check(model, Options(**options)))
-    assert summary(check(model, Options(workers=2, **options))) == one
-    assert summary(check(model, Options(spill_bytes=1, **options))) == one
+    one = outcome(check(model, Options(**options)))
+    assert outcome(check(model, Options(workers=2, **options))) == one
+    assert outcome(check(model, Options(spill_bytes=1, **options))) == one
     # No state kept live: every part is expanded from its encodings, by any worker.
-    assert summary(check(model, Options(live_bytes=0, **options))) == one
-    assert summary(check(model, Options(workers=2, live_bytes=0, **options))) == one
+    assert outcome(check(model, Options(live_bytes=0, **options))) == one
+    assert outcome(check(model, Options(workers=2, live_bytes=0, **options))) == one
 
 
 class Walk(Spec):
@@ -86,7 +72,7 @@ def test_errors_raised_in_worker_processes_are_reported_as_in_one_process():
     two = check(Model(Walk()), Options(workers=2))
     assert one.verdict == "error" and one.error.name == "small"  # x = 6 is found before 5 expands
     assert [s.state.x for s in one.trace] == [0, 2, 4, 6]
-    assert summary(two) == summary(one)
+    assert outcome(two) == outcome(one)
 
 
 def test_every_bundled_spec_with_two_workers():
@@ -200,7 +186,7 @@ def test_large_parts_and_replies_do_not_block_the_pipes():
     model = Model(Wide())
     result = check(model, Options(workers=2, live_bytes=0, deadlock=False))
     assert (result.distinct_states, result.depth) == (6**4, 21)
-    assert summary(result) == summary(check(model, Options(deadlock=False)))
+    assert outcome(result) == outcome(check(model, Options(deadlock=False)))
 
 
 def _children(pid: int) -> set[int]:
@@ -285,7 +271,7 @@ def test_the_live_state_budget_follows_the_measured_memory(monkeypatch, grown):
     from checker.local import expanders, workers
 
     model = load_model(str(ROOT / "specs/examples/two_phase.py"), {"rm": "3"})
-    one = summary(check(model, Options(live_bytes=0)))
+    one = outcome(check(model, Options(live_bytes=0)))
     calls = {"n": 0}
 
     def resident(self):  # the first call is the base
@@ -303,7 +289,7 @@ def test_the_live_state_budget_follows_the_measured_memory(monkeypatch, grown):
 
     monkeypatch.setattr(workers._InProcess, "resident", resident)
     monkeypatch.setattr(expanders.Expanders, "_request", spy)
-    assert summary(check(model, Options(live_bytes=1 << 30))) == one
+    assert outcome(check(model, Options(live_bytes=1 << 30))) == one
     assert calls["n"] > (grown is not None)
     if grown:
         assert not any(live)
@@ -550,7 +536,7 @@ def _two_in_process(monkeypatch, model) -> tuple[tuple, list[tuple]]:
         patched.setattr(expanders.Expanders, "_request", spy_request)
         patched.setattr(bfs._Search, "_take", spy_take)
         patched.setattr(workers._InProcess, "send", spy_send)
-        return summary(check(model, Options(workers=2))), events
+        return outcome(check(model, Options(workers=2))), events
 
 
 def _ahead(events: list[tuple]) -> list[int]:
@@ -572,7 +558,7 @@ def test_parts_go_ahead_of_one_that_waits_and_behind_is_said(monkeypatch, rm):
     (and only then). The engine asks for the encodings of the states beyond an expander's
     share only (it never reads the others), and the result is one expander's."""
     model = load_model(str(ROOT / "specs/examples/two_phase.py"), {"rm": rm})
-    one = summary(check(model, Options()))
+    one = outcome(check(model, Options()))
     two, events = _two_in_process(monkeypatch, model)
     assert two == one
     sends = [e for e in events if e[0] == "send"]
@@ -655,7 +641,7 @@ def test_a_recorded_search_with_parts_behind_records_one_expanders_graph(monkeyp
     monkeypatch.setattr(workers._InProcess, "send", spy)
     result, again = record(model, wanted, Options(deadlock=False, workers=2))
     assert any(behind)
-    assert summary(result) == summary(one)
+    assert outcome(result) == outcome(one)
     for name in ("fps", "starts", "targets", "actions"):
         assert np.array_equal(getattr(again, name), getattr(graph, name)), name
     assert again.encodings == graph.encodings

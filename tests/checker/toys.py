@@ -15,6 +15,13 @@ def toy(name: str) -> str:
     return f"{HERE}::{name}"
 
 
+class FromZero(Spec):
+    """x starts at 0: a test's spec adds the actions and properties it needs."""
+
+    def init(self):
+        return Record(x=0)
+
+
 class Walk(Spec):
     """x from 0 by 1 or 2 up to 4, from 10 up to 12; `reset` back to 0 (or not: then 4 and 12
     are deadlocks)."""

@@ -9,9 +9,7 @@ from __future__ import annotations
 import http.server
 import json
 import re
-import shutil
 import subprocess
-import sys
 import threading
 import urllib.request
 from collections.abc import Iterator
@@ -25,17 +23,10 @@ from checker.reports import json_report
 from checker.result import CheckResult, Step
 from checker.testing import check
 from checker.values import show
-from tests.conftest import ROOT, SPECS, finish
+from tests.conftest import CHROMIUM, MC, ROOT, SPECS, finish, needs_chromium
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="the dev extra brings Playwright")
-CHROMIUM = next(
-    (found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None
-)
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="Chromium is not installed (`make test` installs Debian's chromium through"
-    " scripts/ensure-test-tools.sh)",
-)
+pytestmark = needs_chromium
 BUILD = ROOT / "build"
 FLAGS = [  # as tests/reports/test_browser.py runs it: no request leaves the machine
     "--no-sandbox",
@@ -73,7 +64,7 @@ class Explorer:
 
     def __init__(self, *args: str) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "checker", "explore", *args],
+            [*MC, "explore", *args],
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

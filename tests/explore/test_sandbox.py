@@ -18,10 +18,11 @@ from collections.abc import Iterator
 import pytest
 
 from checker.explore.navigate import Navigator
-from checker.explore.server import MAX_BODY, App, Meta, start
+from checker.explore.server import MAX_BODY, App, Meta
 from checker.loader import load_model
 from tests.checker.test_ablate_signals import in_group
 from tests.conftest import ROOT, SPECS, finish
+from tests.explore.serving import serving
 
 DIE_HARD = SPECS / "examples" / "die_hard.py"
 
@@ -53,14 +54,9 @@ class Spin(Spec):
 def server(tmp_path) -> Iterator[App]:
     spec = tmp_path / "spin.py"
     spec.write_text(SPIN)
-    app, httpd = start(Navigator(load_model(str(spec), {})), Meta("mc explore spin.py"))
-    app.views.seconds = 1.0
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield app
-    app.close()
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(Navigator(load_model(str(spec), {})), Meta("mc explore spin.py")) as app:
+        app.views.seconds = 1.0
+        yield app
 
 
 def ask(app: App, method: str, target: str, body: bytes = b"") -> tuple[int, bytes, float]:

@@ -10,7 +10,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,9 +17,10 @@ from dataclasses import dataclass
 import pytest
 
 from checker.explore.navigate import Navigator
-from checker.explore.server import App, Meta, start
+from checker.explore.server import App, Meta
 from checker.loader import load_model
 from tests.conftest import ROOT, SPECS, default_sigint, finish
+from tests.explore.serving import serving
 
 
 @dataclass
@@ -36,13 +36,8 @@ class Reply:
 @pytest.fixture(scope="module")
 def server() -> Iterator[App]:
     navigator = Navigator(load_model(str(SPECS / "examples" / "die_hard.py"), {}))
-    app, httpd = start(navigator, Meta("mc explore die_hard.py"))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield app
-    app.close()
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(navigator, Meta("mc explore die_hard.py")) as app:
+        yield app
 
 
 def ask(app: App, method: str, target: str, body: bytes | None = None, **headers: str) -> Reply:

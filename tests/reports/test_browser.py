@@ -3,26 +3,17 @@ from file://, runs its script, and we read back the DOM it rendered and a screen
 
 from __future__ import annotations
 
-import shutil
 import struct
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from checker.reports.graph import describe_action
-from tests.conftest import ROOT, SPECS
+from tests.conftest import CHROMIUM, MC, ROOT, SPECS, needs_chromium
 from tests.reports.test_writers import Page
 
-CHROMIUM = next(
-    (found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None
-)
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None,
-    reason="Chromium is not installed (`make test` installs Debian's chromium through"
-    " scripts/ensure-test-tools.sh)",
-)
+pytestmark = needs_chromium
 BUILD = ROOT / "build"
 
 
@@ -51,25 +42,9 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The report as `mc check` writes it, kept in build/ next to its screenshot."""
     BUILD.mkdir(exist_ok=True)
     path = BUILD / "kip903-counterexample.html"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "checker",
-            "check",
-            str(SPECS / "light" / "kip903.py"),
-            "-D",
-            "fixed=false",
-            "--progress",
-            "0",
-            "--html",
-            str(path),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
+    command = [*MC, "check", str(SPECS / "light" / "kip903.py"), "-D", "fixed=false"]
+    flags = ["--progress", "0", "--html", str(path)]
+    proc = subprocess.run([*command, *flags], capture_output=True, text=True, cwd=ROOT, check=False)
     assert proc.returncode == 12, proc.stderr
     return path
 
@@ -127,27 +102,9 @@ def test_the_ablation_page_links_each_counterexample_to_its_report(tmp_path):
     links to that counterexample's report, which renders its steps."""
     BUILD.mkdir(exist_ok=True)
     page = BUILD / "kip996-read-ablation.html"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "checker",
-            "ablate",
-            str(SPECS / "light" / "kip996_read.py"),
-            "-D",
-            "max_isolations=0",
-            "--progress",
-            "0",
-            "--workers",
-            "1",
-            "--html",
-            str(page),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
+    command = [*MC, "ablate", str(SPECS / "light" / "kip996_read.py"), "-D", "max_isolations=0"]
+    flags = ["--progress", "0", "--workers", "1", "--html", str(page)]
+    proc = subprocess.run([*command, *flags], capture_output=True, text=True, cwd=ROOT, check=False)
     assert proc.returncode == 0, proc.stderr
     dom = chromium(tmp_path / "profile", "--dump-dom", page.as_uri()).stdout
     link = '<a href="kip996-read-ablation.cells/read_offset_first--reads_are_linearizable.html">5'

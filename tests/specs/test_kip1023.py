@@ -10,6 +10,7 @@ from checker.model import Model
 from checker.spec import invariants_of
 from specs.kip1023 import Kip1023
 from tests.conftest import SPECS
+from tests.specs.kips import actions, broken, holds
 
 KIP1023 = SPECS / "kip1023.py"
 
@@ -24,20 +25,14 @@ UNKNOWN_EPUO_GAP = [
 ]
 
 
-def actions(result) -> list[str]:
-    return [s.action for s in result.trace[1:]]
-
-
 def test_fixed_holds_over_the_documented_state_space():
-    result = check(load_model(KIP1023))
-    assert (result.verdict, result.distinct_states, result.depth) == ("ok", 42_368, 24)
+    result = holds(KIP1023, 42_368, 24)
     fired = {c.name for c in result.coverage if c.fired}
     assert fired == {c.name for c in result.coverage}  # every action, every fault
 
 
 def test_without_the_fix_a_follower_bootstrapped_under_a_new_leader_has_a_gap():
-    result = check(load_model(KIP1023, {"fixed": "false"}))
-    assert result.verdict == "violation" and result.invariant == "follower_log_has_no_gap"
+    result = broken(KIP1023, "follower_log_has_no_gap")
     assert actions(result) == UNKNOWN_EPUO_GAP and len(result.trace) == 8
     assert result.trace[4].params == {"b": 0}
     last = result.trace[-1].state

@@ -3,9 +3,8 @@ keeps fetching is proposed back into the ISR and accepted."""
 
 from __future__ import annotations
 
-from checker.loader import load_model
-from checker.local.bfs import check
 from tests.conftest import SPECS
+from tests.specs.kips import actions, broken, holds
 
 KIP841 = SPECS / "kip841.py"
 
@@ -20,13 +19,11 @@ FENCED_IN_ISR = [
 
 
 def test_fixed_holds_with_the_defaults():
-    result = check(load_model(KIP841))
-    assert (result.verdict, result.distinct_states, result.depth) == ("ok", 1_260, 21)
+    holds(KIP841, 1_260, 21)
 
 
 def test_without_the_fix_a_fenced_broker_joins_the_isr():
-    result = check(load_model(KIP841, {"fixed": "false"}))
-    assert result.invariant == "fenced_broker_not_in_isr"
-    assert [s.action for s in result.trace[1:]] == FENCED_IN_ISR
+    result = broken(KIP841, "fenced_broker_not_in_isr")
+    assert actions(result) == FENCED_IN_ISR
     last = result.trace[-1].state
     assert last.con_broker_reg[2].status == "FENCED" and last.con_partition_metadata.isr == {1, 2}

@@ -3,9 +3,8 @@ crashed losing its log is put back into the ISR on the leader's stale record (KA
 
 from __future__ import annotations
 
-from checker.loader import load_model
-from checker.local.bfs import check
 from tests.conftest import SPECS
+from tests.specs.kips import actions, broken, holds
 
 KIP903 = SPECS / "kip903.py"
 
@@ -27,13 +26,11 @@ KAFKA_14139 = [
 
 
 def test_fixed_holds_with_the_defaults():
-    result = check(load_model(KIP903))
-    assert (result.verdict, result.distinct_states, result.depth) == ("ok", 945, 25)
+    holds(KIP903, 945, 25)
 
 
 def test_without_the_fix_a_restarted_empty_replica_rejoins_the_isr():
-    result = check(load_model(KIP903, {"fixed": "false"}))
-    assert result.invariant == "leader_candidate_completeness"
-    assert [s.action for s in result.trace[1:]] == KAFKA_14139
+    result = broken(KIP903, "leader_candidate_completeness")
+    assert actions(result) == KAFKA_14139
     last = result.trace[-1].state
     assert last.con_partition_metadata.isr == {1, 2} and last.partition_data[2].log == ()

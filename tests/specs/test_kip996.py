@@ -8,15 +8,10 @@ from checker.loader import load_model
 from checker.local.bfs import check
 from checker.search.options import Options
 from tests.conftest import SPECS
+from tests.specs import test_kraft_quorum as kraft_quorum
 
 KIP996 = SPECS / "kip996.py"
-THREE = {
-    "init_cluster_size": "3",
-    "min_cluster_size": "3",
-    "max_cluster_size": "3",
-    "max_spawned_servers": "3",
-    "hosts": "3",
-}
+THREE = {**kraft_quorum.THREE, "hosts": "3"}  # three voters, each on its own host
 
 
 def test_pre_vote_holds_over_the_defaults():

@@ -5,19 +5,18 @@ from __future__ import annotations
 from checker.loader import load_model
 from checker.local.bfs import check
 from tests.conftest import SPECS
+from tests.specs.kips import actions, broken, holds
 
 KIP841 = SPECS / "light" / "kip841.py"
 
 
 def test_fixed_holds_over_the_documented_state_space():
-    result = check(load_model(KIP841))
-    assert (result.verdict, result.distinct_states, result.depth) == ("ok", 8_957, 29)
+    holds(KIP841, 8_957, 29)
 
 
 def test_without_the_fix_a_shutting_down_replica_is_elected():
-    result = check(load_model(KIP841, {"fixed": "false"}))
-    assert result.invariant == "leader_is_eligible"
-    assert [s.action for s in result.trace[1:]] == [
+    result = broken(KIP841, "leader_is_eligible")
+    assert actions(result) == [
         "controlled_shutdown",  # the leader, last ISR member, shuts down: no leader now
         "unclean_shutdown",  # the other broker restarts...
         "register_broker",
@@ -30,7 +29,7 @@ def test_without_the_fix_a_shutting_down_replica_is_elected():
 def test_without_the_fix_a_shutting_down_replica_joins_the_isr():
     model = load_model(KIP841, {"fixed": "false"}, ["isr_members_eligible"])
     result = check(model)
-    assert [s.action for s in result.trace[1:]] == [
+    assert actions(result) == [
         "fetch",
         "fetch",
         "send_alter_partition",  # the leader proposes broker 1...

@@ -9,6 +9,7 @@ from checker.local.bfs import check
 from checker.model import Model
 from specs.light.kip966 import Kip966
 from tests.conftest import SPECS
+from tests.specs.kips import actions, broken, holds
 
 KIP966 = SPECS / "light" / "kip966.py"
 
@@ -21,23 +22,21 @@ LAST_REPLICA_STANDING = [
 
 
 def test_fixed_holds_over_the_documented_state_space():
-    result = check(load_model(KIP966))
-    assert (result.verdict, result.distinct_states, result.depth) == ("ok", 21_829, 32)
+    holds(KIP966, 21_829, 32)
 
 
 def test_without_the_fix_the_last_replica_standing_loses_a_committed_record():
     model = load_model(KIP966, {"fixed": "false"}, ["no_committed_record_lost"])
     result = check(model)
     assert result.invariant == "no_committed_record_lost"
-    assert [s.action for s in result.trace[1:]] == LAST_REPLICA_STANDING
+    assert actions(result) == LAST_REPLICA_STANDING
     last = result.trace[-1].state
     assert last.leader == 1 and last.log[1] == () and last.committed == (1,)
 
 
 def test_without_the_fix_an_isr_member_lacks_committed_records_first():
-    result = check(load_model(KIP966, {"fixed": "false"}))
-    assert result.invariant == "isr_and_elr_hold_committed_records"
-    assert [s.action for s in result.trace[1:]] == LAST_REPLICA_STANDING[:3]
+    result = broken(KIP966, "isr_and_elr_hold_committed_records")
+    assert actions(result) == LAST_REPLICA_STANDING[:3]
 
 
 class ElrNeverUsed(Kip966):
@@ -48,7 +47,7 @@ class ElrNeverUsed(Kip966):
 
 def test_with_the_fix_a_shut_down_replica_moves_to_the_elr():
     result = check(Model(ElrNeverUsed(), invariants=["elr_stays_empty"]))
-    assert [s.action for s in result.trace[1:]] == ["controlled_shutdown"]
+    assert actions(result) == ["controlled_shutdown"]
     last = result.trace[-1].state
     assert last.elr == {0} and dict(last.isr) == {1: 1} and last.leader == 1
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from checker.loader import load_model
 from checker.local.bfs import check
 from tests.conftest import SPECS
+from tests.specs.kips import actions, broken, holds
 
 KIP996 = SPECS / "light" / "kip996.py"
 KIP996_READ = SPECS / "light" / "kip996_read.py"
@@ -19,9 +20,8 @@ def test_pre_vote_holds_over_the_documented_state_space():
 
 
 def test_without_pre_vote_a_cut_off_voter_raises_its_epoch():
-    result = check(load_model(KIP996, {"fixed": "false"}))
-    assert result.invariant == "no_epoch_bump_while_cut_off"
-    assert [s.action for s in result.trace[1:]] == [
+    result = broken(KIP996, "no_epoch_bump_while_cut_off")
+    assert actions(result) == [
         "isolate_voter",  # the leader is cut off...
         "resign",  # ...cannot reach a majority and resigns (KIP-595's progress timeout)
         "start_election",  # ...and starts an election in epoch 2, alone
@@ -43,13 +43,11 @@ def test_without_pre_vote_the_zombie_disrupts_a_healthy_leader():
 
 
 def test_linearizable_reads_hold():
-    result = check(load_model(KIP996_READ))
-    assert (result.verdict, result.distinct_states, result.depth) == ("ok", 52_617, 22)
+    holds(KIP996_READ, 52_617, 22)
 
 
 def test_without_read_offset_a_follower_serves_a_stale_read():
-    result = check(load_model(KIP996_READ, {"fixed": "false"}))
-    assert result.invariant == "reads_are_linearizable"
+    result = broken(KIP996_READ, "reads_are_linearizable")
     assert [(s.action, s.params) for s in result.trace[1:]] == [
         ("append_record", {"n": 0}),
         ("fetch", {"f": 1}),  # a majority holds the write: it is acknowledged

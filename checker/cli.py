@@ -67,6 +67,11 @@ def number_option(flag: str, minimum: int, help: str, **settings: Any) -> Callab
     return click.option(flag, type=click.IntRange(min=minimum), help=help, **settings)
 
 
+def folder_option(flag: str, name: str, help: str) -> Callable[[F], F]:
+    """An option naming a folder (DIR), as the keyword `name`."""
+    return click.option(flag, name, metavar="DIR", type=click.Path(file_okay=False), help=help)
+
+
 def path_options(*names: tuple[str, str]) -> Callable[[F], F]:
     """--NAME PATH options (each a `<name>_path` keyword), from (name, help) pairs."""
     return options(
@@ -260,12 +265,10 @@ def cli(ctx: click.Context, debug: bool) -> None:
     " variables. Default: on where declared, except for specs whose temporal properties are"
     " checked (merged states can close cycles that no behaviour takes).",
 )
-@click.option(
+@folder_option(
     "--checkpoint",
     "checkpoint_dir",
-    metavar="DIR",
-    type=click.Path(file_okay=False),
-    help="Save the search to DIR at the start of a level every --checkpoint-every seconds, and"
+    "Save the search to DIR at the start of a level every --checkpoint-every seconds, and"
     " when Ctrl-C, SIGTERM or --timeout stops it; go on later with --resume DIR.",
 )
 @click.option(
@@ -274,12 +277,10 @@ def cli(ctx: click.Context, debug: bool) -> None:
     metavar="SECONDS",
     help=f"Seconds between checkpoints [default: {checkpoint.DEFAULT_EVERY:g}].",
 )
-@click.option(
+@folder_option(
     "--resume",
     "resume_dir",
-    metavar="DIR",
-    type=click.Path(file_okay=False),
-    help="Go on from the checkpoint in DIR, saving there again. SPEC, -D, --invariant and the"
+    "Go on from the checkpoint in DIR, saving there again. SPEC, -D, --invariant and the"
     " search options default to the checkpoint's; if given, they must match it.",
 )
 @report_options

@@ -12,6 +12,8 @@ KAFKA_LIB := scripts/kafka/lib/.stamp
 
 # mc alone: the local engine needs neither pyspark nor Java.
 $(STAMP): pyproject.toml setup.py $(wildcard checker/hot/*.c checker/hot/*.h)
+	@$(PYTHON) -c 'import sys; v = sys.version.split()[0]; sys.exit(sys.version_info < (3, 11)\
+	 and f"mc needs Python 3.11+ ($(PYTHON) is {v}): make PYTHON=python3.11 ...")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e .

@@ -18,7 +18,7 @@ import json
 import sys
 import time
 import urllib.request
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,7 +38,7 @@ def rest(base: str, path: str) -> list[dict]:
 def _epoch(stamp: str) -> float:
     """A REST API time ("2026-11-25T14:27:14.123GMT") in seconds since the epoch."""
     parsed = datetime.strptime(stamp.replace("GMT", ""), "%Y-%m-%dT%H:%M:%S.%f")
-    return parsed.replace(tzinfo=timezone.utc).timestamp()
+    return parsed.replace(tzinfo=UTC).timestamp()
 
 
 def main() -> None:

@@ -222,10 +222,10 @@ def main() -> None:
 
 def _epoch(stamp: str) -> float:
     """A REST API time ("2026-11-25T14:27:14.123GMT") in seconds since the epoch."""
-    from datetime import datetime, timezone
+    from datetime import UTC, datetime
 
     parsed = datetime.strptime(stamp.replace("GMT", ""), "%Y-%m-%dT%H:%M:%S.%f")
-    return parsed.replace(tzinfo=timezone.utc).timestamp()
+    return parsed.replace(tzinfo=UTC).timestamp()
 
 
 def print_jobs(

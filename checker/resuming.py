@@ -18,7 +18,6 @@ import sysconfig
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 from checker import __version__
 from checker.checkpoint import (
@@ -131,7 +130,11 @@ def settings_of(model: Model, options: Options, engine: str, every: float | None
 # -- resuming ---------------------------------------------------------------------------------
 
 
-def _shown(value: Any) -> str:
+# An option's value as the command line gives it and a checkpoint's settings record it
+OptionValue = bool | int | str | None
+
+
+def _shown(value: OptionValue) -> str:
     if value is None:
         return "none"
     return str(value).lower() if isinstance(value, bool) else str(value)
@@ -210,7 +213,7 @@ def resumed_model(
     return build_model(cls, path, values, s.invariants, s.symmetry, s.view)
 
 
-def refuse_other_options(saved: Saved, given: Mapping[str, Any]) -> None:
+def refuse_other_options(saved: Saved, given: Mapping[str, OptionValue]) -> None:
     """Options given on the command line of a resumed run (by their option name) must be
     the checkpoint's."""
     s = saved.settings

@@ -15,7 +15,7 @@ import struct
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import msgpack
 import numpy as np
@@ -31,6 +31,13 @@ FINGERPRINT = "xxh3_64"  # checker.values.encoding.fingerprint, over its encodin
 _DTYPES = ("uint64", "int64", "uint32", "int32", "uint16", "uint8")
 
 
+# A checkpoint's counts as an engine writes them: numbers (the level, its states, ...), lists
+# of numbers (per action, per level) and the reachability properties reached (name -> [the
+# state, its depth]). Read back, they are msgpack's values until Saved's accessors check them.
+Count = int | list[int] | dict[str, list[int]]
+Counts = Mapping[str, Count]
+
+
 class CheckpointError(ConfigError):
     """A checkpoint that cannot be used: corrupt, or of another spec or other settings (151)."""
 
@@ -44,7 +51,7 @@ class Settings:
     spec_name: str  # its Spec class
     root: str  # the folder it is imported from; `sources` are relative to it
     sources: dict[str, str]  # the spec file (first) and the modules it uses -> SHA-256
-    constants: dict[str, Any]  # all of them, typed
+    constants: dict[str, int | bool | str]  # all of them, typed
     invariants: list[str]
     deadlock: bool
     max_depth: int | None
@@ -68,7 +75,7 @@ class Array:
     pieces: Iterable[bytes]
 
     @classmethod
-    def of(cls, values: np.ndarray | Any, dtype: str, count: int | None = None) -> Array:
+    def of(cls, values: np.ndarray | Sequence[int], dtype: str, count: int | None = None) -> Array:
         """The first `count` elements of a numpy array or an array.array."""
         count = len(values) if count is None else count
         step = max(1, PIECE // np.dtype(dtype).itemsize)
@@ -79,7 +86,9 @@ class Array:
         return cls(dtype, count, pieces)
 
 
-def _body(header: dict[str, Any], arrays: Mapping[str, Array], packer: Any) -> Iterator[bytes]:
+def _body(
+    header: dict[str, object], arrays: Mapping[str, Array], packer: msgpack.Packer
+) -> Iterator[bytes]:
     yield packer.pack(header)
     for name, array in arrays.items():
         expected = array.count * np.dtype(array.dtype).itemsize
@@ -91,9 +100,7 @@ def _body(header: dict[str, Any], arrays: Mapping[str, Array], packer: Any) -> I
             raise RuntimeError(f"checkpoint array {name}: {written} bytes, expected {expected}")
 
 
-def write(
-    file: IO[bytes], settings: Settings, counts: Mapping[str, Any], arrays: Mapping[str, Array]
-) -> None:
+def write(file: IO[bytes], settings: Settings, counts: Counts, arrays: Mapping[str, Array]) -> None:
     """Write a checkpoint to `file`, open for writing at its start: the frame, then the body
     (the frame's length and checksum filled in once the body is written)."""
     header = {
@@ -123,7 +130,7 @@ class Saved:
         self,
         path: Path,
         settings: Settings,
-        counts: dict[str, Any],
+        counts: dict[str, object],
         arrays: dict[str, np.ndarray],
     ) -> None:
         self.path = path
@@ -259,7 +266,7 @@ def _read(path: Path, file: IO[bytes]) -> Saved:
 
 
 def _read_array(
-    path: Path, unpacker: Any, name: str, dtype: np.dtype, count: int, limit: int
+    path: Path, unpacker: msgpack.Unpacker, name: str, dtype: np.dtype, count: int, limit: int
 ) -> np.ndarray:
     total = count * dtype.itemsize
     if total > limit:
@@ -277,7 +284,7 @@ def _read_array(
     return np.frombuffer(buffer, dtype=dtype)
 
 
-def _settings(path: Path, raw: Any) -> Settings:
+def _settings(path: Path, raw: object) -> Settings:
     if not isinstance(raw, dict):
         raise _corrupt(path, "no settings")
     kinds: dict[str, tuple[type, ...]] = {

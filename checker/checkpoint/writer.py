@@ -12,10 +12,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from checker.checkpoint import file as checkpoint_file
-from checker.checkpoint.file import FILE_NAME, Array, Saved, Settings
+from checker.checkpoint.file import FILE_NAME, Array, Counts, Saved, Settings
 from checker.errors import ConfigError
 
 DEFAULT_EVERY = 600.0  # seconds between checkpoints
@@ -48,7 +47,7 @@ class Checkpoints:
     def due(self) -> bool:
         return time.monotonic() - self._last >= self.every
 
-    def write(self, counts: Mapping[str, Any], arrays: Mapping[str, Array]) -> Written | None:
+    def write(self, counts: Counts, arrays: Mapping[str, Array]) -> Written | None:
         """Write a checkpoint (`counts` holds `level` and `states`, the number of distinct
         states); a failure is reported on stderr and the run goes on with the previous one."""
         try:
@@ -58,10 +57,10 @@ class Checkpoints:
             return None
         finally:
             self._last = time.monotonic()
-        self.written = Written(self.path, int(counts["level"]), int(counts["states"]))
+        self.written = Written(self.path, int(counts["level"]), int(counts["states"]))  # type: ignore[arg-type]
         return self.written
 
-    def _write(self, counts: Mapping[str, Any], arrays: Mapping[str, Array]) -> None:
+    def _write(self, counts: Counts, arrays: Mapping[str, Array]) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         descriptor, temp = tempfile.mkstemp(dir=self.directory, prefix=_TEMP_PREFIX, suffix=".tmp")
         try:

@@ -6,7 +6,9 @@ states live."""
 from __future__ import annotations
 
 import time
-from typing import Any, Protocol
+from typing import Protocol
+
+import numpy as np
 
 from checker import guard
 from checker.checkpoint import Checkpoints
@@ -15,6 +17,11 @@ from checker.model import Model
 from checker.progress import Progress
 from checker.result import ActionCoverage, CheckResult, ErrorInfo, Step
 
+# A state as an engine names it: locally its number in order of discovery, on Spark its
+# fingerprint (checker.search.admission's Ref), or there (fingerprint, depth) when its trace is
+# rebuilt from the levels' links.
+Where = int | tuple[int, int]
+
 
 class Stop(Exception):
     """The search ends with `verdict` (and the result's `fields`); its trace ends at `where`,
@@ -22,7 +29,7 @@ class Stop(Exception):
     `after`, if given: the step out of it that the verdict is about."""
 
     def __init__(
-        self, verdict: str, where: Any = None, after: Step | None = None, **fields: object
+        self, verdict: str, where: Where | None = None, after: Step | None = None, **fields: object
     ) -> None:
         self.verdict = verdict
         self.where = where
@@ -33,7 +40,7 @@ class Stop(Exception):
 class Failed(Exception):
     """Spec code raised `error` while the search evaluated the state at `where`."""
 
-    def __init__(self, error: EvaluationError, where: Any = None) -> None:
+    def __init__(self, error: EvaluationError, where: Where | None = None) -> None:
         self.error = error
         self.where = where
 
@@ -50,16 +57,16 @@ class Search(Protocol):
     generated: int
     depth: int
     queue: int
-    fired: Any  # per action: successors generated, and new states found
-    new: Any
+    fired: np.ndarray  # per action: successors generated, and new states found
+    new: np.ndarray
 
     def run(self) -> None:
         """Explore, level by level; raise Stop or Failed to end early."""
 
-    def reachability(self) -> dict[str, tuple[Any, int]]:
+    def reachability(self) -> dict[str, tuple[Where, int]]:
         """Each reachability property reached: name -> (where, its depth)."""
 
-    def trace_to(self, where: Any) -> list[Step]:
+    def trace_to(self, where: Where) -> list[Step]:
         """The shortest trace to the state at `where`."""
 
     def interrupted(self) -> None:

@@ -23,7 +23,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
-from checker.checkpoint import Array, Checkpoints, Saved
+from checker.checkpoint import Array, Checkpoints, Count, Saved
 from checker.errors import EvaluationError
 from checker.model import Model, Successor
 from checker.progress import Progress
@@ -136,7 +136,7 @@ class LevelSearch(Admission, Generic[F]):
         checkpoint can be written now)."""
         raise NotImplementedError
 
-    def saved_counts(self, start: LevelStart[F]) -> dict[str, Any]:
+    def saved_counts(self, start: LevelStart[F]) -> dict[str, Count]:
         """The engine's own counts in a checkpoint, besides the search's."""
         return {}
 

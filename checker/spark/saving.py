@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from checker.checkpoint import Array, Saved
+from checker.checkpoint import Array, Count, Saved
 from checker.search.levels import LevelStart
 from checker.spark.arrow import level_batch
 from checker.spark.driver import FRONTIER_COLUMNS
@@ -43,7 +43,7 @@ class Checkpointing:
             sys.stderr.write(f"mc: warning: no checkpoint written: Spark failed: {exc}\n")
             return None
 
-    def saved_counts(self, start: LevelStart) -> dict[str, Any]:
+    def saved_counts(self, start: LevelStart) -> dict[str, Count]:
         return {"sizes": self.sizes[: start.level]}
 
     def saved_reference(self, ref: int) -> int:

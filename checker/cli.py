@@ -536,7 +536,6 @@ def list_spec(spec: str, defines: Sequence[str]) -> int:
 @define_option
 @click.option(
     "--trace",
-    "trace_path",
     metavar="RESULT.json",
     type=click.Path(dir_okay=False),
     help="An `mc check --json` report of this spec: its trace is one click away.",
@@ -550,14 +549,7 @@ def list_spec(spec: str, defines: Sequence[str]) -> int:
 )
 @click.option("--open", "open_browser", is_flag=True, help="Open the page in the browser.")
 @max_depth_option
-def explore(
-    spec: str,
-    defines: Sequence[str],
-    trace_path: str | None,
-    port: int,
-    open_browser: bool,
-    max_depth: int | None,
-) -> int:
+def explore(spec: str, defines: Sequence[str], **options: Any) -> int:
     """Walk SPEC's states in the browser: a local page (127.0.0.1) showing a state, every
     action binding (enabled ones one click away), the invariants on it, the sequence chart
     of the path, and "find" (the shortest path to a state where an expression holds).
@@ -565,16 +557,8 @@ def explore(
     from checker import explore as explorer  # Werkzeug is imported only here
 
     command = shlex.join(["mc", "explore", spec, *(a for d in defines for a in ("-D", d))])
-    return explorer.run(
-        spec,
-        constants.defines(defines),
-        trace=trace_path,
-        port=port,
-        open_browser=open_browser,
-        max_depth=max_depth,
-        command=command,
-        echo=lambda line: click.echo(line),
-    )
+    defined = constants.defines(defines)
+    return explorer.run(spec, defined, command=command, echo=click.echo, **options)
 
 
 @cli.command("validate")

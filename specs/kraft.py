@@ -15,13 +15,14 @@ NoLeader is the string "NoLeader". Messages (registration, AlterPartition, Fetch
 responses) travel through the set `messages`; a handled one moves to `messages_discard`. The
 controller's partition state is appended to the metadata log `con_metadata_log` as a full
 PartitionChangeRecord, which brokers replicate (`broker_metadata_log`) and act upon. Each action
-is the TLA+ action of the same name (snake case), guard first, then effect; the helpers keep
-the TLA+ operators' names too. Messages are sent and handled with specs/network.py's effects,
-applied with the action's other changes in the same `replace`. The operators that set primed
-variables take the state before the step (`s`) and the successor built so far (`t`) and return
-it with their changes, because several change the same variable in one step (a fetch appends a
-record, then the HWM advances and values are acknowledged): unlike specs/kraft_quorum.py,
-whose operators set disjoint variables, gathered into one `replace` per step.
+is the TLA+ action of the same name (snake case): its guard first, then its own changes in one
+`replace`, the messages it sends and handles among them (specs/network.py's effects), then the
+TLA+ operators it calls; the helpers keep the TLA+ operators' names too. The operators that set
+primed variables take the state before the step (`s`) and the successor built so far (`t`) and
+return it with their changes, because several change the same variable in one step (a fetch
+appends a record, then the HWM advances and values are acknowledged): unlike
+specs/kraft_quorum.py, whose operators set disjoint variables, gathered into one `replace` per
+step.
 
 The view is the TLA+ model's `view`: the auxiliary variables (broker epoch source, fault
 counters, floor leader offset) and the discarded messages do not identify a state. As in TLC,
@@ -281,22 +282,18 @@ class KRaftReplication(Spec):
         if s.broker_state[b].status not in OFFLINE:
             return None
         incarnation = s.aux_ctrs.incarn_ctr
-        s = s.replace(
-            broker_state=put(
-                s.broker_state,
-                b,
-                Record(
-                    status=STARTING,
-                    broker_epoch=self.epoch_on_start(s, b),
-                    incarnation_id=incarnation,
-                    registered=False,
-                ),
-            ),
+        starting = Record(
+            status=STARTING,
+            broker_epoch=self.epoch_on_start(s, b),
+            incarnation_id=incarnation,
+            registered=False,
+        )
+        return s.replace(
+            broker_state=put(s.broker_state, b, starting),
             partition_status=put(s.partition_status, b, None),
             aux_ctrs=s.aux_ctrs.replace(incarn_ctr=incarnation + 1),
+            **NET.send(s, self.registration_request(s, b, incarnation)),
         )
-        request = self.registration_request(s, b, incarnation)
-        return s.replace(**NET.send(s, request))
 
     @action(b="brokers", fair_each="weak", switch=RESTARTS)
     @on("broker {b}", receives="controller", message="RegisterBrokerResponse")
@@ -399,10 +396,12 @@ class KRaftReplication(Spec):
                 )
             else:
                 part_state = md.replace(maximal_isr=md.isr)
-            t = s.replace(partition_metadata=put(s.partition_metadata, b, part_state))
-            t = self.maybe_update_hwm_and_ack_on_partition_change(s, t, b, part_state)
-            t = t.replace(partition_pending_ap=put(t.partition_pending_ap, b, NO_PENDING_AP))
-            out.append(t.replace(**NET.discard(t, m)))
+            t = s.replace(
+                partition_metadata=put(s.partition_metadata, b, part_state),
+                partition_pending_ap=put(s.partition_pending_ap, b, NO_PENDING_AP),
+                **NET.discard(s, m),
+            )
+            out.append(self.maybe_update_hwm_and_ack_on_partition_change(s, t, b, part_state))
         return out
 
     @action(b="brokers", fair_each="weak")
@@ -493,18 +492,14 @@ class KRaftReplication(Spec):
                 if self.can_advance_hwm(b, md.isr, old_hwm, max_committed + 1)
                 else old_hwm
             )
+            written = Record(log=data.log + (new_record,), hwm=max(new_hwm, old_hwm), leo=new_leo)
             t = s.replace(
-                partition_data=put(
-                    s.partition_data,
-                    b,
-                    Record(log=data.log + (new_record,), hwm=max(new_hwm, old_hwm), leo=new_leo),
-                )
+                partition_data=put(s.partition_data, b, written),
+                inv_sent=s.inv_sent | {v},
+                aux_flo=put(s.aux_flo, b, data.leo) if s.aux_flo[b] == INT_MAX else s.aux_flo,
             )
             if new_hwm > old_hwm:
                 t = self.update_hwm_invariant_vars(s, t, b, old_hwm, new_hwm, True)
-            t = t.replace(inv_sent=s.inv_sent | {v})
-            if s.aux_flo[b] == INT_MAX:
-                t = t.replace(aux_flo=put(s.aux_flo, b, data.leo))
             out.append(t)
         return out
 
@@ -581,13 +576,12 @@ class KRaftReplication(Spec):
             registered = Record(
                 status=UNFENCED, broker_epoch=broker_epoch, incarnation_id=m.incarnation_id
             )
-            for t in self.on_registration(s, b, m):
-                t = t.replace(
-                    con_broker_reg=put(s.con_broker_reg, b, registered),
-                    aux_broker_epoch=broker_epoch,
-                    **NET.reply(t, m, response),
-                )
-                out.append(t)
+            t = s.replace(
+                con_broker_reg=put(s.con_broker_reg, b, registered),
+                aux_broker_epoch=broker_epoch,
+                **NET.reply(s, m, response),
+            )
+            out += self.on_registration(t, b, m)
         return out
 
     @action(b="brokers", fair_each="weak")
@@ -833,7 +827,8 @@ class KRaftReplication(Spec):
         )
 
     def on_registration(self, s: State, b: int, m: Record) -> list[State]:
-        """hook: what the controller does to the partition when b registers."""
+        """hook: what the controller does to the partition when b registers (s: with the
+        registration applied, the partition untouched)."""
         return self.handle_broker_unfenced(s, b)
 
     def may_lose_data(self, s: State, b: int) -> bool:

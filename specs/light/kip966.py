@@ -3,7 +3,8 @@
 Before the KIP, with min.insync.replicas = 2 the ISR may shrink to the leader alone and the
 leader still advances the high watermark; if that last replica then loses unflushed records in
 an unclean shutdown, it comes back as the only ISR member, is elected, and committed records
-are gone ("last replica standing"). The KIP's rules (see ../shared/kips/kip-966-notes.md):
+are gone ("last replica standing"). The KIP's rules (KIP-966 "Eligible Leader Replicas", on
+the Apache Kafka wiki, cwiki.apache.org/confluence/display/KAFKA):
 
 1. The HWM advances only while |ISR| >= MinISR.
 2. Replicas leaving the ISR below MinISR join the ELR (as many as keep |ISR| + |ELR| at

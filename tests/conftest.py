@@ -28,6 +28,30 @@ needs_chromium = pytest.mark.skipif(
 )
 
 
+# The report options of `mc check`, by the ending of the file each writes
+REPORT_FLAGS = {
+    "json": "--json",
+    "xml": "--junit",
+    "itf": "--itf",
+    "html": "--html",
+    "sarif": "--sarif",
+}
+
+
+def reports(folder: Path, *kinds: str) -> tuple[dict[str, Path], list[str | Path]]:
+    """Report files in `folder`, one of each kind ("json", "xml", ...), and the options of
+    `mc check` that write them."""
+    out = {kind: folder / f"report.{kind}" for kind in kinds}
+    return out, [arg for kind in kinds for arg in (REPORT_FLAGS[kind], out[kind])]
+
+
+def lines_after(text: str, line: str, count: int | None = None) -> list[str]:
+    """The `count` lines (default: all) of `text` after its line `line`."""
+    lines = text.splitlines()
+    at = lines.index(line) + 1
+    return lines[at : None if count is None else at + count]
+
+
 @dataclass
 class Run:
     code: int

@@ -33,7 +33,7 @@ from checker.search.options import Options
 from specs.light.kip966 import Kip966
 from specs.light.kip996 import Kip996
 from tests.checker.toys import FromZero
-from tests.conftest import SPECS
+from tests.conftest import SPECS, lines_after
 
 
 def run(spec: Spec, names=None):
@@ -710,8 +710,7 @@ def test_mc_list_shows_fairness_and_properties(mc, write_spec):
     lines = result.out.splitlines()
     assert "  postpone()  [WF]  The server puts the request off." in lines
     assert "  serve(n in (1,))  [SF for each binding]" in lines
-    at = lines.index("Temporal properties:")
-    assert lines[at + 1 :] == [
+    assert lines_after(result.out, "Temporal properties:") == [
         "  answered: asked ~> served  Every request is eventually served.",
         "  started: eventually started  The client asks.",
     ]

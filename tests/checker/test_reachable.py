@@ -14,7 +14,7 @@ from checker.local.bfs import check
 from checker.reports import html, itf
 from checker.reports.sarif import Checked, to_sarif
 from checker.search.options import Options
-from tests.conftest import SPECS
+from tests.conftest import SPECS, lines_after, reports
 
 SPEC = """
 from checker import Record, Spec, action, constant, invariant, reachable, terminal
@@ -76,11 +76,8 @@ def test_reached_properties_and_their_depth(mc, steps):
 
 
 def test_a_property_never_reached_is_a_violation_with_its_own_message(mc, steps, tmp_path):
-    out = {k: tmp_path / f"r.{k}" for k in ("json", "xml", "sarif")}
-    run = mc(
-        "check", steps, "-D", "top=0", "--progress", "0", "--json", out["json"],
-        "--junit", out["xml"], "--sarif", out["sarif"],
-    )  # fmt: skip
+    out, flags = reports(tmp_path, "json", "xml", "sarif")
+    run = mc("check", steps, "-D", "top=0", "--progress", "0", *flags)
     assert run.code == 12
     assert (
         "Error: reachability properties at_top, odd are never reached: no reachable state"
@@ -108,16 +105,10 @@ def test_a_property_never_reached_is_a_violation_with_its_own_message(mc, steps,
 
 
 def test_the_witness_is_the_shortest_behavior_in_every_report(mc, steps, tmp_path):
-    out = {k: tmp_path / f"w.{k}" for k in ("json", "xml", "itf", "html", "sarif")}
-    run = mc(
-        "check", steps, "--witness", "at_top", "--progress", "0", "--json", out["json"],
-        "--junit", out["xml"], "--itf", out["itf"], "--html", out["html"], "--sarif",
-        out["sarif"],
-    )  # fmt: skip
+    out, flags = reports(tmp_path, "json", "xml", "itf", "html", "sarif")
+    run = mc("check", steps, "--witness", "at_top", "--progress", "0", *flags)
     assert run.code == 0
-    lines = run.out.splitlines()
-    at = lines.index("The shortest behavior reaching at_top, 3 states:")
-    assert lines[at + 1 : at + 8] == [
+    assert lines_after(run.out, "The shortest behavior reaching at_top, 3 states:", 7) == [
         "State 1: initial state",
         "    resets = 0",
         "    x      = 0",
@@ -129,9 +120,10 @@ def test_the_witness_is_the_shortest_behavior_in_every_report(mc, steps, tmp_pat
     doc = json.loads(out["json"].read_text())
     assert doc["witness"] == "at_top" and [s["state"]["x"] for s in doc["trace"]] == [0, 1, 3]
     cases = {c.get("name"): c for c in ET.parse(out["xml"]).getroot().iter("testcase")}
-    assert "The shortest behavior reaching at_top, 3 states:" in cases["at_top"].find(
-        "system-out"
-    ).text
+    assert (
+        "The shortest behavior reaching at_top, 3 states:"
+        in cases["at_top"].find("system-out").text
+    )
     trace = json.loads(out["itf"].read_text())
     assert "the shortest behavior reaching at_top" in trace["#meta"]["description"]
     assert len(trace["states"]) == 3

@@ -11,7 +11,7 @@ import pytest
 from checker import batch
 from checker.errors import ExitCode
 from checker.testing import check
-from tests.conftest import SPECS
+from tests.conftest import SPECS, lines_after, reports
 
 SPEC = """
 from checker import Record, Spec, action, constant, invariant, terminal
@@ -108,15 +108,11 @@ def test_a_search_cut_short_warns_about_nothing(write_spec):
 
 def test_every_report_carries_the_warnings(mc, write_spec, tmp_path):
     path = write_spec(SPEC)
-    out = {k: tmp_path / f"r.{k}" for k in ("json", "xml", "sarif")}
-    run = mc(
-        "check", path, "--progress", "0", "--json", out["json"], "--junit", out["xml"],
-        "--sarif", out["sarif"],
-    )  # fmt: skip
+    out, flags = reports(tmp_path, "json", "xml", "sarif")
+    run = mc("check", path, "--progress", "0", *flags)
     assert run.code == 0
     lines = run.out.splitlines()
-    at = lines.index("All invariants hold over 4 distinct states.")
-    assert lines[at + 1 : at + 5] == [
+    assert lines_after(run.out, "All invariants hold over 4 distinct states.", 4) == [
         "Warning: reset was never enabled: is its guard or its return wrong?",
         f"Warning: rewind ({path}:{REWIND}) looks like an action, (self, s, ...) returning"
         " s.replace(...), but is not declared and nothing calls it: decorate it with @action?",

@@ -12,11 +12,12 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from checker import Record, Spec, action, all_rules, commands, constant, rule
+from checker import action, all_rules, commands, constant, rule
 from checker.ablate.rows import ablate
 from checker.ablation import ALL_ON, Settings
 from checker.reports import ablation as reports
 from checker.spec import all_rules_of, rules_of
+from tests.checker.toys import FromZero
 from tests.conftest import ROOT
 
 TOY = '''
@@ -111,14 +112,11 @@ def cells(ablation):
 # -- rules as constants ------------------------------------------------------------------------
 
 
-class Layer(Spec):
+class Layer(FromZero):
     fixed = all_rules("the KIP")
     first = rule("the first rule")
     second = rule("the second rule")
     n = constant(1, "a bound")
-
-    def init(self):
-        return Record(x=0)
 
     @action
     def step(self, s):
@@ -393,9 +391,7 @@ def test_rows_cut_by_the_timeout_say_so(toy, mc):
     assert "cap: stopped: --timeout 1e-300 s reached." in run.out
 
 
-def test_the_html_folder_of_counterexamples_never_lands_outside_the_paths_named(
-    toy, mc, tmp_path
-):
+def test_the_html_folder_of_counterexamples_never_lands_outside_the_paths_named(toy, mc, tmp_path):
     (tmp_path / "t.cells").write_text("mine")
     run = mc("ablate", toy, "--html", str(tmp_path / "t.html"), "--rule", "cap")
     assert run.code == 151

@@ -9,12 +9,12 @@ from dataclasses import asdict
 import pytest
 
 from checker import Record, Spec, action, action_constraint, constraint, invariant, terminal
-from checker.errors import SpecError
 from checker.loader import load_model
 from checker.local.bfs import check
 from checker.model import Model
 from checker.search.options import Options
 from tests.bundled import BUNDLED
+from tests.checker.overrides import assert_override_rules
 from tests.checker.test_incremental import TIMING
 from tests.checker.toys import FromZero
 from tests.conftest import ROOT
@@ -220,17 +220,7 @@ def test_a_view_that_hides_what_an_invariant_sees_is_unsound():
 
 
 def test_constraints_follow_the_override_rules_of_invariants():
-    class Undecorated(StateBounded):
-        def small(self, s):
-            return True
-
-    with pytest.raises(SpecError, match=r"Undecorated\.small overrides a constraint"):
-        Model(Undecorated())
-
-    class Removed(StateBounded):
-        small = None
-
-    assert Model(Removed()).constraints == ()
+    assert_override_rules(StateBounded, "small", "constraint", lambda model: model.constraints)
     shared = action_constraint(lambda s, t: t.x <= 1)
 
     class Shared(Counter):

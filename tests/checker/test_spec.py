@@ -9,6 +9,7 @@ from checker.errors import SpecError
 from checker.local.bfs import check
 from checker.model import Model
 from checker.spec import Constant
+from tests.checker.overrides import assert_override_rules
 from tests.checker.toys import FromZero
 
 
@@ -165,17 +166,7 @@ def test_a_spec_without_actions_or_init_is_refused():
 
 
 def test_undecorated_override_of_an_invariant_is_an_error():
-    class Quiet(Layer):
-        def short(self, s):
-            return True
-
-    with pytest.raises(SpecError, match=r"Quiet\.short overrides an invariant"):
-        Model(Quiet())
-
-    class Removed(Layer):
-        short = None
-
-    assert Model(Removed()).invariants == ()
+    assert_override_rules(Layer, "short", "invariant", lambda model: model.invariants)
 
 
 def test_on_templates_may_only_name_parameters_and_the_state():

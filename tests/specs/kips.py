@@ -18,11 +18,15 @@ def holds(spec: str | os.PathLike[str], distinct: int, depth: int) -> CheckResul
     return result
 
 
-def broken(spec: str | os.PathLike[str], invariant: str) -> CheckResult:
-    """Check `spec` without its fix: `invariant` is the one that breaks (the result's trace is
-    the counterexample)."""
+def broken(
+    spec: str | os.PathLike[str], invariant: str, steps: list[str] | None = None
+) -> CheckResult:
+    """Check `spec` without its fix: `invariant` is the one that breaks, by the actions
+    `steps` if given (the result's trace is the counterexample)."""
     result = check(load_model(spec, {"fixed": "false"}))
     assert (result.verdict, result.invariant) == ("violation", invariant)
+    if steps is not None:
+        assert actions(result) == steps
     return result
 
 

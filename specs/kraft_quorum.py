@@ -1021,6 +1021,11 @@ class KRaftQuorum(Spec):
             **NET.send(s, msg),
         )
 
+    def may_reconfigure(self, s: State, srv: int, target: int, counter: str, limit: int) -> bool:
+        """What both reconfigurations need first: fewer of them so far (the `counter` of
+        aux_ctrs) than `limit`, and both servers started."""
+        return s.aux_ctrs[counter] < limit and srv in s.server_ids and target in s.server_ids
+
     def add_voter_check(self, s: State, srv: int, add_server: int) -> str:
         """AddVoterCheck"""
         member = add_server in s.config[srv].members
@@ -1034,9 +1039,7 @@ class KRaftQuorum(Spec):
         It needs a committed entry of its epoch and no pending reconfiguration, and uses the
         new configuration at once."""
         if (
-            s.aux_ctrs.add_reconfig_ctr >= self.max_add_reconfigs
-            or srv not in s.server_ids
-            or add_server not in s.server_ids
+            not self.may_reconfigure(s, srv, add_server, "add_reconfig_ctr", self.max_add_reconfigs)
             or self.add_voter_check(s, srv, add_server) != OK
             or not self.liveness_add_voter_liveness_condition(s, srv, add_server)
             or len(s.config[srv].members) >= self.max_cluster_size
@@ -1062,9 +1065,9 @@ class KRaftQuorum(Spec):
         It uses the new configuration at once; if it removes itself, it leads on as an
         observer until the command is committed, then resigns."""
         if (
-            s.aux_ctrs.remove_reconfig_ctr >= self.max_remove_reconfigs
-            or srv not in s.server_ids
-            or remove_server not in s.server_ids
+            not self.may_reconfigure(
+                s, srv, remove_server, "remove_reconfig_ctr", self.max_remove_reconfigs
+            )
             or self.remove_voter_check(s, srv, remove_server) != OK
             or not self.liveness_remove_voter_liveness_condition(s, srv, remove_server)
             or len(s.config[srv].members) <= self.min_cluster_size
@@ -1237,25 +1240,20 @@ class KRaftQuorum(Spec):
         )
 
     def no_transition(self, s: State, srv: int) -> Record:
-        return Record(
-            state=s.state[srv],
-            epoch=s.current_epoch[srv],
-            leader=s.leader[srv],
+        return election_state(
+            s.state[srv],
+            s.current_epoch[srv],
+            s.leader[srv],
+            s.voted_for[srv],
             votes_recv=s.votes_recv[srv],
-            voted_for=s.voted_for[srv],
         )
 
     def transition_to_unattached_add_vote(self, s, srv, epoch, state0, vote_recipient) -> Record:
         return add_vote(UNATTACHED, epoch, state0, frozenset(), vote_recipient)
 
     def boot_time_unattached(self, s: State, srv: int) -> Record:
-        return Record(
-            state=UNATTACHED,
-            epoch=s.current_epoch[srv],
-            leader=None,
-            votes_recv=frozenset(),
-            voted_for=s.voted_for[srv],  # a vote of this epoch survives the restart
-        )
+        # a vote of this epoch survives the restart
+        return election_state(UNATTACHED, s.current_epoch[srv], None, s.voted_for[srv])
 
     def transition_to_unattached(self, s: State, srv: int, epoch: int, leader_id) -> Record:
         """TransitionToUnattached: a higher epoch with no known leader, or (KIP-996) a
@@ -1263,59 +1261,33 @@ class KRaftQuorum(Spec):
         cur = s.current_epoch[srv]
         if epoch < cur or (epoch == cur and s.state[srv] != PROSPECTIVE):
             return SET_ILLEGAL_STATE
-        return Record(
-            state=UNATTACHED,
-            epoch=epoch,
-            leader=leader_id,
-            votes_recv=frozenset(),
-            voted_for=None if epoch > cur else s.voted_for[srv],
+        return election_state(
+            UNATTACHED, epoch, leader_id, None if epoch > cur else s.voted_for[srv]
         )
 
     def transition_to_follower(self, s: State, srv: int, leader_id, epoch: int) -> Record:
         cur = s.current_epoch[srv]
         if leader_id == srv or epoch < cur or (epoch == cur and s.state[srv] in (LEADER, FOLLOWER)):
             return SET_ILLEGAL_STATE
-        return Record(
-            state=FOLLOWER,
-            epoch=epoch,
-            leader=leader_id,
-            votes_recv=frozenset(),
-            voted_for=None if epoch > cur else s.voted_for[srv],
-        )
+        return election_state(FOLLOWER, epoch, leader_id, None if epoch > cur else s.voted_for[srv])
 
     def transition_to_leader(self, s: State, srv: int) -> Record:
         if s.state[srv] != CANDIDATE:
             return SET_ILLEGAL_STATE
-        return Record(
-            state=LEADER,
-            epoch=s.current_epoch[srv],
-            leader=srv,
-            votes_recv=frozenset(),
-            voted_for=None,
-        )
+        return election_state(LEADER, s.current_epoch[srv], srv, None)
 
     def transition_to_resigned(self, s: State, srv: int) -> Record:
         if s.state[srv] != LEADER:
             return SET_ILLEGAL_STATE
-        return Record(
-            state=RESIGNED,
-            epoch=s.current_epoch[srv],
-            leader=srv,  # it still names itself
-            votes_recv=frozenset(),
-            voted_for=None,
-        )
+        return election_state(RESIGNED, s.current_epoch[srv], srv, None)  # it still names itself
 
     def transition_to_prospective(self, s: State, srv: int, epoch: int) -> Record:
         """TransitionToProspective: it votes for itself at once (its pre-vote requests leave
         in the same step); it keeps the leader it knew and any vote of the epoch."""
         if s.state[srv] in (LEADER, PROSPECTIVE):
             return SET_ILLEGAL_STATE
-        return Record(
-            state=PROSPECTIVE,
-            epoch=epoch,
-            leader=s.leader[srv],
-            votes_recv=frozenset({srv}),
-            voted_for=s.voted_for[srv],
+        return election_state(
+            PROSPECTIVE, epoch, s.leader[srv], s.voted_for[srv], votes_recv=frozenset({srv})
         )
 
     def transition_to_prospective_add_vote(self, s, srv, epoch, state0, vote_recipient) -> Record:
@@ -1324,12 +1296,8 @@ class KRaftQuorum(Spec):
     def transition_to_candidate(self, s: State, srv: int) -> Record:
         if s.state[srv] != PROSPECTIVE:
             return SET_ILLEGAL_STATE
-        return Record(
-            state=CANDIDATE,
-            epoch=s.current_epoch[srv] + 1,
-            leader=None,
-            votes_recv=frozenset({srv}),
-            voted_for=srv,
+        return election_state(
+            CANDIDATE, s.current_epoch[srv] + 1, None, srv, votes_recv=frozenset({srv})
         )
 
     def maybe_transition(self, s: State, srv: int, leader_id, epoch: int) -> Record:
@@ -1507,18 +1475,20 @@ def append_reconfiguration(s: State, srv: int, command: str, **value: object) ->
     }
 
 
+def election_state(state: str, epoch: int, leader, voted_for, votes_recv=frozenset()) -> Record:
+    """A server's role in an epoch, the leader it knows, its vote and the votes it received
+    (the model's five per-server election variables, as one record)."""
+    return Record(
+        state=state, epoch=epoch, leader=leader, votes_recv=votes_recv, voted_for=voted_for
+    )
+
+
 def add_vote(role: str, epoch: int, state0: Record, votes_recv, vote_recipient) -> Record:
     """What TransitionToUnattachedAddVote and TransitionToProspectiveAddVote share: a server
     that is `role` in `epoch` and has not voted casts its vote (anything else is illegal)."""
     if state0.epoch != epoch or state0.state != role or state0.voted_for is not None:
         return SET_ILLEGAL_STATE
-    return Record(
-        state=role,
-        epoch=epoch,
-        leader=state0.leader,
-        votes_recv=votes_recv,
-        voted_for=vote_recipient,
-    )
+    return election_state(role, epoch, state0.leader, vote_recipient, votes_recv=votes_recv)
 
 
 def with_handled(state: Record, handled: bool, error) -> Record:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from checker import Record, State, constant, invariant
 from invariants import replication
-from specs.light.replication import Replication
+from specs.light.replication import Replication, switched_by_fix
 
 
 class Kip841(Replication):
@@ -21,9 +21,7 @@ class Kip841(Replication):
     max_controlled_shutdowns = constant(1, "fault bound: controlled shutdowns (then clean stop)")
     max_unclean_shutdowns = constant(1, "fault bound: crashes that keep the whole log")
 
-    @property
-    def kip841(self) -> bool:
-        return self.fixed
+    kip841 = switched_by_fix()
 
     def ineligible(self, s: State, b: int) -> bool:
         """Fenced, or in controlled shutdown (the state KIP-841 persists)."""

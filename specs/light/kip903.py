@@ -15,6 +15,7 @@ from __future__ import annotations
 from checker import Record, State, constant, invariant, reachable
 from invariants import replication
 from specs.light.kip841 import Kip841
+from specs.light.replication import switched_by_fix
 
 
 class Kip903(Kip841):
@@ -26,9 +27,7 @@ class Kip903(Kip841):
     max_unclean_shutdowns = constant(1, "fault bound: crashes that keep the whole log")
     max_disk_replacements = constant(1, "fault bound: crashes with the disk replaced (empty log)")
 
-    @property
-    def kip903(self) -> bool:
-        return self.fixed
+    kip903 = switched_by_fix()
 
     def leader_may_propose(self, s: State, f: int, replica: Record) -> bool:
         # Propose f only once the epoch of its Fetch matches the metadata cache.

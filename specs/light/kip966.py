@@ -29,6 +29,7 @@ from __future__ import annotations
 from checker import Record, State, always_eventually, constant, invariant, reachable, without
 from invariants import replication
 from specs.light.kip903 import Kip903
+from specs.light.replication import switched_by_fix
 
 
 class Kip966(Kip903):
@@ -42,9 +43,7 @@ class Kip966(Kip903):
     max_unflushed_losses = constant(1, "fault bound: crashes losing unflushed records")
     max_disk_replacements = constant(0, "fault bound: crashes with the disk replaced (empty log)")
 
-    @property
-    def kip966(self) -> bool:
-        return self.fixed
+    kip966 = switched_by_fix()
 
     def view(self, s: State) -> Record:
         """States that differ only in LastKnownELR are one state: rule 4 records it, but no

@@ -47,6 +47,12 @@ RESTARTS = (
 FENCES = (*RESTARTS, "max_heartbeat_losses")
 
 
+def switched_by_fix() -> property:
+    """A KIP layer's switch (`kip841 = switched_by_fix()`): on as its `fixed` constant says; a
+    later KIP sets it True."""
+    return property(lambda spec: spec.fixed)
+
+
 class Replication(Spec):
     """KRaft replication of one partition, before KIP-841, KIP-903 and KIP-966."""
 

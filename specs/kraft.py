@@ -460,8 +460,7 @@ class KRaftReplication(Spec):
         out = []
         for m in NET.of(s, "FetchResponse", dest=b):
             if s.broker_fetchers[b][m.source].pending_response:
-                t = self.handle_fetch_response(s, b, m)
-                out.append(t.replace(**NET.discard(t, m)))
+                out.append(s.replace(**self.handle_fetch_response(s, b, m), **NET.discard(s, m)))
         return out
 
     @action(b="brokers")
@@ -1216,7 +1215,8 @@ class KRaftReplication(Spec):
             self.validate_alter_partition_request(s, b, request) is not None
         ):
             return None
-        t = s.replace(
+        shrinks = s.aux_ctrs.leader_shrink_isr_ctr + (1 if curr_isr - proposed else 0)
+        return s.replace(
             **NET.send(s, request),
             partition_metadata=put(
                 s.partition_metadata, b, md.replace(maximal_isr=proposed | curr_isr)
@@ -1226,14 +1226,8 @@ class KRaftReplication(Spec):
                 b,
                 Record(epoch=md.partition_epoch + 1, request=request),
             ),
+            aux_ctrs=s.aux_ctrs.replace(leader_shrink_isr_ctr=shrinks),
         )
-        if curr_isr - proposed:
-            t = t.replace(
-                aux_ctrs=t.aux_ctrs.replace(
-                    leader_shrink_isr_ctr=t.aux_ctrs.leader_shrink_isr_ctr + 1
-                )
-            )
-        return t
 
     def validate_alter_partition_request(self, s, b, m) -> str | None:
         md = s.con_partition_metadata
@@ -1273,7 +1267,6 @@ class KRaftReplication(Spec):
             new = self.pending_reassignment(md, md.replicas, m.isr, elr, md.adding, md.removing)
         out = []
         for leader in self.new_leaders(md, new["isr"]):
-            t = self.apply_partition_change(s, s, leader=leader, **new)
             response = Record(
                 type="AlterPartitionResponse",
                 error=None,
@@ -1286,7 +1279,8 @@ class KRaftReplication(Spec):
                 dest=b,
                 source=CONTROLLER,
             )
-            out.append(t.replace(**NET.reply(t, m, response)))
+            t = s.replace(**NET.reply(s, m, response))
+            out.append(self.apply_partition_change(s, t, leader=leader, **new))
         return out
 
     def completed_reassignment(self, s: State, isr: frozenset, replicas: frozenset) -> dict:
@@ -1355,17 +1349,18 @@ class KRaftReplication(Spec):
         md, data = s.partition_metadata[b], s.partition_data[b]
         req = m.partition
 
-        def response(t, **fields):
+        def response(error=None, diverging_epoch=None, hwm=data.hwm, records=(), **changes):
+            """The step that answers m with these fields, and makes these `changes`."""
             body = Record(
-                error=fields.get("error"),
+                error=error,
                 leader_epoch=md.leader_epoch,
                 fetch_offset=req.fetch_offset,
-                diverging_epoch=fields.get("diverging_epoch"),
-                hwm=fields.get("hwm", data.hwm),
-                records=fields.get("records", ()),
+                diverging_epoch=diverging_epoch,
+                hwm=hwm,
+                records=records,
             )
             response = Record(type="FetchResponse", partition=body, dest=m.source, source=m.dest)
-            return t.replace(**NET.reply(t, m, response))
+            return s.replace(**changes, **NET.reply(s, m, response))
 
         if s.partition_status[b] != LEADER or md.leader_epoch != req.leader_epoch:
             if md.leader_epoch < req.leader_epoch:
@@ -1374,10 +1369,10 @@ class KRaftReplication(Spec):
                 error = "FencedLeaderEpoch"
             else:
                 error = "NotLeaderOrFollower"
-            return response(s, error=error)
+            return response(error=error)
         last_epoch = self.last_offset_for_epoch(s, b, req.last_fetched_epoch, True)
         if last_epoch.epoch < req.last_fetched_epoch or last_epoch.offset < req.fetch_offset:
-            return response(s, diverging_epoch=last_epoch)
+            return response(diverging_epoch=last_epoch)
         rs = put(
             s.partition_replica_state[b],
             m.source,
@@ -1390,12 +1385,16 @@ class KRaftReplication(Spec):
             if self.can_advance_hwm(b, md.isr, old_hwm, max_committed + 1)
             else old_hwm
         )
-        t = self.maybe_advance_high_watermark(s, s, b, md.isr, old_hwm, new_hwm, True)
-        t = t.replace(partition_replica_state=put(s.partition_replica_state, b, rs))
         records = (data.log[req.fetch_offset - 1],) if req.fetch_offset < data.leo else ()
-        return response(t, hwm=max(new_hwm, old_hwm), records=records)
+        t = response(
+            partition_replica_state=put(s.partition_replica_state, b, rs),
+            hwm=max(new_hwm, old_hwm),
+            records=records,
+        )
+        return self.maybe_advance_high_watermark(s, t, b, md.isr, old_hwm, new_hwm, True)
 
-    def handle_fetch_response(self, s: State, b: int, m: Record) -> State:
+    def handle_fetch_response(self, s: State, b: int, m: Record) -> dict:
+        """HandleFetchResponse: its changes (the follower's fetcher, and its log)."""
         fetcher = s.broker_fetchers[b][m.source]
         resp = m.partition
         if (
@@ -1403,16 +1402,13 @@ class KRaftReplication(Spec):
             or fetcher.partition.fetch_offset != resp.fetch_offset
             or s.partition_metadata[b].leader_epoch != resp.leader_epoch
         ):
-            return s.replace(
-                broker_fetchers=put2(
-                    s.broker_fetchers, b, m.source, fetcher.replace(pending_response=False)
-                )
-            )
+            idle = fetcher.replace(pending_response=False)
+            return {"broker_fetchers": put2(s.broker_fetchers, b, m.source, idle)}
         if resp.error is not None:
             fetcher = fetcher.replace(
                 pending_response=False, partition=fetcher.partition.replace(delayed=True)
             )
-            return s.replace(broker_fetchers=put2(s.broker_fetchers, b, m.source, fetcher))
+            return {"broker_fetchers": put2(s.broker_fetchers, b, m.source, fetcher)}
         data = s.partition_data[b]
         if resp.diverging_epoch is not None:
             after = self.truncate_to_safe_point(s, b, resp.diverging_epoch)
@@ -1434,10 +1430,10 @@ class KRaftReplication(Spec):
             ),
             pending_response=False,
         )
-        return s.replace(
-            partition_data=put(s.partition_data, b, after),
-            broker_fetchers=put2(s.broker_fetchers, b, m.source, fetcher),
-        )
+        return {
+            "partition_data": put(s.partition_data, b, after),
+            "broker_fetchers": put2(s.broker_fetchers, b, m.source, fetcher),
+        }
 
     def truncate_to_safe_point(self, s, b, diverging_epoch) -> Record:
         local = self.last_offset_for_epoch(s, b, diverging_epoch.epoch, False)

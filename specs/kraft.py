@@ -1349,18 +1349,14 @@ class KRaftReplication(Spec):
         md, data = s.partition_metadata[b], s.partition_data[b]
         req = m.partition
 
-        def response(error=None, diverging_epoch=None, hwm=data.hwm, records=(), **changes):
-            """The step that answers m with these fields, and makes these `changes`."""
-            body = Record(
-                error=error,
-                leader_epoch=md.leader_epoch,
-                fetch_offset=req.fetch_offset,
-                diverging_epoch=diverging_epoch,
-                hwm=hwm,
-                records=records,
-            )
+        def response(changes: dict | None = None, **fields: object) -> State:
+            """The step that answers m (the response's `fields` over their defaults) and makes
+            these `changes`."""
+            defaults = {"error": None, "diverging_epoch": None, "hwm": data.hwm, "records": ()}
+            fields = {**defaults, **fields}
+            body = Record(leader_epoch=md.leader_epoch, fetch_offset=req.fetch_offset, **fields)
             response = Record(type="FetchResponse", partition=body, dest=m.source, source=m.dest)
-            return s.replace(**changes, **NET.reply(s, m, response))
+            return s.replace(**(changes or {}), **NET.reply(s, m, response))
 
         if s.partition_status[b] != LEADER or md.leader_epoch != req.leader_epoch:
             if md.leader_epoch < req.leader_epoch:
@@ -1386,11 +1382,8 @@ class KRaftReplication(Spec):
             else old_hwm
         )
         records = (data.log[req.fetch_offset - 1],) if req.fetch_offset < data.leo else ()
-        t = response(
-            partition_replica_state=put(s.partition_replica_state, b, rs),
-            hwm=max(new_hwm, old_hwm),
-            records=records,
-        )
+        replica_state = {"partition_replica_state": put(s.partition_replica_state, b, rs)}
+        t = response(replica_state, hwm=max(new_hwm, old_hwm), records=records)
         return self.maybe_advance_high_watermark(s, t, b, md.isr, old_hwm, new_hwm, True)
 
     def handle_fetch_response(self, s: State, b: int, m: Record) -> dict:

@@ -38,7 +38,7 @@ from typing import Any
 from checker.errors import OUTSIDE, ConfigError, SpecError, StateError
 from checker.values import fast
 from checker.values.encoding import decode, encode
-from checker.values.record import Map, Record, freeze
+from checker.values.record import Map, Record, freeze, mapping
 
 _item = tuple.__getitem__
 _ALL_BUT_SHAPE = slice(1, None)
@@ -47,16 +47,17 @@ _NO_ORDER: Any = object()  # a record shape whose order is not known yet
 # Each state generated is renamed by each permutation: beyond this the search would crawl.
 MAX_PERMUTATIONS = 5040  # 7!
 
-__all__ = ["MAX_PERMUTATIONS", "Permutation", "Symmetry"]
+__all__ = ["MAX_PERMUTATIONS", "Permutation", "Symmetry", "renamed", "renamed_encodings"]
 
 
 class Permutation:
     """A renaming of the symmetric values, as a spec's `permute(s, p)` applies it."""
 
-    __slots__ = ("_image", "_orders", "_takes")
+    __slots__ = ("_image", "_orders", "_takes", "moved")
 
     def __init__(self, image: Mapping[Any, Any]) -> None:
         self._image = dict(image)
+        self.moved = {k: v for k, v in self._image.items() if k != v}  # what it renames
         # record shape -> where position i comes from (None: not a reordering)
         self._orders: dict[Any, tuple[int, ...] | None] = {}
         # tuple size -> the function that reorders a tuple of that size
@@ -174,13 +175,22 @@ class Symmetry:
     so two orbits never share one.
     """
 
-    def __init__(self, sets: dict[str, tuple[Any, ...]], permute: Callable[..., Record]) -> None:
+    def __init__(
+        self, sets: dict[str, tuple[Any, ...]], permute: Callable[..., Record] | None
+    ) -> None:
         self.sets = sets  # name -> its values
-        self.permute = permute  # the spec's bound `permute(s, p)`
+        # Model values (every symmetric value a str) are renamed by the engine wherever they
+        # are in a state (`renamed`, in C while encoding: `renamed_encodings`), not by the
+        # spec's `permute`, which they do not need.
+        self.names = all(type(v) is str for values in sets.values() for v in values)
+        self.permute = renamed if self.names or permute is None else permute
         per_set = [
             [dict(zip(v, image)) for image in itertools.permutations(v)] for v in sets.values()
         ]
         self.permutations = tuple(Permutation(_merged(m)) for m in itertools.product(*per_set))
+        self.images = tuple(p.moved for p in self.permutations)  # what each renames
+        # model value -> what stands for it in a signature: its set, not itself
+        self._markers = {v: b"\xc1%d" % i for i, values in enumerate(sets.values()) for v in values}
         # The variables whose entries make a value's signature (None: not learnt yet; ():
         # no signature, every renaming is tried).
         self._fields: tuple[str, ...] | None = None
@@ -206,6 +216,8 @@ class Symmetry:
         """The renamings whose images may be the representative of `state`'s orbit."""
         if self._fields is None:
             self.learn(state)
+        if self.names:
+            return self._named_candidates(state)
         fields, members = self._fields, self._members
         assert fields is not None and members is not None
         if not fields:
@@ -238,6 +250,38 @@ class Symmetry:
                 runs.append([v])
         arrangements = itertools.product(*(itertools.permutations(run) for run in runs))
         return [self._sorting(tuple(itertools.chain(*a))) for a in arrangements]
+
+    def _named_candidates(self, state: Record) -> Sequence[Permutation]:
+        """With model values: each set's values sorted by their signature (`signatures`),
+        every order tried among equal ones, the sets' orders combined."""
+        signature = signatures(state, self._markers)
+        per_set = []
+        for values in self.sets.values():
+            order = sorted(range(len(values)), key=lambda i: signature[values[i]])
+            runs: list[list[int]] = []
+            for v in order:
+                if runs and signature[values[runs[-1][0]]] == signature[values[v]]:
+                    runs[-1].append(v)
+                else:
+                    runs.append([v])
+            per_set.append(
+                [
+                    tuple(itertools.chain(*a))
+                    for a in itertools.product(*(itertools.permutations(r) for r in runs))
+                ]
+            )
+        return [self._named_sorting(orders) for orders in itertools.product(*per_set)]
+
+    def _named_sorting(self, orders: tuple[tuple[int, ...], ...]) -> Permutation:
+        """The renaming that sends, in each set, the value at index order[i] to the value at
+        index i."""
+        p = self._by_order.get(orders)
+        if p is None:
+            image = {}
+            for values, order in zip(self.sets.values(), orders):
+                image.update({values[v]: values[i] for i, v in enumerate(order)})
+            p = self._by_order[orders] = Permutation(image)
+        return p
 
     def _sorting(self, order: tuple[int, ...]) -> Permutation:
         """The renaming that sends the value at index order[i] to the value at index i (the
@@ -308,12 +352,14 @@ class Symmetry:
             return None
         if not isinstance(names, (tuple, list)) or not all(isinstance(n, str) for n in names):
             raise SpecError(f"{owner}.symmetry must be a tuple of attribute names, not {names!r}")
-        if not callable(spec.permute):
+        sets = {name: _values(spec, owner, name) for name in names}
+        names_only = all(type(v) is str for values in sets.values() for v in values)
+        if not names_only and not callable(spec.permute):
             raise SpecError(
                 f"{owner}.symmetry = {tuple(names)!r} needs a method permute(self, s, p) that"
-                " renames every symmetric value in state s with p (see docs/writing-specs.md)"
+                " renames every symmetric value in state s with p (see docs/writing-specs.md);"
+                " symmetric values that are all names (str) need none"
             )
-        sets = {name: _values(spec, owner, name) for name in names}
         seen: dict[Any, str] = {}
         for name, values in sets.items():
             for value in values:
@@ -331,6 +377,112 @@ class Symmetry:
                 " smaller constants, or --no-symmetry"
             )
         return cls(sets, spec.permute)
+
+
+def renamed(state: Record, p: Permutation) -> Record:
+    """`state` with every symmetric model value (a str) renamed by `p` wherever it is: what
+    `permute` is when the symmetric values are names (the engine finds them itself). The
+    state's own keys, its variables' names, are never renamed."""
+    return _renamed_state(state, p.moved)
+
+
+def _renamed_state(state: Any, image: dict[str, str]) -> Any:
+    cls = type(state)
+    if cls is Map:  # keys kept, values renamed
+        values = tuple([_renamed_value(v, image) for v in _item(state, 2)])
+        return Map((Map, _item(state, 1), values))  # type: ignore[call-arg]
+    if isinstance(state, Record):
+        return cls((cls, *[_renamed_value(v, image) for v in _item(state, _ALL_BUT_SHAPE)]))
+    return _renamed_value(state, image)
+
+
+def _renamed_value(value: Any, image: dict[str, str]) -> Any:
+    kind = type(value)
+    if kind is str:
+        return image.get(value, value)
+    if kind is tuple:
+        return tuple([_renamed_value(v, image) for v in value])
+    if kind is frozenset:
+        return frozenset([_renamed_value(v, image) for v in value])
+    if isinstance(value, Record):  # keys renamed too, then put in canonical order
+        return mapping(
+            {_renamed_value(k, image): _renamed_value(v, image) for k, v in value.items()}
+        )
+    return value
+
+
+def renamed_encodings_python(state: Record, images: tuple[dict[str, str], ...]) -> list[bytes]:
+    """The encoding of `state` renamed by each of `images` (str -> str: the model values a
+    renaming moves), as `renamed` renames it: one C call for them all, with the hot path."""
+    return [encode(_renamed_state(state, image)) for image in images]
+
+
+renamed_encodings = fast.pick(renamed_encodings_python)
+
+
+def signatures(state: Record, markers: dict[str, bytes]) -> dict[str, list[bytes]]:
+    """Each model value's signature in `state`: where it occurs, each occurrence described by
+    its path from the state's variable and by what surrounds it on that path (the set
+    element, the key's value, the value's key) with every model value replaced by its set's
+    marker (`markers`), sorted. Renaming the values does not change the signature of a
+    value's image: a renamed state's values sort the same way, so the candidate renamings
+    that sort them (every order among equal signatures) give every state of an orbit the
+    same images, and so the same representative."""
+    found: dict[str, list[bytes]] = {v: [] for v in markers}
+    blinded: dict[int, bytes] = {}
+
+    def blind(x: Any) -> bytes:
+        kind = type(x)
+        if kind is str:
+            return markers.get(x) or encode(x)
+        if kind is tuple or kind is frozenset or isinstance(x, Record):
+            known = blinded.get(id(x))
+            if known is not None:
+                return known
+            if kind is tuple:
+                known = b"(" + b",".join([blind(v) for v in x]) + b")"
+            elif kind is frozenset:
+                known = b"{" + b",".join(sorted([blind(v) for v in x])) + b"}"
+            else:
+                pairs = sorted([blind(k) + b":" + blind(v) for k, v in x.items()])
+                known = b"[" + b",".join(pairs) + b"]"
+            blinded[id(x)] = known
+            return known
+        return encode(x)
+
+    def walk(x: Any, at: bytes) -> None:
+        kind = type(x)
+        if kind is str:
+            if x in markers:
+                found[x].append(at)
+        elif kind is tuple:
+            for i, v in enumerate(x):
+                if _may_hold(v, markers):
+                    walk(v, at + b"/%d" % i)
+        elif kind is frozenset:
+            for v in x:
+                if _may_hold(v, markers):
+                    walk(v, at + b"/e" + blind(v))
+        elif isinstance(x, Record):
+            for k, v in x.items():
+                if _may_hold(k, markers):
+                    walk(k, at + b"/k" + blind(v))
+                if _may_hold(v, markers):
+                    walk(v, at + b"/v" + blind(k))
+
+    for name, value in state.items():
+        if _may_hold(value, markers):
+            walk(value, name.encode())
+    for places in found.values():
+        places.sort()
+    return found
+
+
+def _may_hold(value: Any, markers: dict[str, bytes]) -> bool:
+    kind = type(value)
+    if kind is str:
+        return value in markers
+    return kind is tuple or kind is frozenset or isinstance(value, Record)
 
 
 def rename_python(image: dict[Any, Any], values: Iterable[Any]) -> list[Any]:
@@ -379,6 +531,6 @@ def _values(spec: Any, owner: str, name: str) -> tuple[Any, ...]:
 
 def _merged(mappings: Iterable[dict[Any, Any]]) -> dict[Any, Any]:
     merged: dict[Any, Any] = {}
-    for mapping in mappings:
-        merged.update(mapping)
+    for one in mappings:
+        merged.update(one)
     return merged

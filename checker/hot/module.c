@@ -116,6 +116,8 @@ static PyMethodDef hot_methods[] = {
      "expand_run(context, batch, states, start, stop, read_sets, seen) -> next"},
     {"rename", (PyCFunction)(void (*)(void))hot_rename, METH_FASTCALL,
      "rename(image, values) -> list: each value renamed by the dict image (bools never)"},
+    {"renamed_encodings", (PyCFunction)(void (*)(void))hot_renamed_encodings, METH_FASTCALL,
+     "renamed_encodings(state, images) -> list: state's encoding renamed by each dict image"},
     {"forget_encodings", hot_forget_encodings, METH_NOARGS,
      "Empty encode_state's cache (the field values it holds)."},
     {NULL, NULL, 0, NULL},

@@ -1,0 +1,391 @@
+#include "hot.h"
+
+/* -- renamed_encodings: symmetry over model values (checker.symmetry) ----------------------
+ *
+ * renamed_encodings(state, images) -> list of bytes: for each dict `image` (str -> str, a
+ * renaming of the symmetric model values), the canonical encoding (codec.c's bytes) of
+ * `state` with every str found in `image` renamed wherever it is: a set element, a tuple
+ * item, a record's or map's key or value. Sets are re-sorted and keys re-ordered canonically
+ * after renaming, so the bytes are encode(renamed_python(state, image)), without building
+ * the renamed state and with no Python call per image. */
+
+typedef struct {
+    char *data;
+    Py_ssize_t size, capacity;
+} Out;
+
+static int
+out_grow(Out *b, Py_ssize_t more)
+{
+    if (b->size + more <= b->capacity)
+        return 0;
+    Py_ssize_t capacity = b->capacity ? b->capacity : 256;
+    while (capacity < b->size + more)
+        capacity *= 2;
+    char *data = PyMem_Realloc(b->data, capacity);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->data = data;
+    b->capacity = capacity;
+    return 0;
+}
+
+static int
+out_bytes(Out *b, const void *bytes, Py_ssize_t n)
+{
+    if (out_grow(b, n) < 0)
+        return -1;
+    memcpy(b->data + b->size, bytes, n);
+    b->size += n;
+    return 0;
+}
+
+static int
+out_byte(Out *b, unsigned char c)
+{
+    return out_bytes(b, &c, 1);
+}
+
+static int
+out_be(Out *b, unsigned char head, uint64_t value, int width)
+{
+    unsigned char out[9];
+    out[0] = head;
+    for (int i = 0; i < width; i++)
+        out[1 + i] = (unsigned char)(value >> (8 * (width - 1 - i)));
+    return out_bytes(b, out, 1 + width);
+}
+
+static int
+out_header(Out *b, Py_ssize_t n, unsigned char fix, int fixlimit, unsigned char h16,
+           unsigned char h32)
+{
+    if (n < fixlimit)
+        return out_byte(b, (unsigned char)(fix | n));
+    if (n < 65536)
+        return out_be(b, h16, (uint64_t)n, 2);
+    return out_be(b, h32, (uint64_t)n, 4);
+}
+
+/* The encoding of a value that is no container (an atom), as codec.c writes it: taken from
+ * encode() itself, so that the two cannot differ (ints, bytes, None, bools). */
+static int
+out_atom(Out *b, PyObject *value)
+{
+    PyObject *data = hot_encode(NULL, value);
+    if (data == NULL)
+        return -1;
+    int status = out_bytes(b, PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data));
+    Py_DECREF(data);
+    return status;
+}
+
+/* An atom: the common ones inline (None, bools, small ints), the rest as encode() writes. */
+static int
+out_plain(Out *b, PyObject *value)
+{
+    if (value == Py_None)
+        return out_byte(b, 0xc0);
+    if (value == Py_True)
+        return out_byte(b, 0xc3);
+    if (value == Py_False)
+        return out_byte(b, 0xc2);
+    if (Py_TYPE(value) == &PyLong_Type) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (!overflow && !(v == -1 && PyErr_Occurred()) && v >= -32 && v < 128)
+            return out_byte(b, (unsigned char)(signed char)v);
+        PyErr_Clear();
+    }
+    return out_atom(b, value);
+}
+
+static int
+out_text(Out *b, PyObject *value)
+{
+    Py_ssize_t n;
+    const char *text = PyUnicode_AsUTF8AndSize(value, &n);
+    if (text == NULL)
+        return out_atom(b, value); /* encode()'s error */
+    int status;
+    if (n < 32)
+        status = out_byte(b, (unsigned char)(0xa0 | n));
+    else if (n < 256)
+        status = out_be(b, 0xd9, (uint64_t)n, 1);
+    else if (n < 65536)
+        status = out_be(b, 0xda, (uint64_t)n, 2);
+    else
+        status = out_be(b, 0xdb, (uint64_t)n, 4);
+    return status < 0 ? -1 : out_bytes(b, text, n);
+}
+
+/* `value` renamed by `image` (a borrowed reference): a str in it is its image. */
+static PyObject *
+renamed_atom(PyObject *value, PyObject *image)
+{
+    if (!PyUnicode_CheckExact(value))
+        return value;
+    PyObject *to = PyDict_GetItemWithError(image, value); /* borrowed */
+    return to == NULL ? value : to;
+}
+
+static int put_renamed(Out *b, PyObject *value, PyObject *image, int depth);
+
+typedef struct {
+    Py_ssize_t start, size; /* in the scratch buffer: what is sorted by */
+    Py_ssize_t whole;       /* the bytes written (from start): a key's are followed by its value's */
+    const char *text;       /* a str key's UTF-8 text (sorted by when every key is a str) */
+    Py_ssize_t text_size;
+    const char *base;
+} Piece;
+
+static int
+compare_bytes(const char *x, Py_ssize_t nx, const char *y, Py_ssize_t ny)
+{
+    Py_ssize_t n = nx < ny ? nx : ny;
+    int c = memcmp(x, y, (size_t)n);
+    if (c != 0)
+        return c;
+    return (nx > ny) - (nx < ny);
+}
+
+static int
+compare_encodings(const void *x, const void *y)
+{
+    const Piece *a = x, *b = y;
+    return compare_bytes(a->base + a->start, a->size, b->base + b->start, b->size);
+}
+
+static int
+compare_texts(const void *x, const void *y)
+{
+    const Piece *a = x, *b = y;
+    return compare_bytes(a->text, a->text_size, b->text, b->text_size);
+}
+
+/* A frozenset: extension 1 holding an array of its renamed elements' encodings, sorted. */
+static int
+put_renamed_set(Out *b, PyObject *set, PyObject *image, int depth)
+{
+    Py_ssize_t n = PySet_GET_SIZE(set);
+    Out elements = {NULL, 0, 0};
+    Out payload = {NULL, 0, 0};
+    Piece *pieces = PyMem_Malloc(sizeof(Piece) * (n ? n : 1));
+    if (pieces == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int status = -1;
+    Py_ssize_t i = 0;
+    PyObject *item;
+    PyObject *iterator = PyObject_GetIter(set);
+    if (iterator == NULL)
+        goto done;
+    while (i < n && (item = PyIter_Next(iterator)) != NULL) {
+        pieces[i].start = elements.size;
+        int failed = put_renamed(&elements, item, image, depth + 1) < 0;
+        Py_DECREF(item);
+        if (failed) {
+            Py_DECREF(iterator);
+            goto done;
+        }
+        pieces[i].size = elements.size - pieces[i].start;
+        i++;
+    }
+    Py_DECREF(iterator);
+    if (PyErr_Occurred())
+        goto done;
+    for (Py_ssize_t k = 0; k < n; k++)
+        pieces[k].base = elements.data;
+    qsort(pieces, (size_t)n, sizeof(Piece), compare_encodings);
+    if (out_header(&payload, n, 0x90, 16, 0xdc, 0xdd) < 0)
+        goto done;
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (out_bytes(&payload, elements.data + pieces[k].start, pieces[k].size) < 0)
+            goto done;
+    Py_ssize_t size = payload.size;
+    int fixed = size == 1 ? 0xd4 : size == 2 ? 0xd5 : size == 4 ? 0xd6 : size == 8 ? 0xd7
+                : size == 16 ? 0xd8 : 0;
+    if (fixed) {
+        if (out_byte(b, (unsigned char)fixed) < 0)
+            goto done;
+    } else if (size < 256) {
+        if (out_be(b, 0xc7, (uint64_t)size, 1) < 0)
+            goto done;
+    } else if (size < 65536) {
+        if (out_be(b, 0xc8, (uint64_t)size, 2) < 0)
+            goto done;
+    } else if (out_be(b, 0xc9, (uint64_t)size, 4) < 0) {
+        goto done;
+    }
+    if (out_byte(b, 1) < 0 || out_bytes(b, payload.data, size) < 0)
+        goto done;
+    status = 0;
+done:
+    PyMem_Free(payload.data);
+    PyMem_Free(elements.data);
+    PyMem_Free(pieces);
+    return status;
+}
+
+/* A key of a record or map: renamed, but not the state's own keys (at depth 0). */
+static int
+put_key(Out *b, PyObject *key, PyObject *image, int depth)
+{
+    if (depth > 0)
+        return put_renamed(b, key, image, depth + 1);
+    return PyUnicode_CheckExact(key) ? out_text(b, key) : out_atom(b, key);
+}
+
+/* A record or map (keys, and values from values[offset]): its keys renamed (but the
+ * state's own, at depth 0: its variables' names), in canonical order (checker.values.encoding.canonical_order: str order when every key is a str, else
+ * that of their encodings; keys that are all ints or bools are never renamed, so keep
+ * theirs). */
+static int
+put_renamed_map(Out *b, PyObject *keys, PyObject *values, Py_ssize_t offset, PyObject *image,
+                int depth)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(keys);
+    int moved = 0, texts = 1;
+    for (Py_ssize_t i = 0; i < n && depth > 0; i++) {
+        PyObject *key = PyTuple_GET_ITEM(keys, i);
+        if (!PyUnicode_CheckExact(key)) {
+            texts = 0;
+            if (!PyLong_Check(key))
+                moved = 1; /* a tuple or record key may hold names: sorted by encoding */
+            continue;
+        }
+        PyObject *to = renamed_atom(key, image);
+        if (to == NULL)
+            return -1;
+        if (to != key)
+            moved = 1;
+    }
+    if (PyErr_Occurred())
+        return -1;
+    if (out_header(b, n, 0x80, 16, 0xde, 0xdf) < 0)
+        return -1;
+    if (!moved) {
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (put_key(b, PyTuple_GET_ITEM(keys, i), image, depth) < 0 ||
+                put_renamed(b, PyTuple_GET_ITEM(values, offset + i), image, depth + 1) < 0)
+                return -1;
+        return 0;
+    }
+    Out scratch = {NULL, 0, 0};
+    Piece *pieces = PyMem_Malloc(sizeof(Piece) * (n ? n : 1));
+    if (pieces == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int status = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *key = PyTuple_GET_ITEM(keys, i);
+        pieces[i].start = scratch.size;
+        if (put_renamed(&scratch, key, image, depth + 1) < 0)
+            goto done;
+        pieces[i].size = scratch.size - pieces[i].start;
+        if (put_renamed(&scratch, PyTuple_GET_ITEM(values, offset + i), image, depth + 1) < 0)
+            goto done;
+        pieces[i].whole = scratch.size - pieces[i].start;
+        pieces[i].text = NULL;
+        pieces[i].text_size = 0;
+        if (texts) {
+            PyObject *to = renamed_atom(key, image);
+            if (to == NULL || !PyUnicode_CheckExact(to))
+                goto done;
+            pieces[i].text = PyUnicode_AsUTF8AndSize(to, &pieces[i].text_size);
+            if (pieces[i].text == NULL)
+                goto done;
+        }
+    }
+    for (Py_ssize_t k = 0; k < n; k++)
+        pieces[k].base = scratch.data;
+    qsort(pieces, (size_t)n, sizeof(Piece), texts ? compare_texts : compare_encodings);
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (out_bytes(b, scratch.data + pieces[k].start, pieces[k].whole) < 0)
+            goto done;
+    status = 0;
+done:
+    if (status < 0 && !PyErr_Occurred())
+        PyErr_SetString(STATE_ERROR, "renamed_encodings: a key renamed to a non-str");
+    PyMem_Free(scratch.data);
+    PyMem_Free(pieces);
+    return status;
+}
+
+static int
+put_renamed(Out *b, PyObject *value, PyObject *image, int depth)
+{
+    if (depth > 500) {
+        PyErr_SetString(STATE_ERROR, "a state value nested deeper than 500 levels");
+        return -1;
+    }
+    PyTypeObject *type = Py_TYPE(value);
+    if (type == &PyUnicode_Type) {
+        PyObject *to = renamed_atom(value, image);
+        if (to == NULL)
+            return -1;
+        return PyUnicode_CheckExact(to) ? out_text(b, to) : out_plain(b, to);
+    }
+    if (type == &PyTuple_Type) {
+        Py_ssize_t n = PyTuple_GET_SIZE(value);
+        if (out_header(b, n, 0x90, 16, 0xdc, 0xdd) < 0)
+            return -1;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (put_renamed(b, PyTuple_GET_ITEM(value, i), image, depth + 1) < 0)
+                return -1;
+        return 0;
+    }
+    if (type == &PyFrozenSet_Type)
+        return put_renamed_set(b, value, image, depth);
+    if (PyType_IsSubtype(type, &RecordBase)) {
+        if (type == MAP)
+            return put_renamed_map(b, PyTuple_GET_ITEM(value, 1), PyTuple_GET_ITEM(value, 2), 0,
+                                   image, depth);
+        PyObject *keys = _PyType_Lookup(type, STR_KEYS); /* borrowed */
+        if (keys == NULL || !PyTuple_CheckExact(keys) ||
+            PyTuple_GET_SIZE(keys) + 1 != PyTuple_GET_SIZE(value))
+            return out_atom(b, value); /* encode()'s error */
+        return put_renamed_map(b, keys, value, 1, image, depth);
+    }
+    return out_plain(b, value);
+}
+
+PyObject *
+hot_renamed_encodings(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyTuple_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "renamed_encodings(state, images): images is a tuple of dicts");
+        return NULL;
+    }
+    (void)module;
+    PyObject *state = args[0], *images = args[1];
+    Py_ssize_t count = PyTuple_GET_SIZE(images);
+    for (Py_ssize_t k = 0; k < count; k++)
+        if (!PyDict_CheckExact(PyTuple_GET_ITEM(images, k))) {
+            PyErr_SetString(PyExc_TypeError, "renamed_encodings(): each image is a dict");
+            return NULL;
+        }
+    read_all(state);
+    PyObject *out = PyList_New(count);
+    if (out == NULL)
+        return NULL;
+    Out b = {NULL, 0, 0};
+    for (Py_ssize_t k = 0; k < count; k++) {
+        b.size = 0;
+        PyObject *data = NULL;
+        if (put_renamed(&b, state, PyTuple_GET_ITEM(images, k), 0) == 0)
+            data = PyBytes_FromStringAndSize(b.data, b.size);
+        if (data == NULL) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyList_SET_ITEM(out, k, data);
+    }
+    PyMem_Free(b.data);
+    return out;
+}

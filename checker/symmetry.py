@@ -190,7 +190,8 @@ class Symmetry:
         self.permutations = tuple(Permutation(_merged(m)) for m in itertools.product(*per_set))
         self.images = tuple(p.moved for p in self.permutations)  # what each renames
         # model value -> what stands for it in a signature: its set, not itself
-        self._markers = {v: b"\xc1%d" % i for i, values in enumerate(sets.values()) for v in values}
+        markers = {v: b"\xc1%d" % i for i, values in enumerate(sets.values()) for v in values}
+        self._signatures = Signatures(markers)
         # The variables whose entries make a value's signature (None: not learnt yet; ():
         # no signature, every renaming is tried).
         self._fields: tuple[str, ...] | None = None
@@ -254,7 +255,7 @@ class Symmetry:
     def _named_candidates(self, state: Record) -> Sequence[Permutation]:
         """With model values: each set's values sorted by their signature (`signatures`),
         every order tried among equal ones, the sets' orders combined."""
-        signature = signatures(state, self._markers)
+        signature = self._signatures(state)
         per_set = []
         for values in self.sets.values():
             order = sorted(range(len(values)), key=lambda i: signature[values[i]])
@@ -420,69 +421,112 @@ def renamed_encodings_python(state: Record, images: tuple[dict[str, str], ...]) 
 renamed_encodings = fast.pick(renamed_encodings_python)
 
 
-def signatures(state: Record, markers: dict[str, bytes]) -> dict[str, list[bytes]]:
-    """Each model value's signature in `state`: where it occurs, each occurrence described by
-    its path from the state's variable and by what surrounds it on that path (the set
-    element, the key's value, the value's key) with every model value replaced by its set's
-    marker (`markers`), sorted. Renaming the values does not change the signature of a
-    value's image: a renamed state's values sort the same way, so the candidate renamings
-    that sort them (every order among equal signatures) give every state of an orbit the
-    same images, and so the same representative."""
-    found: dict[str, list[bytes]] = {v: [] for v in markers}
-    blinded: dict[int, bytes] = {}
+class Signatures:
+    """Each model value's signature in a state (calling it with the state): where it occurs, each
+    occurrence described by its path from the state's variable and by what surrounds it on
+    that path (the set element, the key's value, the value's key) with every model value
+    replaced by its set's marker, sorted. Renaming the values does not change the signature
+    of a value's image: a renamed state's values sort the same way, so the candidate
+    renamings that sort them (every order among equal signatures) give every state of an
+    orbit the same images, and so the same representative.
 
-    def blind(x: Any) -> bytes:
-        kind = type(x)
-        if kind is str:
-            return markers.get(x) or encode(x)
-        if kind is tuple or kind is frozenset or isinstance(x, Record):
-            known = blinded.get(id(x))
-            if known is not None:
-                return known
-            if kind is tuple:
-                known = b"(" + b",".join([blind(v) for v in x]) + b")"
-            elif kind is frozenset:
-                known = b"{" + b",".join(sorted([blind(v) for v in x])) + b"}"
-            else:
-                pairs = sorted([blind(k) + b":" + blind(v) for k, v in x.items()])
-                known = b"[" + b",".join(pairs) + b"]"
-            blinded[id(x)] = known
-            return known
-        return encode(x)
+    A value's occurrences inside a container are remembered by the container's identity (a
+    successor shares most of them with its parent: the messages of a set, a map's entries)."""
 
-    def walk(x: Any, at: bytes) -> None:
+    def __init__(self, markers: dict[str, bytes]) -> None:
+        self.markers = markers  # model value -> what stands for it: its set's marker
+        self._occurrences: dict[int, tuple[Any, list[tuple[str, bytes]]]] = {}
+        self._blinded: dict[int, tuple[Any, bytes]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy sent to another process travels without the caches."""
+        return {"markers": self.markers, "_occurrences": {}, "_blinded": {}}
+
+    def __call__(self, state: Record) -> dict[str, list[bytes]]:
+        markers = self.markers
+        found: dict[str, list[bytes]] = {v: [] for v in markers}
+        if len(self._occurrences) > _REMEMBERED or len(self._blinded) > _REMEMBERED:
+            self._occurrences.clear()
+            self._blinded.clear()
+        for name, value in state.items():
+            kind = type(value)
+            if kind is str:
+                if value in markers:
+                    found[value].append(name.encode())
+            elif kind is tuple or kind is frozenset or isinstance(value, Record):
+                head = name.encode()
+                for v, at in self._occurring(value):
+                    found[v].append(head + at)
+        for places in found.values():
+            places.sort()
+        return found
+
+    def _occurring(self, x: Any) -> list[tuple[str, bytes]]:
+        """The model values in container `x`, each with its path and surroundings in `x`."""
+        known = self._occurrences.get(id(x))
+        if known is not None and known[0] is x:
+            return known[1]
+        markers = self.markers
+        out: list[tuple[str, bytes]] = []
         kind = type(x)
-        if kind is str:
-            if x in markers:
-                found[x].append(at)
-        elif kind is tuple:
+        if kind is tuple:
             for i, v in enumerate(x):
-                if _may_hold(v, markers):
-                    walk(v, at + b"/%d" % i)
+                self._add(out, v, b"/%d" % i, None)
         elif kind is frozenset:
             for v in x:
-                if _may_hold(v, markers):
-                    walk(v, at + b"/e" + blind(v))
-        elif isinstance(x, Record):
+                if type(v) is str:
+                    if v in markers:
+                        out.append((v, b"/e" + markers[v]))
+                else:
+                    self._add(out, v, b"/e", v)
+        else:
             for k, v in x.items():
-                if _may_hold(k, markers):
-                    walk(k, at + b"/k" + blind(v))
-                if _may_hold(v, markers):
-                    walk(v, at + b"/v" + blind(k))
+                if type(k) is str:
+                    if k in markers:
+                        out.append((k, b"/k" + self.blind(v)))
+                else:
+                    self._add(out, k, b"/k", v)
+                self._add(out, v, b"/v", k)
+        self._occurrences[id(x)] = (x, out)
+        return out
 
-    for name, value in state.items():
-        if _may_hold(value, markers):
-            walk(value, name.encode())
-    for places in found.values():
-        places.sort()
-    return found
+    def _add(self, out: list[tuple[str, bytes]], v: Any, step: bytes, beside: Any) -> None:
+        """v's occurrences, reached by `step` and described with `beside` (blinded)."""
+        kind = type(v)
+        if kind is str:
+            if v in self.markers:
+                out.append((v, step if beside is None else step + self.blind(beside)))
+        elif kind is tuple or kind is frozenset or isinstance(v, Record):
+            inner = self._occurring(v)
+            if inner:
+                if beside is not None:
+                    step += self.blind(beside)
+                out.extend([(w, step + at) for w, at in inner])
+
+    def blind(self, x: Any) -> bytes:
+        """`x` with every model value replaced by its set's marker, as bytes: the same for
+        every renaming of x."""
+        kind = type(x)
+        if kind is str:
+            return self.markers.get(x) or encode(x)
+        if not (kind is tuple or kind is frozenset or isinstance(x, Record)):
+            return encode(x)
+        known = self._blinded.get(id(x))
+        if known is not None and known[0] is x:
+            return known[1]
+        blind = self.blind
+        if kind is tuple:
+            data = b"(" + b",".join([blind(v) for v in x]) + b")"
+        elif kind is frozenset:
+            data = b"{" + b",".join(sorted([blind(v) for v in x])) + b"}"
+        else:
+            pairs = sorted([blind(k) + b":" + blind(v) for k, v in x.items()])
+            data = b"[" + b",".join(pairs) + b"]"
+        self._blinded[id(x)] = (x, data)
+        return data
 
 
-def _may_hold(value: Any, markers: dict[str, bytes]) -> bool:
-    kind = type(value)
-    if kind is str:
-        return value in markers
-    return kind is tuple or kind is frozenset or isinstance(value, Record)
+_REMEMBERED = 1 << 16  # containers whose occurrences (and blinded bytes) Signatures keeps
 
 
 def rename_python(image: dict[Any, Any], values: Iterable[Any]) -> list[Any]:

@@ -14,10 +14,14 @@ A spec names the sets of interchangeable values and says how a renaming acts on 
         )
 
 The engine cannot find the ids by itself: ints carry no type in a state (broker 1 and epoch 1
-look alike), so only the spec knows where ids are. A state's fingerprint is that of the
-smallest encoding (of its view, if the spec has one) over every renaming; the group has
-n! renamings per set of n values (their product for several sets), each applied to every state
-generated, so this is for small sets: 6 for 3 brokers, 120 for 5.
+look alike), so only the spec knows where ids are. Model values can be found: when every
+symmetric value is a str (TLA+'s model values, "r1", "v1"), the engine renames them wherever
+they occur (`renamed`; `renamed_encodings` encodes a state's images in C, with no state built)
+and a spec needs no `permute` (one it has is not called). A state's fingerprint is that of the
+smallest encoding (of its view, if the spec has one) over the candidate renamings: those that
+sort the values by a signature no renaming changes (`Symmetry.candidates`), out of n! per set
+of n values (their product for several sets), so this is for small sets: 6 for 3 brokers, 120
+for 5.
 
 Sound only if renaming ids maps the spec's behaviour to itself: a renamed state has the renamed
 successors and the same invariant verdicts (`checker.testing.assert_symmetric` tests this on

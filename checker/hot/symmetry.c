@@ -9,20 +9,34 @@
  * after renaming, so the bytes are encode(renamed_python(state, image)), without building
  * the renamed state and with no Python call per image. */
 
+/* A buffer that starts in `inline` (on the stack, with the Out: no allocation for the sets
+ * and maps of a state's usual size) and moves to the heap when it outgrows it. */
+#define INLINE 512
 typedef struct {
     char *data;
     Py_ssize_t size, capacity;
+    char inline_[INLINE];
 } Out;
+
+#define OUT_INIT(b) ((b).data = (b).inline_, (b).size = 0, (b).capacity = INLINE)
+#define OUT_FREE(b) ((b).data != (b).inline_ ? PyMem_Free((b).data) : (void)0)
 
 static int
 out_grow(Out *b, Py_ssize_t more)
 {
     if (b->size + more <= b->capacity)
         return 0;
-    Py_ssize_t capacity = b->capacity ? b->capacity : 256;
+    Py_ssize_t capacity = b->capacity;
     while (capacity < b->size + more)
         capacity *= 2;
-    char *data = PyMem_Realloc(b->data, capacity);
+    char *data;
+    if (b->data == b->inline_) {
+        data = PyMem_Malloc(capacity);
+        if (data != NULL)
+            memcpy(data, b->data, b->size);
+    } else {
+        data = PyMem_Realloc(b->data, capacity);
+    }
     if (data == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -32,20 +46,23 @@ out_grow(Out *b, Py_ssize_t more)
     return 0;
 }
 
-static int
+static inline int
 out_bytes(Out *b, const void *bytes, Py_ssize_t n)
 {
-    if (out_grow(b, n) < 0)
+    if (b->size + n > b->capacity && out_grow(b, n) < 0)
         return -1;
     memcpy(b->data + b->size, bytes, n);
     b->size += n;
     return 0;
 }
 
-static int
+static inline int
 out_byte(Out *b, unsigned char c)
 {
-    return out_bytes(b, &c, 1);
+    if (b->size + 1 > b->capacity && out_grow(b, 1) < 0)
+        return -1;
+    b->data[b->size++] = (char)c;
+    return 0;
 }
 
 static int
@@ -121,11 +138,24 @@ out_text(Out *b, PyObject *value)
     return status < 0 ? -1 : out_bytes(b, text, n);
 }
 
+/* A bit per hash of the strs any image of the call moves (NAMED): a str whose bit is not set
+ * is renamed by none, and not looked up. */
+static uint64_t NAMED;
+
+static inline uint64_t
+hash_bit(Py_hash_t hash)
+{
+    return (uint64_t)1 << ((uint64_t)hash & 63);
+}
+
 /* `value` renamed by `image` (a borrowed reference): a str in it is its image. */
 static PyObject *
 renamed_atom(PyObject *value, PyObject *image)
 {
     if (!PyUnicode_CheckExact(value))
+        return value;
+    Py_hash_t hash = ((PyASCIIObject *)value)->hash;
+    if (hash != -1 && !(NAMED & hash_bit(hash)))
         return value;
     PyObject *to = PyDict_GetItemWithError(image, value); /* borrowed */
     return to == NULL ? value : to;
@@ -140,6 +170,7 @@ typedef struct {
     Py_ssize_t text_size;
     const char *base;
 } Piece;
+#define PIECES 32 /* a set's or map's elements sorted without an allocation */
 
 static int
 compare_bytes(const char *x, Py_ssize_t nx, const char *y, Py_ssize_t ny)
@@ -170,9 +201,11 @@ static int
 put_renamed_set(Out *b, PyObject *set, PyObject *image, int depth)
 {
     Py_ssize_t n = PySet_GET_SIZE(set);
-    Out elements = {NULL, 0, 0};
-    Out payload = {NULL, 0, 0};
-    Piece *pieces = PyMem_Malloc(sizeof(Piece) * (n ? n : 1));
+    Out elements, payload;
+    OUT_INIT(elements);
+    OUT_INIT(payload);
+    Piece few[PIECES];
+    Piece *pieces = n <= PIECES ? few : PyMem_Malloc(sizeof(Piece) * n);
     if (pieces == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -224,11 +257,19 @@ put_renamed_set(Out *b, PyObject *set, PyObject *image, int depth)
         goto done;
     status = 0;
 done:
-    PyMem_Free(payload.data);
-    PyMem_Free(elements.data);
-    PyMem_Free(pieces);
+    OUT_FREE(payload);
+    OUT_FREE(elements);
+    if (pieces != few)
+        PyMem_Free(pieces);
     return status;
 }
+
+typedef struct {
+    PyObject *keys, *image; /* borrowed: alive throughout a call, which empties the table */
+    int moved, texts;
+} KeysSeen;
+#define KEYS_SLOTS 64
+static KeysSeen KEYS_SEEN[KEYS_SLOTS];
 
 /* A key of a record or map: renamed, but not the state's own keys (at depth 0). */
 static int
@@ -249,6 +290,14 @@ put_renamed_map(Out *b, PyObject *keys, PyObject *values, Py_ssize_t offset, PyO
 {
     Py_ssize_t n = PyTuple_GET_SIZE(keys);
     int moved = 0, texts = 1;
+    /* Whether the image moves any of these keys: remembered in this call (a state has few
+     * shapes of records, and its objects and the images live throughout the call). */
+    KeysSeen *seen = &KEYS_SEEN[(((uintptr_t)keys >> 4) ^ ((uintptr_t)image >> 4)) & (KEYS_SLOTS - 1)];
+    if (depth > 0 && seen->keys == keys && seen->image == image) {
+        moved = seen->moved;
+        texts = seen->texts;
+        goto known;
+    }
     for (Py_ssize_t i = 0; i < n && depth > 0; i++) {
         PyObject *key = PyTuple_GET_ITEM(keys, i);
         if (!PyUnicode_CheckExact(key)) {
@@ -265,6 +314,13 @@ put_renamed_map(Out *b, PyObject *keys, PyObject *values, Py_ssize_t offset, PyO
     }
     if (PyErr_Occurred())
         return -1;
+    if (depth > 0) {
+        seen->keys = keys;
+        seen->image = image;
+        seen->moved = moved;
+        seen->texts = texts;
+    }
+known:
     if (out_header(b, n, 0x80, 16, 0xde, 0xdf) < 0)
         return -1;
     if (!moved) {
@@ -274,8 +330,10 @@ put_renamed_map(Out *b, PyObject *keys, PyObject *values, Py_ssize_t offset, PyO
                 return -1;
         return 0;
     }
-    Out scratch = {NULL, 0, 0};
-    Piece *pieces = PyMem_Malloc(sizeof(Piece) * (n ? n : 1));
+    Out scratch;
+    OUT_INIT(scratch);
+    Piece few[PIECES];
+    Piece *pieces = n <= PIECES ? few : PyMem_Malloc(sizeof(Piece) * n);
     if (pieces == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -311,8 +369,9 @@ put_renamed_map(Out *b, PyObject *keys, PyObject *values, Py_ssize_t offset, PyO
 done:
     if (status < 0 && !PyErr_Occurred())
         PyErr_SetString(STATE_ERROR, "renamed_encodings: a key renamed to a non-str");
-    PyMem_Free(scratch.data);
-    PyMem_Free(pieces);
+    OUT_FREE(scratch);
+    if (pieces != few)
+        PyMem_Free(pieces);
     return status;
 }
 
@@ -365,16 +424,28 @@ hot_renamed_encodings(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     (void)module;
     PyObject *state = args[0], *images = args[1];
     Py_ssize_t count = PyTuple_GET_SIZE(images);
-    for (Py_ssize_t k = 0; k < count; k++)
-        if (!PyDict_CheckExact(PyTuple_GET_ITEM(images, k))) {
+    NAMED = 0;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyObject *image = PyTuple_GET_ITEM(images, k), *key, *value;
+        if (!PyDict_CheckExact(image)) {
             PyErr_SetString(PyExc_TypeError, "renamed_encodings(): each image is a dict");
             return NULL;
         }
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(image, &pos, &key, &value)) {
+            Py_hash_t hash = PyObject_Hash(key);
+            if (hash == -1)
+                return NULL;
+            NAMED |= hash_bit(hash);
+        }
+    }
     read_all(state);
+    memset(KEYS_SEEN, 0, sizeof KEYS_SEEN);
     PyObject *out = PyList_New(count);
     if (out == NULL)
         return NULL;
-    Out b = {NULL, 0, 0};
+    Out b;
+    OUT_INIT(b);
     for (Py_ssize_t k = 0; k < count; k++) {
         b.size = 0;
         PyObject *data = NULL;
@@ -386,6 +457,6 @@ hot_renamed_encodings(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         PyList_SET_ITEM(out, k, data);
     }
-    PyMem_Free(b.data);
+    OUT_FREE(b);
     return out;
 }

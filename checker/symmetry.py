@@ -257,25 +257,31 @@ class Symmetry:
         return [self._sorting(tuple(itertools.chain(*a))) for a in arrangements]
 
     def _named_candidates(self, state: Record) -> Sequence[Permutation]:
-        """With model values: each set's values sorted by their signature (`signatures`),
+        """With model values: each set's values sorted by their signature (`Signatures`),
         every order tried among equal ones, the sets' orders combined."""
         signature = self._signatures(state)
         per_set = []
+        ties = False
         for values in self.sets.values():
-            order = sorted(range(len(values)), key=lambda i: signature[values[i]])
-            runs: list[list[int]] = []
-            for v in order:
-                if runs and signature[values[runs[-1][0]]] == signature[values[v]]:
-                    runs[-1].append(v)
+            keyed = sorted([(signature[v], i) for i, v in enumerate(values)])
+            runs: list[list[int]] = [[i] for _, i in keyed[:1]]
+            for (before, _), (here, i) in itertools.pairwise(keyed):
+                if here == before:
+                    runs[-1].append(i)
+                    ties = True
                 else:
-                    runs.append([v])
-            per_set.append(
-                [
-                    tuple(itertools.chain(*a))
-                    for a in itertools.product(*(itertools.permutations(r) for r in runs))
-                ]
-            )
-        return [self._named_sorting(orders) for orders in itertools.product(*per_set)]
+                    runs.append([i])
+            per_set.append(runs)
+        if not ties:  # one candidate
+            return [self._named_sorting(tuple(tuple(r[0] for r in runs) for runs in per_set))]
+        arranged = [
+            [
+                tuple(itertools.chain(*a))
+                for a in itertools.product(*(itertools.permutations(r) for r in runs))
+            ]
+            for runs in per_set
+        ]
+        return [self._named_sorting(orders) for orders in itertools.product(*arranged)]
 
     def _named_sorting(self, orders: tuple[tuple[int, ...], ...]) -> Permutation:
         """The renaming that sends, in each set, the value at index order[i] to the value at

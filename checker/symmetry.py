@@ -47,6 +47,7 @@ from checker.values.record import Map, Record, freeze, mapping
 _item = tuple.__getitem__
 _ALL_BUT_SHAPE = slice(1, None)
 _NO_ORDER: Any = object()  # a record shape whose order is not known yet
+_NOTHING: Any = object()  # nothing beside an occurrence (a tuple's item)
 
 # Each state generated is renamed by each permutation: beyond this the search would crawl.
 MAX_PERMUTATIONS = 5040  # 7!
@@ -195,7 +196,8 @@ class Symmetry:
         self.images = tuple(p.moved for p in self.permutations)  # what each renames
         # model value -> what stands for it in a signature: its set, not itself
         markers = {v: b"\xc1%d" % i for i, values in enumerate(sets.values()) for v in values}
-        self._signatures = Signatures(markers)
+        self._markers = markers
+        self._remembering = Signatures(markers)  # the twin's, without the hot path
         # The variables whose entries make a value's signature (None: not learnt yet; ():
         # no signature, every renaming is tried).
         self._fields: tuple[str, ...] | None = None
@@ -259,7 +261,10 @@ class Symmetry:
     def _named_candidates(self, state: Record) -> Sequence[Permutation]:
         """With model values: each set's values sorted by their signature (`Signatures`),
         every order tried among equal ones, the sets' orders combined."""
-        signature = self._signatures(state)
+        if signatures is signatures_python:  # (decided in each process: a Spark executor
+            signature = self._remembering(state)  # may run without the hot path)
+        else:
+            signature = signatures(state, self._markers)
         per_set = []
         ties = False
         for values in self.sets.values():
@@ -481,7 +486,7 @@ class Signatures:
         kind = type(x)
         if kind is tuple:
             for i, v in enumerate(x):
-                self._add(out, v, b"/%d" % i, None)
+                self._add(out, v, b"/%d" % i, _NOTHING)
         elif kind is frozenset:
             for v in x:
                 if type(v) is str:
@@ -501,15 +506,16 @@ class Signatures:
         return out
 
     def _add(self, out: list[tuple[str, bytes]], v: Any, step: bytes, beside: Any) -> None:
-        """v's occurrences, reached by `step` and described with `beside` (blinded)."""
+        """v's occurrences, reached by `step` and described with `beside` (blinded, unless
+        it is _NOTHING)."""
         kind = type(v)
         if kind is str:
             if v in self.markers:
-                out.append((v, step if beside is None else step + self.blind(beside)))
+                out.append((v, step if beside is _NOTHING else step + self.blind(beside)))
         elif kind is tuple or kind is frozenset or isinstance(v, Record):
             inner = self._occurring(v)
             if inner:
-                if beside is not None:
+                if beside is not _NOTHING:
                     step += self.blind(beside)
                 out.extend([(w, step + at) for w, at in inner])
 
@@ -537,6 +543,15 @@ class Signatures:
 
 
 _REMEMBERED = 1 << 16  # containers whose occurrences (and blinded bytes) Signatures keeps
+
+
+def signatures_python(state: Record, markers: dict[str, bytes]) -> dict[str, list[bytes]]:
+    """Each model value's signature in `state` (`Signatures`, without its memory): the C
+    version, fast enough to remember nothing, is what a search calls with the hot path."""
+    return Signatures(markers)(state)
+
+
+signatures = fast.pick(signatures_python)
 
 
 def rename_python(image: dict[Any, Any], values: Iterable[Any]) -> list[Any]:

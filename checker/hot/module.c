@@ -118,6 +118,8 @@ static PyMethodDef hot_methods[] = {
      "rename(image, values) -> list: each value renamed by the dict image (bools never)"},
     {"renamed_encodings", (PyCFunction)(void (*)(void))hot_renamed_encodings, METH_FASTCALL,
      "renamed_encodings(state, images) -> list: state's encoding renamed by each dict image"},
+    {"signatures", (PyCFunction)(void (*)(void))hot_signatures, METH_FASTCALL,
+     "signatures(state, markers) -> dict: each model value's sorted occurrences in state"},
     {"forget_encodings", hot_forget_encodings, METH_NOARGS,
      "Empty encode_state's cache (the field values it holds)."},
     {NULL, NULL, 0, NULL},

@@ -43,6 +43,7 @@ TWINS = {
     "without",
     "rename",
     "renamed_encodings",
+    "signatures",
 }
 in_c = pytest.mark.skipif(not fast.C, reason="checker._hot is not built (or MC_PURE_PYTHON=1)")
 
@@ -912,3 +913,22 @@ def test_renamed_encodings(fields, images):
         back = renamed(state_renamed, Permutation({v: k for k, v in image.items()}))
         assert back == state and encode(back) == encode(state)
     assert native(state, ({},)) == [encode(state)]
+
+
+@in_c
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["msgs", "r1", "owner", "votes"]), named_values, min_size=1),
+    renamings,
+)
+def test_signatures(fields, image):
+    """C and the twin give the same signatures; renaming a state renames its signatures'
+    owners and changes none of them (the invariance the search's exactness rests on)."""
+    native, twin = pair("signatures")
+    markers = {v: b"\xc1%d" % (v[0] == "v") for v in MODEL_VALUES}
+    state = Record(**fields)
+    found = twin(state, markers)
+    assert native(state, markers) == found
+    assert set(found) == set(MODEL_VALUES)
+    state_renamed = renamed(state, Permutation(image))
+    assert native(state_renamed, markers) == {image.get(v, v): s for v, s in found.items()}

@@ -14,10 +14,14 @@ A spec names the sets of interchangeable values and says how a renaming acts on 
         )
 
 The engine cannot find the ids by itself: ints carry no type in a state (broker 1 and epoch 1
-look alike), so only the spec knows where ids are. A state's fingerprint is that of the
-smallest encoding (of its view, if the spec has one) over every renaming; the group has
-n! renamings per set of n values (their product for several sets), each applied to every state
-generated, so this is for small sets: 6 for 3 brokers, 120 for 5.
+look alike), so only the spec knows where ids are. Model values can be found: when every
+symmetric value is a str (TLA+'s model values, "r1", "v1"), the engine renames them wherever
+they occur (`renamed`; `renamed_encodings` encodes a state's images in C, with no state built)
+and a spec needs no `permute` (one it has is not called). A state's fingerprint is that of the
+smallest encoding (of its view, if the spec has one) over the candidate renamings: those that
+sort the values by a signature no renaming changes (`Symmetry.candidates`), out of n! per set
+of n values (their product for several sets), so this is for small sets: 6 for 3 brokers, 120
+for 5.
 
 Sound only if renaming ids maps the spec's behaviour to itself: a renamed state has the renamed
 successors and the same invariant verdicts (`checker.testing.assert_symmetric` tests this on
@@ -38,25 +42,27 @@ from typing import Any
 from checker.errors import OUTSIDE, ConfigError, SpecError, StateError
 from checker.values import fast
 from checker.values.encoding import decode, encode
-from checker.values.record import Map, Record, freeze
+from checker.values.record import Map, Record, freeze, mapping
 
 _item = tuple.__getitem__
 _ALL_BUT_SHAPE = slice(1, None)
 _NO_ORDER: Any = object()  # a record shape whose order is not known yet
+_NOTHING: Any = object()  # nothing beside an occurrence (a tuple's item)
 
 # Each state generated is renamed by each permutation: beyond this the search would crawl.
 MAX_PERMUTATIONS = 5040  # 7!
 
-__all__ = ["MAX_PERMUTATIONS", "Permutation", "Symmetry"]
+__all__ = ["MAX_PERMUTATIONS", "Permutation", "Symmetry", "renamed", "renamed_encodings"]
 
 
 class Permutation:
     """A renaming of the symmetric values, as a spec's `permute(s, p)` applies it."""
 
-    __slots__ = ("_image", "_orders", "_takes")
+    __slots__ = ("_image", "_orders", "_takes", "moved")
 
     def __init__(self, image: Mapping[Any, Any]) -> None:
         self._image = dict(image)
+        self.moved = {k: v for k, v in self._image.items() if k != v}  # what it renames
         # record shape -> where position i comes from (None: not a reordering)
         self._orders: dict[Any, tuple[int, ...] | None] = {}
         # tuple size -> the function that reorders a tuple of that size
@@ -174,13 +180,24 @@ class Symmetry:
     so two orbits never share one.
     """
 
-    def __init__(self, sets: dict[str, tuple[Any, ...]], permute: Callable[..., Record]) -> None:
+    def __init__(
+        self, sets: dict[str, tuple[Any, ...]], permute: Callable[..., Record] | None
+    ) -> None:
         self.sets = sets  # name -> its values
-        self.permute = permute  # the spec's bound `permute(s, p)`
+        # Model values (every symmetric value a str) are renamed by the engine wherever they
+        # are in a state (`renamed`, in C while encoding: `renamed_encodings`), not by the
+        # spec's `permute`, which they do not need.
+        self.names = all(type(v) is str for values in sets.values() for v in values)
+        self.permute = renamed if self.names or permute is None else permute
         per_set = [
             [dict(zip(v, image)) for image in itertools.permutations(v)] for v in sets.values()
         ]
         self.permutations = tuple(Permutation(_merged(m)) for m in itertools.product(*per_set))
+        self.images = tuple(p.moved for p in self.permutations)  # what each renames
+        # model value -> what stands for it in a signature: its set, not itself
+        markers = {v: b"\xc1%d" % i for i, values in enumerate(sets.values()) for v in values}
+        self._markers = markers
+        self._remembering = Signatures(markers)  # the twin's, without the hot path
         # The variables whose entries make a value's signature (None: not learnt yet; ():
         # no signature, every renaming is tried).
         self._fields: tuple[str, ...] | None = None
@@ -206,6 +223,8 @@ class Symmetry:
         """The renamings whose images may be the representative of `state`'s orbit."""
         if self._fields is None:
             self.learn(state)
+        if self.names:
+            return self._named_candidates(state)
         fields, members = self._fields, self._members
         assert fields is not None and members is not None
         if not fields:
@@ -238,6 +257,47 @@ class Symmetry:
                 runs.append([v])
         arrangements = itertools.product(*(itertools.permutations(run) for run in runs))
         return [self._sorting(tuple(itertools.chain(*a))) for a in arrangements]
+
+    def _named_candidates(self, state: Record) -> Sequence[Permutation]:
+        """With model values: each set's values sorted by their signature (`Signatures`),
+        every order tried among equal ones, the sets' orders combined."""
+        if signatures is signatures_python:  # (decided in each process: a Spark executor
+            signature = self._remembering(state)  # may run without the hot path)
+        else:
+            signature = signatures(state, self._markers)
+        per_set = []
+        ties = False
+        for values in self.sets.values():
+            keyed = sorted([(signature[v], i) for i, v in enumerate(values)])
+            runs: list[list[int]] = [[i] for _, i in keyed[:1]]
+            for (before, _), (here, i) in itertools.pairwise(keyed):
+                if here == before:
+                    runs[-1].append(i)
+                    ties = True
+                else:
+                    runs.append([i])
+            per_set.append(runs)
+        if not ties:  # one candidate
+            return [self._named_sorting(tuple(tuple(r[0] for r in runs) for runs in per_set))]
+        arranged = [
+            [
+                tuple(itertools.chain(*a))
+                for a in itertools.product(*(itertools.permutations(r) for r in runs))
+            ]
+            for runs in per_set
+        ]
+        return [self._named_sorting(orders) for orders in itertools.product(*arranged)]
+
+    def _named_sorting(self, orders: tuple[tuple[int, ...], ...]) -> Permutation:
+        """The renaming that sends, in each set, the value at index order[i] to the value at
+        index i."""
+        p = self._by_order.get(orders)
+        if p is None:
+            image = {}
+            for values, order in zip(self.sets.values(), orders):
+                image.update({values[v]: values[i] for i, v in enumerate(order)})
+            p = self._by_order[orders] = Permutation(image)
+        return p
 
     def _sorting(self, order: tuple[int, ...]) -> Permutation:
         """The renaming that sends the value at index order[i] to the value at index i (the
@@ -308,12 +368,14 @@ class Symmetry:
             return None
         if not isinstance(names, (tuple, list)) or not all(isinstance(n, str) for n in names):
             raise SpecError(f"{owner}.symmetry must be a tuple of attribute names, not {names!r}")
-        if not callable(spec.permute):
+        sets = {name: _values(spec, owner, name) for name in names}
+        names_only = all(type(v) is str for values in sets.values() for v in values)
+        if not names_only and not callable(spec.permute):
             raise SpecError(
                 f"{owner}.symmetry = {tuple(names)!r} needs a method permute(self, s, p) that"
-                " renames every symmetric value in state s with p (see docs/writing-specs.md)"
+                " renames every symmetric value in state s with p (see docs/writing-specs.md);"
+                " symmetric values that are all names (str) need none"
             )
-        sets = {name: _values(spec, owner, name) for name in names}
         seen: dict[Any, str] = {}
         for name, values in sets.items():
             for value in values:
@@ -331,6 +393,165 @@ class Symmetry:
                 " smaller constants, or --no-symmetry"
             )
         return cls(sets, spec.permute)
+
+
+def renamed(state: Record, p: Permutation) -> Record:
+    """`state` with every symmetric model value (a str) renamed by `p` wherever it is: what
+    `permute` is when the symmetric values are names (the engine finds them itself). The
+    state's own keys, its variables' names, are never renamed."""
+    return _renamed_state(state, p.moved)
+
+
+def _renamed_state(state: Any, image: dict[str, str]) -> Any:
+    cls = type(state)
+    if cls is Map:  # keys kept, values renamed
+        values = tuple([_renamed_value(v, image) for v in _item(state, 2)])
+        return Map((Map, _item(state, 1), values))  # type: ignore[call-arg]
+    if isinstance(state, Record):
+        return cls((cls, *[_renamed_value(v, image) for v in _item(state, _ALL_BUT_SHAPE)]))
+    return _renamed_value(state, image)
+
+
+def _renamed_value(value: Any, image: dict[str, str]) -> Any:
+    kind = type(value)
+    if kind is str:
+        return image.get(value, value)
+    if kind is tuple:
+        return tuple([_renamed_value(v, image) for v in value])
+    if kind is frozenset:
+        return frozenset([_renamed_value(v, image) for v in value])
+    if isinstance(value, Record):  # keys renamed too, then put in canonical order
+        return mapping(
+            {_renamed_value(k, image): _renamed_value(v, image) for k, v in value.items()}
+        )
+    return value
+
+
+def renamed_encodings_python(state: Record, images: tuple[dict[str, str], ...]) -> list[bytes]:
+    """The encoding of `state` renamed by each of `images` (str -> str: the model values a
+    renaming moves), as `renamed` renames it: one C call for them all, with the hot path."""
+    return [encode(_renamed_state(state, image)) for image in images]
+
+
+renamed_encodings = fast.pick(renamed_encodings_python)
+
+
+class Signatures:
+    """Each model value's signature in a state (calling it with the state): where it occurs, each
+    occurrence described by its path from the state's variable and by what surrounds it on
+    that path (the set element, the key's value, the value's key) with every model value
+    replaced by its set's marker, sorted. Renaming the values does not change the signature
+    of a value's image: a renamed state's values sort the same way, so the candidate
+    renamings that sort them (every order among equal signatures) give every state of an
+    orbit the same images, and so the same representative.
+
+    A value's occurrences inside a container are remembered by the container's identity (a
+    successor shares most of them with its parent: the messages of a set, a map's entries)."""
+
+    def __init__(self, markers: dict[str, bytes]) -> None:
+        self.markers = markers  # model value -> what stands for it: its set's marker
+        self._occurrences: dict[int, tuple[Any, list[tuple[str, bytes]]]] = {}
+        self._blinded: dict[int, tuple[Any, bytes]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy sent to another process travels without the caches."""
+        return {"markers": self.markers, "_occurrences": {}, "_blinded": {}}
+
+    def __call__(self, state: Record) -> dict[str, list[bytes]]:
+        markers = self.markers
+        found: dict[str, list[bytes]] = {v: [] for v in markers}
+        if len(self._occurrences) > _REMEMBERED or len(self._blinded) > _REMEMBERED:
+            self._occurrences.clear()
+            self._blinded.clear()
+        for name, value in state.items():
+            kind = type(value)
+            if kind is str:
+                if value in markers:
+                    found[value].append(name.encode())
+            elif kind is tuple or kind is frozenset or isinstance(value, Record):
+                head = name.encode()
+                for v, at in self._occurring(value):
+                    found[v].append(head + at)
+        for places in found.values():
+            places.sort()
+        return found
+
+    def _occurring(self, x: Any) -> list[tuple[str, bytes]]:
+        """The model values in container `x`, each with its path and surroundings in `x`."""
+        known = self._occurrences.get(id(x))
+        if known is not None and known[0] is x:
+            return known[1]
+        markers = self.markers
+        out: list[tuple[str, bytes]] = []
+        kind = type(x)
+        if kind is tuple:
+            for i, v in enumerate(x):
+                self._add(out, v, b"/%d" % i, _NOTHING)
+        elif kind is frozenset:
+            for v in x:
+                if type(v) is str:
+                    if v in markers:
+                        out.append((v, b"/e" + markers[v]))
+                else:
+                    self._add(out, v, b"/e", v)
+        else:
+            for k, v in x.items():
+                if type(k) is str:
+                    if k in markers:
+                        out.append((k, b"/k" + self.blind(v)))
+                else:
+                    self._add(out, k, b"/k", v)
+                self._add(out, v, b"/v", k)
+        self._occurrences[id(x)] = (x, out)
+        return out
+
+    def _add(self, out: list[tuple[str, bytes]], v: Any, step: bytes, beside: Any) -> None:
+        """v's occurrences, reached by `step` and described with `beside` (blinded, unless
+        it is _NOTHING)."""
+        kind = type(v)
+        if kind is str:
+            if v in self.markers:
+                out.append((v, step if beside is _NOTHING else step + self.blind(beside)))
+        elif kind is tuple or kind is frozenset or isinstance(v, Record):
+            inner = self._occurring(v)
+            if inner:
+                if beside is not _NOTHING:
+                    step += self.blind(beside)
+                out.extend([(w, step + at) for w, at in inner])
+
+    def blind(self, x: Any) -> bytes:
+        """`x` with every model value replaced by its set's marker, as bytes: the same for
+        every renaming of x."""
+        kind = type(x)
+        if kind is str:
+            return self.markers.get(x) or encode(x)
+        if not (kind is tuple or kind is frozenset or isinstance(x, Record)):
+            return encode(x)
+        known = self._blinded.get(id(x))
+        if known is not None and known[0] is x:
+            return known[1]
+        blind = self.blind
+        if kind is tuple:
+            data = b"(" + b",".join([blind(v) for v in x]) + b")"
+        elif kind is frozenset:
+            data = b"{" + b",".join(sorted([blind(v) for v in x])) + b"}"
+        else:
+            pairs = sorted([blind(k) + b":" + blind(v) for k, v in x.items()])
+            data = b"[" + b",".join(pairs) + b"]"
+        self._blinded[id(x)] = (x, data)
+        return data
+
+
+_REMEMBERED = 1 << 16  # containers whose occurrences (and blinded bytes) Signatures keeps
+
+
+def signatures_python(state: Record, markers: dict[str, bytes]) -> dict[str, list[bytes]]:
+    """Each model value's signature in `state` (`Signatures`, without its memory): the C
+    version, fast enough to remember nothing, is what a search calls with the hot path."""
+    return Signatures(markers)(state)
+
+
+signatures = fast.pick(signatures_python)
 
 
 def rename_python(image: dict[Any, Any], values: Iterable[Any]) -> list[Any]:
@@ -379,6 +600,6 @@ def _values(spec: Any, owner: str, name: str) -> tuple[Any, ...]:
 
 def _merged(mappings: Iterable[dict[Any, Any]]) -> dict[Any, Any]:
     merged: dict[Any, Any] = {}
-    for mapping in mappings:
-        merged.update(mapping)
+    for one in mappings:
+        merged.update(one)
     return merged

@@ -15,6 +15,8 @@
  *   (checker.model.expansion), reading the model's Context by name.
  * - module.c: configure (what the Python modules hand over), rename (a symmetry's renaming),
  *   the method table.
+ * - symmetry.c: renamed_encodings, a state's encodings with its model values renamed, and
+ *   signatures, its model values' (checker.symmetry: symmetry over model values).
  *
  * The Python modules hand over what this module needs (their types, sets and fallbacks) with
  * configure(...) when they are imported (checker.values.fast.configure_records).
@@ -204,5 +206,10 @@ HOT_SHARED PyObject *hot_expand_run(PyObject *module, PyObject *const *args, Py_
 /* module.c */
 HOT_SHARED PyObject *hot_rename(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 HOT_SHARED PyObject *hot_configure(PyObject *module, PyObject *args);
+
+/* symmetry.c */
+HOT_SHARED PyObject *hot_renamed_encodings(PyObject *module, PyObject *const *args,
+                                           Py_ssize_t nargs);
+HOT_SHARED PyObject *hot_signatures(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
 #endif

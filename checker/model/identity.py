@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from checker.errors import OUTSIDE, EvaluationError, StateError, raised
 from checker.model.checked import spec_encoded, variables_differ
-from checker.symmetry import Permutation
+from checker.symmetry import Permutation, renamed_encodings
 from checker.values.encoding import encode, fingerprint
 from checker.values.record import Record, freeze
 
@@ -67,13 +67,23 @@ class Identity:
     def _representative(self, state: Record, data: bytes) -> tuple[bytes, list[bytes]]:
         """The smallest encoding (of the view, if any) of the candidate images of `state`
         (checker.symmetry), and the encodings of those images (without a view)."""
-        assert self.symmetry is not None
-        if not self.symmetry.learned:
-            self.symmetry.learn(self.model.initial_states()[0])  # the same in every process
+        symmetry = self.symmetry
+        assert symmetry is not None
+        if not symmetry.learned:
+            symmetry.learn(self.model.initial_states()[0])  # the same in every process
+        candidates = symmetry.candidates(state)
+        if symmetry.names and self.view is None:
+            # model values: every image encoded in one C call, with no state built
+            if candidates is symmetry.permutations:
+                images = symmetry.images
+            else:
+                images = tuple([p.moved for p in candidates])
+            encodings = renamed_encodings(state, images)
+            return min(encodings), encodings
         best = None
         renamed = []
-        identity = self.symmetry.identity
-        for p in self.symmetry.candidates(state):
+        identity = symmetry.identity
+        for p in candidates:
             # (the identity's image is the state: permute is not asked, the encoding is known)
             image = state if p is identity else self.permuted(state, p)
             if self.view is None:

@@ -26,6 +26,8 @@ extension from FILE (`make sanitize`'s build):
     encoded       checker.values.encoding.encoded_python  candidates' encodings, fingerprints
     expand_run    checker.model.expansion.expand_run_python   expand_batch's common case, a run
     rename        checker.symmetry.rename_python          values renamed by a Permutation
+    renamed_encodings  checker.symmetry.renamed_encodings_python  a state's renamed encodings
+    signatures    checker.symmetry.signatures_python      its model values' signatures
 
 Records are built on the extension's types when it is loaded (`RecordBase`, `RecordType`, and
 what `configure_records` hands it); checker.values.record has their Python twins.

@@ -16,6 +16,7 @@ from checker.compiled import MAX_DOMAIN
 from checker.errors import EvaluationError, StateError
 from checker.loader import load_model
 from checker.model import Batch, Model, ReadSet, dedupe, readsets
+from checker.symmetry import Permutation, renamed
 from checker.values import fast
 from checker.values import kinds as K
 from checker.values.encoding import encode, fingerprint
@@ -41,6 +42,8 @@ TWINS = {
     "take",
     "without",
     "rename",
+    "renamed_encodings",
+    "signatures",
 }
 in_c = pytest.mark.skipif(not fast.C, reason="checker._hot is not built (or MC_PURE_PYTHON=1)")
 
@@ -852,3 +855,80 @@ def test_rename(image, values, container):
         expected = [v if type(v) is bool else image.get(v, v) for v in container(values)]
         assert results[0] == expected
         assert all(type(a) is type(b) for a, b in zip(results[0], expected, strict=True))
+
+
+# -- renamed_encodings (symmetry over model values) --------------------------------------------
+
+MODEL_VALUES = [
+    "r1",
+    "r2",
+    "r-3",
+    "v1",
+    "v2",
+]  # "r-3" is no field name: records keyed by it are Maps
+named_atoms = st.sampled_from([*MODEL_VALUES, "any", "type"]) | st.integers(-40, 300) | st.none()
+
+
+def _named(children: st.SearchStrategy) -> st.SearchStrategy:
+    keys = st.sampled_from([*MODEL_VALUES, "ballot", "type"])
+    return (
+        st.lists(children, max_size=4).map(tuple)
+        | st.frozensets(children.filter(_hashable), max_size=5)
+        | st.dictionaries(keys, children, max_size=4).map(Record)
+        | st.dictionaries(
+            keys | st.integers(0, 3) | st.tuples(keys, st.integers(0, 1)),
+            children,
+            min_size=1,
+            max_size=4,
+        ).map(Record)
+    )
+
+
+named_values = st.recursive(named_atoms, _named, max_leaves=25)
+renamings = st.permutations(["r1", "r2", "r-3"]).flatmap(
+    lambda rs: st.permutations(["v1", "v2"]).map(
+        lambda vs: {k: v for k, v in zip(["r1", "r2", "r-3", "v1", "v2"], [*rs, *vs]) if k != v}
+    )
+)
+
+
+@in_c
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["msgs", "r1", "owner", "votes"]), named_values, min_size=1),
+    st.lists(renamings, min_size=1, max_size=4).map(tuple),
+)
+def test_renamed_encodings(fields, images):
+    """C and the twin give the same bytes for every renaming, which are the encoding of the
+    state the twin builds: each model value renamed wherever it is, but not a variable's name
+    (the variable "r1"), sets re-sorted and keys put back in canonical order."""
+    native, twin = pair("renamed_encodings")
+    state = Record(**fields)
+    expected = twin(state, images)
+    assert native(state, images) == expected
+    for image, data in zip(images, expected, strict=True):
+        state_renamed = renamed(state, Permutation(image))
+        assert data == encode(state_renamed)
+        assert fast.TWINS["decode"][1](data) == state_renamed
+        back = renamed(state_renamed, Permutation({v: k for k, v in image.items()}))
+        assert back == state and encode(back) == encode(state)
+    assert native(state, ({},)) == [encode(state)]
+
+
+@in_c
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from(["msgs", "r1", "owner", "votes"]), named_values, min_size=1),
+    renamings,
+)
+def test_signatures(fields, image):
+    """C and the twin give the same signatures; renaming a state renames its signatures'
+    owners and changes none of them (the invariance the search's exactness rests on)."""
+    native, twin = pair("signatures")
+    markers = {v: b"\xc1%d" % (v[0] == "v") for v in MODEL_VALUES}
+    state = Record(**fields)
+    found = twin(state, markers)
+    assert native(state, markers) == found
+    assert set(found) == set(MODEL_VALUES)
+    state_renamed = renamed(state, Permutation(image))
+    assert native(state_renamed, markers) == {image.get(v, v): s for v, s in found.items()}

@@ -484,6 +484,32 @@ class Shapes(Spec):
     def pick(self, s, m):
         return s.replace(log=(m,)) if s.x < 3 and s.log != (m,) else None
 
+    @action(a=(1, 2), b=lambda s, a: Shapes.dependent(s, a), c=lambda s, a: range(a, 3))
+    def chain(self, s, a, b, c):
+        """Domains of earlier parameters: `b`'s of `a`, `c`'s of `a` (not of `b`)."""
+        return s.replace(log=(a, b, c)) if s.x < 3 and len(s.log) < 3 else None
+
+    @action(a=lambda s: (s.x, 5), b=lambda s, a: [a, a + 1] if s.log != (0, 2) else [])
+    def both(self, s, a, b):
+        """A domain of the state alone before one of an earlier parameter; none at all."""
+        return s.replace(log=(b,)) if s.x == 1 and len(s.log) != 1 else None
+
+    @staticmethod
+    def dependent(s, a):
+        """A dependent domain of every type the loops order, or one that raises."""
+        if s.log == (2, 1, 1) and a == 2:
+            raise LookupError("two")
+        return (
+            (a, 0),
+            {a},
+            {a, 7, 3},
+            frozenset({(a, 1)}),
+            PICKS,
+            [a, 4],
+            set(),
+            (v for v in (a, s.x)),
+        )[(s.x + len(s.log) + a) % 8]
+
     @staticmethod
     def domain(s):
         """A domain of every type the loops order (tuple, set, list, range, iterator, a set

@@ -352,6 +352,9 @@ typedef struct {
     PyObject *view;       /* met by views: view(successor); or None */
     PyObject *redo;       /* the errors of view or identify that send a state there */
     PyObject *identify;   /* identify(successor, encoding) -> fingerprint; or NULL */
+    PyObject *broken;     /* broken(state, successors): a step breaks a step check; or None */
+    PyObject *outside;    /* outside(successor): 0 within TLC's constraints, 1 outside, 2 the
+                             general path's (an invariant violated there, or an error); or None */
 } Context;
 
 static PyObject *CONTEXT_OBJECT; /* the context whose attributes CONTEXT holds */
@@ -359,7 +362,7 @@ static Context CONTEXT;
 
 #define CONTEXT_OBJECTS(X)                                                                    \
     X(plan) X(add) X(reraise) X(kinds) X(kind_error) X(read_set) X(fingerprint) X(bail)       \
-    X(within) X(view) X(redo) X(identify)
+    X(within) X(view) X(redo) X(identify) X(broken) X(outside)
 
 static void
 context_clear(Context *c)
@@ -794,6 +797,64 @@ out_of(PyObject *batch, Out *o)
     return 0;
 }
 
+/* The truth of fn(a, b): 1, 0, or -1 (an error). */
+static int
+call_truth(PyObject *fn, PyObject *a, PyObject *b)
+{
+    PyObject *r = PyObject_CallFunctionObjArgs(fn, a, b, NULL);
+    int is = r == NULL ? -1 : PyObject_IsTrue(r);
+    Py_XDECREF(r);
+    return is;
+}
+
+/* TLC's constraints (expand_run): the candidates from `cand0` on that `outside` puts outside
+ * them are no candidates (they stay in `seen`: met, never expanded), their views and positions
+ * dropped too. Returns 0, 1 when one needs the general path (an invariant it violates, or
+ * an error of the constraint: nothing dropped), or -1 (an error). */
+static int
+drop_outside(PyObject *outside, PyObject *candidates, PyObject *views, PyObject *positions,
+             Py_ssize_t cand0)
+{
+    Py_ssize_t n = PyList_GET_SIZE(candidates) - cand0;
+    if (n <= 0)
+        return 0;
+    char *verdicts = PyMem_Malloc(n);
+    if (verdicts == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t dropping = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *r = PyObject_CallOneArg(outside, PyList_GET_ITEM(candidates, cand0 + k));
+        long verdict = r == NULL ? -1 : PyLong_AsLong(r);
+        Py_XDECREF(r);
+        if (verdict == -1 && PyErr_Occurred()) {
+            PyMem_Free(verdicts);
+            return -1;
+        }
+        if (verdict != 0 && verdict != 1) {
+            PyMem_Free(verdicts);
+            return 1;
+        }
+        verdicts[k] = (char)verdict;
+        dropping += verdict;
+    }
+    for (Py_ssize_t k = n - 1; dropping > 0 && k >= 0; k--) {
+        if (!verdicts[k])
+            continue;
+        dropping--;
+        Py_ssize_t at = cand0 + k;
+        if (PyList_SetSlice(candidates, at, at + 1, NULL) < 0 ||
+            PyList_SetSlice(positions, at, at + 1, NULL) < 0 ||
+            (views != Py_None && PyList_SetSlice(views, at, at + 1, NULL) < 0)) {
+            PyMem_Free(verdicts);
+            return -1;
+        }
+    }
+    PyMem_Free(verdicts);
+    return 0;
+}
+
 /* expand_run(context, batch, states, start, stop, read_sets, seen) -> next
  *
  * Model.expand_batch's common case, one state after another from states[start] to before
@@ -817,7 +878,10 @@ out_of(PyObject *batch, Out *o)
  * class in context.redo sends the state to the general path (which says which step built the
  * successor, and how the view failed). context.identify (or None): the candidates'
  * fingerprints are identify(candidate, its encoding) (a symmetry's representative), an error
- * of a class in context.redo sending the state to the general path too. */
+ * of a class in context.redo sending the state to the general path too. context.broken (or
+ * None): the step checks, asked of each state and its successors (true: one breaks a check, or
+ * an error, which the general path raises). context.outside (or None): TLC's constraints,
+ * asked of each candidate (see drop_outside). */
 PyObject *
 hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -839,7 +903,7 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *encodings = o.encodings, *made = o.read_sets, *counts = o.run_counts;
     PyObject *stuck = o.stuck, *fps = o.run_fps, *bail = c->bail, *within = c->within;
     PyObject *view = c->view, *views = view != Py_None ? o.views : Py_None, *redo = c->redo;
-    PyObject *identify = c->identify;
+    PyObject *identify = c->identify, *broken = c->broken, *outside = c->outside;
     PyObject *successors = o.successors, *actions = o.actions;
     if (read_sets == Py_None)
         made = Py_None;
@@ -938,6 +1002,13 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_DECREF(enabled);
         if (!any && terminals) /* an intended final state? Model.final, in the caller */
             goto general;
+        if (broken != Py_None) { /* a step that breaks a step check: the caller says which */
+            int is = call_truth(broken, state, successors);
+            if (is < 0)
+                goto failed;
+            if (is)
+                goto general;
+        }
         Py_ssize_t n = PyList_GET_SIZE(successors);
         for (Py_ssize_t j = 0; j < n; j++) {
             PyObject *succ = PyList_GET_ITEM(successors, j);
@@ -993,6 +1064,13 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 Py_DECREF(met);
             if (!appended)
                 goto failed;
+        }
+        if (outside != Py_None) {
+            int dropped = drop_outside(outside, candidates, views, positions, cand0);
+            if (dropped < 0)
+                goto failed;
+            if (dropped > 0)
+                goto general;
         }
         if (made != Py_None) {
             PyObject *kept = PyBytes_FromStringAndSize(masks, 8 * slots);

@@ -749,9 +749,10 @@ class Runs(Spec):
     st.booleans(),
     st.sampled_from(["encoding", "view", "identify"]),
     st.booleans(),
+    st.booleans(),
     st.data(),
 )
-def test_expand_run(xs, met, with_memos, ends, fingerprinted, constrained, data):
+def test_expand_run(xs, met, with_memos, ends, fingerprinted, constrained, checked, data):
     """Both expand the same states the same way and stop before the same one: a successor
     to freeze, a deadlock when states may be final (`ends`: the spec declares some), a view
     (the spec's own: any error of it) or an `identify` (a symmetry's representative) that
@@ -761,6 +762,16 @@ def test_expand_run(xs, met, with_memos, ends, fingerprinted, constrained, data)
     constraints or not."""
     model = Model(Runs())
     by_view = fingerprinted == "view"
+    asked: list = []
+
+    def broken(s, successors):
+        """A step check: broken (or raising) from (2, 1) alone."""
+        asked.append((s, len(successors)))
+        return s.x == 2 and s.y == 1
+
+    def outside(t):
+        """TLC's constraints: y = 1 with an odd x outside, (6, 0) outside and violating."""
+        return 2 if (t.x, t.y) == (6, 0) else int(t.y == 1 and t.x % 2 == 1)
 
     def view_of(s):
         if s.x == 6 and s.y == 1:
@@ -807,6 +818,8 @@ def test_expand_run(xs, met, with_memos, ends, fingerprinted, constrained, data)
             view=view_of if by_view else None,
             redo=(Exception,) if by_view else (EvaluationError,),
             identify=identify if fingerprinted == "identify" else None,
+            broken=broken if checked else None,
+            outside=outside if checked else None,
         )
         try:
             got: int | str = function(context, batch, states, start, stop, read_sets, seen)
@@ -822,7 +835,10 @@ def test_expand_run(xs, met, with_memos, ends, fingerprinted, constrained, data)
             (got, seen, found, views, positions, encodings, made, actions, counts, stuck, fps)
         )
     assert results[0] == results[1]
+    assert asked[: len(asked) // 2] == asked[len(asked) // 2 :]  # (each loop asked the same)
     got, seen, found, views, positions, encodings, made, actions, counts, stuck, fps = results[0]
+    if checked:  # none outside TLC's constraints is a candidate, though met
+        assert not [t for t in found if t.y == 1 and t.x % 2 == 1]
     done = len(stuck)
     after = start + done
     assert len(counts) == 4 * done
@@ -844,6 +860,7 @@ def test_expand_run(xs, met, with_memos, ends, fingerprinted, constrained, data)
             x in ((3, 7) if ends else (3,))
             or (by_view and x in (4, 5, 6))
             or (fingerprinted == "identify" and x in (2, 3, 4))
+            or (checked and (states[after] == Record(x=2, y=1, log=()) or x in (4, 5, 6)))
         )
     else:
         assert got == after == max(start, min(stop, len(states)))

@@ -97,10 +97,11 @@ take_result(PyObject *result, PyObject *ai, PyObject *binding, PyObject *state,
 /* A parameter's domain in `state`, in canonical order, as Action.ordered gives it (a new
  * reference): `found`, what the spec's domain gave (a reference stolen). A tuple is its own
  * order and a list its items' (up to checker.compiled.MAX_DOMAIN values), a set of at most one
- * value needs no order; a frozenset's order is computed once per set object (the same message
- * set is the domain in many states: the set is held while cached, so its address is not
- * reused); anything else, or a set not cached, goes to Action.ordered (with the parameter's
- * index and the earlier values its domain took, `earlier`, when not the first parameter). */
+ * value needs no order, a set of ints or of strings is sorted here; any other frozenset's order
+ * is computed once per set object (the same message set is the domain in many states: the set
+ * is held while cached, so its address is not reused); anything else, or a set not cached,
+ * goes to Action.ordered (with the parameter's index and the earlier values its domain took,
+ * `earlier`, when not the first parameter). */
 #define MAX_DOMAIN 1000000
 #define ORDER_SLOTS 512
 typedef struct {
@@ -129,6 +130,35 @@ ask_action(PyObject *act, PyObject *name, PyObject *state, PyObject *what, Py_ss
     Py_XDECREF(at);
     Py_XDECREF(given);
     return r;
+}
+
+/* A set of ints (and bools) alone, or of strings alone, in canonical order (their natural
+ * order, as checker.values.encoding.canonical_order puts them) as a tuple; None for a set of
+ * other values (NULL: an error). */
+static PyObject *
+sorted_plain(PyObject *set)
+{
+    PyObject *list = PySequence_List(set);
+    if (list == NULL)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    int ints = 1, strs = 1;
+    for (Py_ssize_t i = 0; i < n && (ints || strs); i++) {
+        PyTypeObject *type = Py_TYPE(PyList_GET_ITEM(list, i));
+        ints &= type == &PyLong_Type || type == &PyBool_Type;
+        strs &= type == &PyUnicode_Type;
+    }
+    if (!ints && !strs) {
+        Py_DECREF(list);
+        Py_RETURN_NONE;
+    }
+    if (PyList_Sort(list) < 0) {
+        Py_DECREF(list);
+        return NULL;
+    }
+    PyObject *order = PyList_AsTuple(list);
+    Py_DECREF(list);
+    return order;
 }
 
 static PyObject *
@@ -160,7 +190,20 @@ in_order(PyObject *act, PyObject *domain, PyObject *state, Py_ssize_t index,
             return slot->order;
         }
     }
-    PyObject *order = ask_action(act, STR_ORDERED, state, domain, index, earlier, takes);
+    PyObject *order = NULL;
+    if (PyAnySet_CheckExact(domain)) { /* (ints or strings: sorted here) */
+        order = sorted_plain(domain);
+        if (order == NULL) {
+            Py_DECREF(domain);
+            return NULL;
+        }
+        if (order == Py_None)
+            Py_CLEAR(order);
+        else
+            slot = NULL; /* (cheap to sort again: kept for sets that are not) */
+    }
+    if (order == NULL)
+        order = ask_action(act, STR_ORDERED, state, domain, index, earlier, takes);
     if (order != NULL && !PyTuple_CheckExact(order)) {
         Py_SETREF(order, NULL);
         PyErr_SetString(PyExc_SystemError, "Action.ordered returned no tuple");

@@ -162,11 +162,12 @@ class Expansion:
         the batch has each candidate's ReadSet.
 
         Runs of states take the common case in one call (`expand_run`, in C with the hot
-        path); a state it cannot take (an error, a successor to freeze, a deadlock to ask
-        `final` about), every state of a batch that needs more (step checks, TLC's
-        constraints, binding indexes, a recorded search) and every `recheck_every`-th state
-        (expanded twice) are expanded by `expand_state`, its Python twin, on the general
-        path."""
+        path, asking the step checks and TLC's constraints through the context: `checked`);
+        a state it cannot take (an error, a successor to freeze, a deadlock to ask `final`
+        about, a step that breaks a check, an excluded state that violates an invariant),
+        every state of a batch that needs more (binding indexes, a recorded search) and every
+        `recheck_every`-th state (expanded twice) are expanded by `expand_state`, its Python
+        twin, on the general path."""
         out = Batch(indexes, keyed is not None, bool(keyed))
         model = self.model
         if read_sets is not None:

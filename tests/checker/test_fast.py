@@ -508,7 +508,10 @@ class Shapes(Spec):
             [a, 4],
             set(),
             (v for v in (a, s.x)),
-        )[(s.x + len(s.log) + a) % 8]
+            frozenset({"z", "b", str(a)}),
+            {True, 0, a + 5},
+            {a, "x"},
+        )[(3 * s.x + len(s.log) + a) % 11]
 
     @staticmethod
     def domain(s):
@@ -578,6 +581,55 @@ def test_successors(spec, constants):
             following += [t for t in states if t not in seen and not seen.add(t)]
         level = following
     assert seen
+
+
+class Sends(Spec):
+    """Each process sends each other process one message, two to a process above it (TLA+'s
+    `\\E p \\in Proc, q \\in Proc \\ {p}, m \\in Msgs(p, q)`): 3 processes, 9 messages to
+    send, so 2^9 states; from one with k sent, 9 - k steps; the last state at depth 10."""
+
+    Proc = (3, 1, 2)
+
+    def init(self):
+        return Record(sent=frozenset())
+
+    def others(self, s, p):
+        return set(self.Proc) - {p}  # (a set of ints: ordered in C)
+
+    def messages(self, s, p, q):
+        return range(2) if p < q else [0]
+
+    @action(p="Proc", q="others", m="messages")
+    def send(self, s, p, q, m):
+        return None if (p, q, m) in s.sent else s.replace(sent=s.sent | {(p, q, m)})
+
+
+@in_c
+def test_dependent_domains_in_c_and_in_python_give_the_hand_count():
+    """A search of Sends with each loop (C's successors, its twin): 512 distinct states, 2,304
+    steps (9 x 512 - 9 x 256, the messages not yet sent summed over every state) and 10
+    levels, with bindings in the order of product over the sorted domains."""
+    model = Model(Sends())
+    for function in pair("successors"):
+        level, seen, steps, depth = model.initial_states(), set(), 0, 0
+        seen.update(level)
+        first: list = []
+        while level:
+            depth += 1
+            following = []
+            for state in level:
+                states: list = []
+                bindings: list = []
+                function(model.context(), state, states, [], bindings)
+                steps += len(states)
+                first = first or bindings
+                following += [t for t in states if t not in seen and not seen.add(t)]
+            level = following
+        assert (len(seen), steps, depth) == (512, 2_304, 10)
+        assert first == [
+            (3, 1, 0), (3, 2, 0), (1, 2, 0), (1, 2, 1), (1, 3, 0), (1, 3, 1), (2, 1, 0),
+            (2, 3, 0), (2, 3, 1),
+        ]  # fmt: skip
 
 
 # -- candidates ----------------------------------------------------------------------------

@@ -187,9 +187,10 @@ class Expansion:
         )
         # Met by their views (see Model.by_view): each candidate's view, aligned with the
         # candidates, gives its fingerprint. Fingerprinted by `fingerprint_of` with a view or
-        # symmetry, or recorded (for the fingerprints of the states met).
+        # symmetry (without, `fingerprint_of` is the fingerprint of the encoding: all of a
+        # state's candidates at once, recorded or not).
         by_view = model.by_view and type(seen) is set
-        identified = (model.reduces or keyed is not None) and not by_view
+        identified = model.reduces and not by_view
         context = model.context(by_view, identified)
         if general.steps is not None or general.exclusions:
             context = self.checked(context)

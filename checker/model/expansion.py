@@ -119,6 +119,10 @@ class Expansion:
         # The contexts with checks (`checked`), by the id of the context they extend.
         self._checked: dict[int, tuple[Context, Context]] = {}
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy sent to Spark executors travels without its contexts (as the model's)."""
+        return {**self.__dict__, "_checked": {}}
+
     def expand(self, data: bytes) -> Successors:
         """The successors of an encoded state, as `successors` gives them, each encoded and
         fingerprinted (a successor's binding is its index in the action's bindings); none if

@@ -57,7 +57,7 @@ def domain_order(values: Iterable[Any]) -> tuple[Any, ...]:
             _ordered.append(values)  # held, so that its id is not reused while cached
         return order
     if isinstance(values, (set, frozenset)):
-        return tuple(canonical_order(values))
+        return tuple(values) if len(values) <= 1 else tuple(canonical_order(values))
     if type(values) in (tuple, list, range):
         if len(values) > MAX_DOMAIN:
             raise DomainTooLarge(too_large(len(values)))
@@ -98,10 +98,10 @@ class Action:
     domains: tuple[Any, ...]
     # All bindings when no domain depends on the state (computed once), else None.
     static_bindings: tuple[Binding, ...] | None
+    # Per parameter: None for a tuple of values; for a function, the indexes of the earlier
+    # parameters it takes after the state (`replica=lambda s, leader: ...`), () if none.
+    depends: tuple[tuple[int, ...] | None, ...]
     on: On | None = None  # where it happens, for sequence charts
-    # Per parameter whose domain is a function of the state and of earlier parameters
-    # (`replica=lambda s, leader: ...`): the indexes of those parameters; else None.
-    depends: tuple[tuple[int, ...] | None, ...] = ()
 
     def event(self, state: Record, binding: Binding) -> Event | None:
         """The sequence-chart event of this action fired with `binding` in `state`."""
@@ -119,16 +119,11 @@ class Action:
             ) from exc
 
     def bindings(self, state: Record) -> Sequence[Binding]:
+        """The bindings of the parameters in `state`: the product of their domains, the first
+        parameter varying slowest (the twin of checker/hot/expansion.c's state_bindings)."""
         if self.static_bindings is not None:
             return self.static_bindings
-        if any(self.depends):
-            return self._dependent_bindings(state)
-        domains = []
-        for param, domain in zip(self.params, self.domains):
-            if callable(domain):
-                domain = self._domain(param, domain, state, ())
-            domains.append(domain)
-        return tuple(itertools.product(*domains))
+        return self._state_bindings(state)
 
     def values(self, state: Record) -> Sequence[Any]:
         """The values of a one-parameter action's parameter in `state` (bindings unpacked)."""
@@ -141,64 +136,73 @@ class Action:
             self.domain_failed(state, exc)
         return self.ordered(state, found)
 
-    def ordered(self, state: Record, found: Any) -> tuple[Any, ...]:
-        """`values` once the domain gave `found` in `state`: in canonical order. (The
-        successors loop in C asks this of what is neither a tuple nor a set it has ordered.)"""
+    def ordered(
+        self, state: Record, found: Any, index: int = 0, earlier: tuple[Any, ...] = ()
+    ) -> tuple[Any, ...]:
+        """The values of parameter `index` once its domain gave `found` in `state` (taking
+        `earlier`, the values of the earlier parameters it depends on): in canonical order.
+        (The successors loop in C asks this of what is neither a tuple, a list nor a set it
+        has ordered.)"""
         try:
             return domain_order(found)
         except OUTSIDE:
             raise
         except BaseException as exc:
-            raise self._domain_error(self.params[0], exc, state, ()) from exc
+            raise self._domain_error(index, exc, state, earlier) from exc
 
-    def domain_failed(self, state: Record, exc: BaseException) -> typing.NoReturn:
-        """Raise the error of this one-parameter action's domain raising `exc` in `state`."""
+    def domain_failed(
+        self, state: Record, exc: BaseException, index: int = 0, earlier: tuple[Any, ...] = ()
+    ) -> typing.NoReturn:
+        """Raise the error of parameter `index`'s domain raising `exc` in `state` (given
+        `earlier`, as `ordered`)."""
         if isinstance(exc, OUTSIDE):
             raise exc
-        raise self._domain_error(self.params[0], exc, state, ()) from exc
+        raise self._domain_error(index, exc, state, earlier) from exc
 
-    def _dependent_bindings(self, state: Record) -> tuple[Binding, ...]:
-        """The bindings when a domain depends on earlier parameters: for each binding of
-        those, the values its function gives, in product order (the first parameter
-        varying slowest)."""
+    def _state_bindings(self, state: Record) -> tuple[Binding, ...]:
+        """The bindings when a domain is a function: built one parameter after another, a
+        function of the state alone called once, a function of earlier parameters once per
+        binding of those before it (`depends`: their indexes), in product order."""
         prefixes: list[Binding] = [()]
-        for param, domain, depends in zip(self.params, self.domains, self.depends):
+        for index, (domain, depends) in enumerate(zip(self.domains, self.depends)):
             if not callable(domain):
                 prefixes = [p + (v,) for p in prefixes for v in domain]
             elif not depends:
-                values = self._domain(param, domain, state, ())
+                values = self._domain(index, domain, state, ())
                 prefixes = [p + (v,) for p in prefixes for v in values]
             else:
                 prefixes = [
                     p + (v,)
                     for p in prefixes
-                    for v in self._domain(param, domain, state, tuple(p[i] for i in depends))
+                    for v in self._domain(index, domain, state, tuple(p[i] for i in depends))
                 ]
         return tuple(prefixes)
 
     def _domain(
-        self, param: str, domain: Callable[..., Any], state: Record, earlier: tuple[Any, ...]
+        self, index: int, domain: Callable[..., Any], state: Record, earlier: tuple[Any, ...]
     ) -> tuple[Any, ...]:
-        """A parameter's domain in `state` (given the values of the earlier parameters it
-        takes), in canonical order."""
+        """Parameter `index`'s domain in `state` (given the values of the earlier parameters
+        it takes), in canonical order."""
         try:
-            return domain_order(domain(state, *earlier))
-        except OUTSIDE:
-            raise
+            found = domain(state, *earlier)
         except BaseException as exc:
-            raise self._domain_error(param, exc, state, earlier) from exc
+            self.domain_failed(state, exc, index, earlier)
+        return self.ordered(state, found, index, earlier)
 
     def _domain_error(
-        self, param: str, exc: BaseException, state: Record, earlier: tuple[Any, ...]
+        self, index: int, exc: BaseException, state: Record, earlier: tuple[Any, ...]
     ) -> EvaluationError:
-        """What a parameter's domain raised (or its size), as the action's error."""
+        """What parameter `index`'s domain raised (or its size), as the action's error, with
+        the earlier parameters it took."""
         said = str(exc) if isinstance(exc, DomainTooLarge) else raised(exc)
+        takes = self.depends[index] if index < len(self.depends) else None
+        named = [self.params[i] for i in takes or ()]
         return EvaluationError(
             "action",
             self.name,
-            f"the domain of parameter {param!r} {said}",
+            f"the domain of parameter {self.params[index]!r} {said}",
             state=state,
-            params=dict(zip(self.params, earlier)) if earlier else None,
+            params=dict(zip(named, earlier)) if earlier else None,
             cause=exc,
         )
 
@@ -249,8 +253,10 @@ class CompiledSpec:
         if not self.actions:
             raise SpecError(f"{self.name} declares no actions (decorate methods with @action)")
         # What `Model.successors` loops over: (index, function, arity, static bindings, action,
-        # domain), the bindings of a one-parameter action as bare values (no argument
-        # unpacking); the domain of a one-parameter action whose domain depends on the state.
+        # domains), the bindings of a one-parameter action as bare values (no argument
+        # unpacking); when the bindings depend on the state, the domain of a one-parameter
+        # action, else each parameter's (domain, depends) (see Action.depends), from which C
+        # builds the bindings as Action.bindings does.
         self.plan = tuple(
             (
                 ai,
@@ -262,7 +268,11 @@ class CompiledSpec:
                 if len(act.params) == 1
                 else act.static_bindings,
                 act,
-                act.domains[0] if act.static_bindings is None and len(act.params) == 1 else None,
+                None
+                if act.static_bindings is not None
+                else act.domains[0]
+                if len(act.params) == 1
+                else tuple(zip(act.domains, act.depends)),
             )
             for ai, act in enumerate(self.actions)
         )
@@ -422,7 +432,7 @@ class CompiledSpec:
                     f" {MAX_DOMAIN:,} that mc takes: give smaller domains"
                 )
             static = tuple(itertools.product(*resolved))
-        return Action(name, bound, params, tuple(resolved), static, where_on, tuple(depends))
+        return Action(name, bound, params, tuple(resolved), static, tuple(depends), where_on)
 
 
 def _depends(

@@ -94,12 +94,14 @@ take_result(PyObject *result, PyObject *ai, PyObject *binding, PyObject *state,
     return enabled;
 }
 
-/* A one-parameter action's values in `state`, as Action.values gives them: `domain(state)` in
- * canonical order. A tuple is its own order (up to checker.compiled.MAX_DOMAIN values); a
- * frozenset's order is computed once per set object (the same message set is the domain in
- * many states: the set is held while cached, so its address is not reused); anything else,
- * or a set not cached, goes to Action.ordered. What the domain raises goes to
- * Action.domain_failed, which raises the error naming the action and the state. */
+/* A parameter's domain in `state`, in canonical order, as Action.ordered gives it (a new
+ * reference): `found`, what the spec's domain gave (a reference stolen). A tuple is its own
+ * order and a list its items' (up to checker.compiled.MAX_DOMAIN values), a set of at most one
+ * value needs no order, a set of ints or of strings is sorted here; any other frozenset's order
+ * is computed once per set object (the same message set is the domain in many states: the set
+ * is held while cached, so its address is not reused); anything else, or a set not cached,
+ * goes to Action.ordered (with the parameter's index and the earlier values its domain took,
+ * `earlier`, when not the first parameter). */
 #define MAX_DOMAIN 1000000
 #define ORDER_SLOTS 512
 typedef struct {
@@ -108,34 +110,75 @@ typedef struct {
 } OrderSlot;
 static OrderSlot *ORDERS;
 
+/* Action.<name>(state, what) for the first parameter of a one-parameter action (`index` < 0),
+ * else Action.<name>(state, what, index, earlier): `earlier` the `takes` values of the earlier
+ * parameters its domain took. */
 static PyObject *
-domain_values(PyObject *act, PyObject *domain_of, PyObject *state)
+ask_action(PyObject *act, PyObject *name, PyObject *state, PyObject *what, Py_ssize_t index,
+           PyObject *const *earlier, Py_ssize_t takes)
 {
-    PyObject *domain = PyObject_CallOneArg(domain_of, state);
-    if (domain == NULL) {
-        PyObject *type, *value, *traceback;
-        PyErr_Fetch(&type, &value, &traceback);
-        PyErr_NormalizeException(&type, &value, &traceback);
-        if (traceback != NULL)
-            PyException_SetTraceback(value, traceback);
-        PyObject *returned = PyObject_CallMethodObjArgs(act, STR_DOMAIN_FAILED, state, value, NULL);
-        Py_XDECREF(type);
-        Py_XDECREF(value);
-        Py_XDECREF(traceback);
-        if (returned != NULL) { /* (it always raises) */
-            Py_DECREF(returned);
-            PyErr_SetString(PyExc_SystemError, "Action.domain_failed returned");
+    if (index < 0)
+        return PyObject_CallMethodObjArgs(act, name, state, what, NULL);
+    PyObject *at = PyLong_FromSsize_t(index), *given = PyTuple_New(takes), *r = NULL;
+    if (at != NULL && given != NULL) {
+        for (Py_ssize_t d = 0; d < takes; d++) {
+            Py_INCREF(earlier[d]);
+            PyTuple_SET_ITEM(given, d, earlier[d]);
         }
+        r = PyObject_CallMethodObjArgs(act, name, state, what, at, given, NULL);
+    }
+    Py_XDECREF(at);
+    Py_XDECREF(given);
+    return r;
+}
+
+/* A set of ints (and bools) alone, or of strings alone, in canonical order (their natural
+ * order, as checker.values.encoding.canonical_order puts them) as a tuple; None for a set of
+ * other values (NULL: an error). */
+static PyObject *
+sorted_plain(PyObject *set)
+{
+    PyObject *list = PySequence_List(set);
+    if (list == NULL)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    int ints = 1, strs = 1;
+    for (Py_ssize_t i = 0; i < n && (ints || strs); i++) {
+        PyTypeObject *type = Py_TYPE(PyList_GET_ITEM(list, i));
+        ints &= type == &PyLong_Type || type == &PyBool_Type;
+        strs &= type == &PyUnicode_Type;
+    }
+    if (!ints && !strs) {
+        Py_DECREF(list);
+        Py_RETURN_NONE;
+    }
+    if (PyList_Sort(list) < 0) {
+        Py_DECREF(list);
         return NULL;
     }
+    PyObject *order = PyList_AsTuple(list);
+    Py_DECREF(list);
+    return order;
+}
+
+static PyObject *
+in_order(PyObject *act, PyObject *domain, PyObject *state, Py_ssize_t index,
+         PyObject *const *earlier, Py_ssize_t takes)
+{
     if (PyTuple_CheckExact(domain) && PyTuple_GET_SIZE(domain) <= MAX_DOMAIN)
         return domain;
+    if (PyList_CheckExact(domain) && PyList_GET_SIZE(domain) <= MAX_DOMAIN) {
+        PyObject *order = PyList_AsTuple(domain);
+        Py_DECREF(domain);
+        return order;
+    }
+    if (PyAnySet_CheckExact(domain) && PySet_GET_SIZE(domain) <= 1) {
+        PyObject *order = PySequence_Tuple(domain);
+        Py_DECREF(domain);
+        return order;
+    }
     OrderSlot *slot = NULL;
     if (PyFrozenSet_CheckExact(domain)) {
-        if (PySet_GET_SIZE(domain) == 0) {
-            Py_DECREF(domain);
-            return PyTuple_New(0);
-        }
         if (ORDERS == NULL && (ORDERS = PyMem_Calloc(ORDER_SLOTS, sizeof(OrderSlot))) == NULL) {
             Py_DECREF(domain);
             return PyErr_NoMemory();
@@ -147,7 +190,20 @@ domain_values(PyObject *act, PyObject *domain_of, PyObject *state)
             return slot->order;
         }
     }
-    PyObject *order = PyObject_CallMethodObjArgs(act, STR_ORDERED, state, domain, NULL);
+    PyObject *order = NULL;
+    if (PyAnySet_CheckExact(domain)) { /* (ints or strings: sorted here) */
+        order = sorted_plain(domain);
+        if (order == NULL) {
+            Py_DECREF(domain);
+            return NULL;
+        }
+        if (order == Py_None)
+            Py_CLEAR(order);
+        else
+            slot = NULL; /* (cheap to sort again: kept for sets that are not) */
+    }
+    if (order == NULL)
+        order = ask_action(act, STR_ORDERED, state, domain, index, earlier, takes);
     if (order != NULL && !PyTuple_CheckExact(order)) {
         Py_SETREF(order, NULL);
         PyErr_SetString(PyExc_SystemError, "Action.ordered returned no tuple");
@@ -160,6 +216,159 @@ domain_values(PyObject *act, PyObject *domain_of, PyObject *state)
     }
     Py_DECREF(domain);
     return order;
+}
+
+/* A domain raised: let Action.domain_failed raise the error naming the action, the parameter
+ * and the state (or let an interrupt go on); `index` and `earlier` as ask_action's. Returns
+ * NULL. */
+static PyObject *
+domain_raised(PyObject *act, PyObject *state, Py_ssize_t index, PyObject *const *earlier,
+              Py_ssize_t takes)
+{
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyErr_NormalizeException(&type, &value, &traceback);
+    if (traceback != NULL)
+        PyException_SetTraceback(value, traceback);
+    PyObject *returned = ask_action(act, STR_DOMAIN_FAILED, state, value, index, earlier, takes);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+    if (returned != NULL) { /* (it always raises) */
+        Py_DECREF(returned);
+        PyErr_SetString(PyExc_SystemError, "Action.domain_failed returned");
+    }
+    return NULL;
+}
+
+/* A one-parameter action's values in `state`, as Action.values gives them: `domain(state)` in
+ * canonical order (see in_order). What the domain raises goes to Action.domain_failed. */
+static PyObject *
+domain_values(PyObject *act, PyObject *domain_of, PyObject *state)
+{
+    PyObject *domain = PyObject_CallOneArg(domain_of, state);
+    if (domain == NULL)
+        return domain_raised(act, state, -1, NULL, 0);
+    return in_order(act, domain, state, -1, NULL, 0);
+}
+
+/* The bindings of an action of several parameters in `state`, as Action.bindings gives them
+ * (checker.compiled), without a tuple per binding: `rows` (set here, PyMem) gets `width`
+ * values per binding, borrowed from the domains' tuples, which `held` (a list, set here)
+ * keeps. `domains` has per parameter (values, depends): a tuple of values, or the spec's
+ * domain function and the indexes of the earlier parameters it takes after the state (empty:
+ * a function of the state alone, called once). The product, the first parameter varying
+ * slowest, built one parameter after another: a function of earlier parameters is called once
+ * per binding of those before it, in order. Returns the number of bindings, or -1 (an error:
+ * a domain's, raised by Action.domain_failed; nothing to free). */
+static Py_ssize_t
+state_bindings(PyObject *act, PyObject *domains, PyObject *state, PyObject ***rows_out,
+               PyObject **held_out)
+{
+    Py_ssize_t width = PyTuple_GET_SIZE(domains);
+    PyObject *held = PyList_New(0);
+    PyObject **rows = PyMem_Malloc(sizeof(PyObject *) * (width ? width : 1));
+    Py_ssize_t n = 1;
+    if (held == NULL || rows == NULL)
+        goto no_memory;
+    for (Py_ssize_t j = 0; j < width; j++) {
+        PyObject *spec = PyTuple_GET_ITEM(domains, j);
+        if (!PyTuple_CheckExact(spec) || PyTuple_GET_SIZE(spec) != 2) {
+            PyErr_SetString(PyExc_TypeError, "a plan's domains are (values, depends) pairs");
+            goto error;
+        }
+        PyObject *domain = PyTuple_GET_ITEM(spec, 0), *depends = PyTuple_GET_ITEM(spec, 1);
+        int dependent = PyTuple_CheckExact(depends) && PyTuple_GET_SIZE(depends) > 0;
+        PyObject *values = NULL; /* the domain of every binding so far (not dependent) */
+        if (PyTuple_CheckExact(domain)) {
+            values = domain;
+            Py_INCREF(values);
+        } else if (!dependent) {
+            PyObject *found = PyObject_CallOneArg(domain, state);
+            values = found == NULL ? domain_raised(act, state, j, NULL, 0)
+                                   : in_order(act, found, state, j, NULL, 0);
+            if (values == NULL)
+                goto error;
+        }
+        if (values != NULL) {
+            int kept = PyList_Append(held, values);
+            Py_ssize_t size = PyTuple_GET_SIZE(values);
+            Py_DECREF(values); /* (the list holds it) */
+            if (kept < 0)
+                goto error;
+            if (size != 0 && n > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(PyObject *) / width / size)
+                goto no_memory;
+            PyObject **grown = PyMem_Malloc(sizeof(PyObject *) * (n * size * width + 1));
+            if (grown == NULL)
+                goto no_memory;
+            Py_ssize_t r2 = 0;
+            for (Py_ssize_t r = 0; r < n; r++)
+                for (Py_ssize_t v = 0; v < size; v++, r2++) {
+                    memcpy(grown + r2 * width, rows + r * width, sizeof(PyObject *) * j);
+                    grown[r2 * width + j] = PyTuple_GET_ITEM(values, v);
+                }
+            PyMem_Free(rows);
+            rows = grown;
+            n = r2;
+            continue;
+        }
+        /* for each binding so far, its own domain: domain(state, *its earlier values) */
+        Py_ssize_t takes = PyTuple_GET_SIZE(depends);
+        if (takes > 12) {
+            PyErr_SetString(PyExc_ValueError, "a domain takes at most 12 earlier parameters");
+            goto error;
+        }
+        Py_ssize_t start = PyList_GET_SIZE(held), total = 0;
+        for (Py_ssize_t r = 0; r < n; r++) {
+            PyObject *argv[14];
+            argv[1] = state;
+            for (Py_ssize_t d = 0; d < takes; d++) {
+                Py_ssize_t at = PyLong_AsSsize_t(PyTuple_GET_ITEM(depends, d));
+                if (at < 0 || at >= j) {
+                    if (!PyErr_Occurred())
+                        PyErr_SetString(PyExc_ValueError, "a domain depends on a later parameter");
+                    goto error;
+                }
+                argv[2 + d] = rows[r * width + at];
+            }
+            PyObject *found = PyObject_Vectorcall(
+                domain, argv + 1, (takes + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+            PyObject *mine = found == NULL ? domain_raised(act, state, j, argv + 2, takes)
+                                           : in_order(act, found, state, j, argv + 2, takes);
+            if (mine == NULL)
+                goto error;
+            int kept = PyList_Append(held, mine);
+            total += PyTuple_GET_SIZE(mine);
+            Py_DECREF(mine);
+            if (kept < 0)
+                goto error;
+        }
+        if (total > PY_SSIZE_T_MAX / (Py_ssize_t)sizeof(PyObject *) / width)
+            goto no_memory;
+        PyObject **grown = PyMem_Malloc(sizeof(PyObject *) * (total * width + 1));
+        if (grown == NULL)
+            goto no_memory;
+        Py_ssize_t r2 = 0;
+        for (Py_ssize_t r = 0; r < n; r++) {
+            PyObject *mine = PyList_GET_ITEM(held, start + r);
+            for (Py_ssize_t v = 0; v < PyTuple_GET_SIZE(mine); v++, r2++) {
+                memcpy(grown + r2 * width, rows + r * width, sizeof(PyObject *) * j);
+                grown[r2 * width + j] = PyTuple_GET_ITEM(mine, v);
+            }
+        }
+        PyMem_Free(rows);
+        rows = grown;
+        n = r2;
+    }
+    *rows_out = rows;
+    *held_out = held;
+    return n;
+no_memory:
+    PyErr_NoMemory();
+error:
+    PyMem_Free(rows);
+    Py_XDECREF(held);
+    return -1;
 }
 
 /* -- the expansion's context ------------------------------------------------------------
@@ -186,6 +395,9 @@ typedef struct {
     PyObject *view;       /* met by views: view(successor); or None */
     PyObject *redo;       /* the errors of view or identify that send a state there */
     PyObject *identify;   /* identify(successor, encoding) -> fingerprint; or NULL */
+    PyObject *broken;     /* broken(state, successors): a step breaks a step check; or None */
+    PyObject *outside;    /* outside(successor): 0 within TLC's constraints, 1 outside, 2 the
+                             general path's (an invariant violated there, or an error); or None */
 } Context;
 
 static PyObject *CONTEXT_OBJECT; /* the context whose attributes CONTEXT holds */
@@ -193,7 +405,7 @@ static Context CONTEXT;
 
 #define CONTEXT_OBJECTS(X)                                                                    \
     X(plan) X(add) X(reraise) X(kinds) X(kind_error) X(read_set) X(fingerprint) X(bail)       \
-    X(within) X(view) X(redo) X(identify)
+    X(within) X(view) X(redo) X(identify) X(broken) X(outside)
 
 static void
 context_clear(Context *c)
@@ -298,6 +510,8 @@ successors_loop(const Context *c, PyObject *state, PyObject *states, PyObject *a
             self = PyMethod_GET_SELF(fn);
         }
         PyObject *bindings; /* new reference */
+        PyObject **rows = NULL; /* (state_bindings': freed below) */
+        Py_ssize_t rows_count = 0;
         if (fixed != Py_None) {
             bindings = fixed;
             Py_INCREF(bindings);
@@ -305,7 +519,15 @@ successors_loop(const Context *c, PyObject *state, PyObject *states, PyObject *a
             bindings = domain_values(act, PyTuple_GET_ITEM(entry, 5), state);
             if (bindings == NULL)
                 return NULL;
-        } else { /* the bindings in this state */
+        } else if (PyTuple_CheckExact(PyTuple_GET_ITEM(entry, 5)) &&
+                   PyTuple_GET_SIZE(PyTuple_GET_ITEM(entry, 5)) == arity) {
+            /* the bindings in this state, built here: `rows` has `arity` values per binding,
+             * `bindings` the domains that hold them */
+            rows_count = state_bindings(act, PyTuple_GET_ITEM(entry, 5), state, &rows,
+                                        &bindings);
+            if (rows_count < 0)
+                return NULL;
+        } else { /* the bindings in this state, as the action gives them */
             PyObject *all = PyObject_CallMethodOneArg(act, STR_BINDINGS, state);
             if (all == NULL)
                 return NULL;
@@ -345,37 +567,37 @@ successors_loop(const Context *c, PyObject *state, PyObject *states, PyObject *a
             enabled |= r;
             continue;
         }
-        Py_ssize_t count = PyTuple_GET_SIZE(bindings);
+        Py_ssize_t count = rows != NULL ? rows_count : PyTuple_GET_SIZE(bindings);
         /* (the bindings are the same in every state) */
         int slotted = out != NULL && fixed != Py_None;
         for (Py_ssize_t b = 0; b < count; b++) {
             if (slotted && still_disabled(before, changed, out, slot++))
                 continue;
-            PyObject *binding = PyTuple_GET_ITEM(bindings, b);
-            PyObject *argv[16];
-            Py_ssize_t argc;
-            PyObject *one = NULL; /* (value,) for a one-parameter action, made when needed */
-            if (arity == 1) {
-                PyObject *value = binding;
-                argv[1] = self;
-                argv[2] = state;
-                argv[3] = value;
-                argc = 3;
-                binding = NULL;
-                one = value;
+            /* the binding's values; the binding as a tuple, made only when needed (a
+             * one-parameter action's values are bare, state_bindings' are rows) */
+            PyObject *binding = NULL, *const *values;
+            Py_ssize_t size;
+            if (rows != NULL) {
+                values = rows + b * arity;
+                size = arity;
+            } else if (arity == 1) {
+                values = ((PyTupleObject *)bindings)->ob_item + b;
+                size = 1;
             } else {
-                Py_ssize_t size = PyTuple_GET_SIZE(binding);
-                if (size > 12) {
-                    PyErr_SetString(PyExc_ValueError, "an action takes at most 12 parameters");
-                    Py_DECREF(bindings);
-                    return NULL;
-                }
-                argv[1] = self;
-                argv[2] = state;
-                for (Py_ssize_t p = 0; p < size; p++)
-                    argv[3 + p] = PyTuple_GET_ITEM(binding, p);
-                argc = 2 + size;
+                binding = PyTuple_GET_ITEM(bindings, b);
+                values = ((PyTupleObject *)binding)->ob_item;
+                size = PyTuple_GET_SIZE(binding);
             }
+            if (size > 12) {
+                PyErr_SetString(PyExc_ValueError, "an action takes at most 12 parameters");
+                goto failed;
+            }
+            PyObject *argv[16];
+            argv[1] = self;
+            argv[2] = state;
+            for (Py_ssize_t p = 0; p < size; p++)
+                argv[3 + p] = values[p];
+            Py_ssize_t argc = 2 + size;
             PyObject **start = self ? argv + 1 : argv + 2;
             size_t given = self ? (size_t)argc : (size_t)argc - 1;
             READS = 0;
@@ -389,31 +611,37 @@ successors_loop(const Context *c, PyObject *state, PyObject *states, PyObject *a
                 fits = kinds == Py_None || kind_ok(result, state, kinds);
             if (binding == NULL && (result == NULL || (result != Py_None &&
                     (recording || Py_TYPE(result) != shape || constrained || fits == 0)))) {
-                made = PyTuple_Pack(1, one);
+                made = PyTuple_New(size);
                 if (made == NULL) {
                     Py_XDECREF(result);
-                    Py_DECREF(bindings);
-                    return NULL;
+                    goto failed;
+                }
+                for (Py_ssize_t p = 0; p < size; p++) {
+                    Py_INCREF(values[p]);
+                    PyTuple_SET_ITEM(made, p, values[p]);
                 }
                 binding = made;
             }
             if (result == NULL) {
                 action_raised(reraise, ai, binding, state);
                 Py_XDECREF(made);
-                Py_DECREF(bindings);
-                return NULL;
+                goto failed;
             }
             int r = take_result(result, ai, binding, state, shape, constrained, states, actions,
                                 bindings_out, add, kinds, kind_error, fits);
             Py_DECREF(result);
             Py_XDECREF(made);
-            if (r < 0) {
-                Py_DECREF(bindings);
-                return NULL;
-            }
+            if (r < 0)
+                goto failed;
             enabled |= r;
         }
+        PyMem_Free(rows);
         Py_DECREF(bindings);
+        continue;
+    failed:
+        PyMem_Free(rows);
+        Py_DECREF(bindings);
+        return NULL;
     }
     if (out != NULL && slot != slots) {
         PyErr_SetString(PyExc_RuntimeError, "successors(): the plan's slots changed");
@@ -612,6 +840,64 @@ out_of(PyObject *batch, Out *o)
     return 0;
 }
 
+/* The truth of fn(a, b): 1, 0, or -1 (an error). */
+static int
+call_truth(PyObject *fn, PyObject *a, PyObject *b)
+{
+    PyObject *r = PyObject_CallFunctionObjArgs(fn, a, b, NULL);
+    int is = r == NULL ? -1 : PyObject_IsTrue(r);
+    Py_XDECREF(r);
+    return is;
+}
+
+/* TLC's constraints (expand_run): the candidates from `cand0` on that `outside` puts outside
+ * them are no candidates (they stay in `seen`: met, never expanded), their views and positions
+ * dropped too. Returns 0, 1 when one needs the general path (an invariant it violates, or
+ * an error of the constraint: nothing dropped), or -1 (an error). */
+static int
+drop_outside(PyObject *outside, PyObject *candidates, PyObject *views, PyObject *positions,
+             Py_ssize_t cand0)
+{
+    Py_ssize_t n = PyList_GET_SIZE(candidates) - cand0;
+    if (n <= 0)
+        return 0;
+    char *verdicts = PyMem_Malloc(n);
+    if (verdicts == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t dropping = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *r = PyObject_CallOneArg(outside, PyList_GET_ITEM(candidates, cand0 + k));
+        long verdict = r == NULL ? -1 : PyLong_AsLong(r);
+        Py_XDECREF(r);
+        if (verdict == -1 && PyErr_Occurred()) {
+            PyMem_Free(verdicts);
+            return -1;
+        }
+        if (verdict != 0 && verdict != 1) {
+            PyMem_Free(verdicts);
+            return 1;
+        }
+        verdicts[k] = (char)verdict;
+        dropping += verdict;
+    }
+    for (Py_ssize_t k = n - 1; dropping > 0 && k >= 0; k--) {
+        if (!verdicts[k])
+            continue;
+        dropping--;
+        Py_ssize_t at = cand0 + k;
+        if (PyList_SetSlice(candidates, at, at + 1, NULL) < 0 ||
+            PyList_SetSlice(positions, at, at + 1, NULL) < 0 ||
+            (views != Py_None && PyList_SetSlice(views, at, at + 1, NULL) < 0)) {
+            PyMem_Free(verdicts);
+            return -1;
+        }
+    }
+    PyMem_Free(verdicts);
+    return 0;
+}
+
 /* expand_run(context, batch, states, start, stop, read_sets, seen) -> next
  *
  * Model.expand_batch's common case, one state after another from states[start] to before
@@ -635,7 +921,10 @@ out_of(PyObject *batch, Out *o)
  * class in context.redo sends the state to the general path (which says which step built the
  * successor, and how the view failed). context.identify (or None): the candidates'
  * fingerprints are identify(candidate, its encoding) (a symmetry's representative), an error
- * of a class in context.redo sending the state to the general path too. */
+ * of a class in context.redo sending the state to the general path too. context.broken (or
+ * None): the step checks, asked of each state and its successors (true: one breaks a check, or
+ * an error, which the general path raises). context.outside (or None): TLC's constraints,
+ * asked of each candidate (see drop_outside). */
 PyObject *
 hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -657,7 +946,7 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *encodings = o.encodings, *made = o.read_sets, *counts = o.run_counts;
     PyObject *stuck = o.stuck, *fps = o.run_fps, *bail = c->bail, *within = c->within;
     PyObject *view = c->view, *views = view != Py_None ? o.views : Py_None, *redo = c->redo;
-    PyObject *identify = c->identify;
+    PyObject *identify = c->identify, *broken = c->broken, *outside = c->outside;
     PyObject *successors = o.successors, *actions = o.actions;
     if (read_sets == Py_None)
         made = Py_None;
@@ -756,6 +1045,13 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_DECREF(enabled);
         if (!any && terminals) /* an intended final state? Model.final, in the caller */
             goto general;
+        if (broken != Py_None) { /* a step that breaks a step check: the caller says which */
+            int is = call_truth(broken, state, successors);
+            if (is < 0)
+                goto failed;
+            if (is)
+                goto general;
+        }
         Py_ssize_t n = PyList_GET_SIZE(successors);
         for (Py_ssize_t j = 0; j < n; j++) {
             PyObject *succ = PyList_GET_ITEM(successors, j);
@@ -811,6 +1107,13 @@ hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 Py_DECREF(met);
             if (!appended)
                 goto failed;
+        }
+        if (outside != Py_None) {
+            int dropped = drop_outside(outside, candidates, views, positions, cand0);
+            if (dropped < 0)
+                goto failed;
+            if (dropped > 0)
+                goto general;
         }
         if (made != Py_None) {
             PyObject *kept = PyBytes_FromStringAndSize(masks, 8 * slots);

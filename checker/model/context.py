@@ -30,3 +30,9 @@ class Context(NamedTuple):
     view: Callable[[Record], Any] | None  # met by their views: the spec's view
     redo: tuple[type[BaseException], ...]  # the errors of `view`, `identify` that send it there
     identify: Callable[[Record, bytes], int] | None  # a candidate's fingerprint, from its encoding
+    # The checks a search's batch makes that C asks too (Expansion.checked: None in the
+    # contexts a model makes, and in a batch that rebuilds a step already checked): whether
+    # a step of the state breaks a step check (or raises: the general path says so), and
+    # whether a candidate is outside TLC's constraints (0 no, 1 yes, 2 the general path's).
+    broken: Callable[[Record, list[Record]], bool] | None = None
+    outside: Callable[[Record], int] | None = None

@@ -16,6 +16,7 @@ from checker.model.general import General
 from checker.model.readsets import ReadSet, read_sets_of
 from checker.model.transitions import successors
 from checker.result import Step
+from checker.steps import StepChecks, StepViolation
 from checker.values import fast
 from checker.values.encoding import decode, encode_state, encoded
 from checker.values.record import Record, freeze
@@ -115,6 +116,12 @@ class Expansion:
         # answers compared (checker.determinism; 0: none), from the first one on.
         # `until_recheck` counts down to the next.
         self.until_recheck = 1
+        # The contexts with checks (`checked`), by the id of the context they extend.
+        self._checked: dict[int, tuple[Context, Context]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy sent to Spark executors travels without its contexts (as the model's)."""
+        return {**self.__dict__, "_checked": {}}
 
     def expand(self, data: bytes) -> Successors:
         """The successors of an encoded state, as `successors` gives them, each encoded and
@@ -159,11 +166,12 @@ class Expansion:
         the batch has each candidate's ReadSet.
 
         Runs of states take the common case in one call (`expand_run`, in C with the hot
-        path); a state it cannot take (an error, a successor to freeze, a deadlock to ask
-        `final` about), every state of a batch that needs more (step checks, TLC's
-        constraints, binding indexes, a recorded search) and every `recheck_every`-th state
-        (expanded twice) are expanded by `expand_state`, its Python twin, on the general
-        path."""
+        path, asking the step checks and TLC's constraints through the context: `checked`);
+        a state it cannot take (an error, a successor to freeze, a deadlock to ask `final`
+        about, a step that breaks a check, an excluded state that violates an invariant),
+        every state of a batch that needs more (binding indexes, a recorded search) and every
+        `recheck_every`-th state (expanded twice) are expanded by `expand_state`, its Python
+        twin, on the general path."""
         out = Batch(indexes, keyed is not None, bool(keyed))
         model = self.model
         if read_sets is not None:
@@ -183,17 +191,18 @@ class Expansion:
         )
         # Met by their views (see Model.by_view): each candidate's view, aligned with the
         # candidates, gives its fingerprint. Fingerprinted by `fingerprint_of` with a view or
-        # symmetry, or recorded (for the fingerprints of the states met).
+        # symmetry (without, `fingerprint_of` is the fingerprint of the encoding: all of a
+        # state's candidates at once, recorded or not).
         by_view = model.by_view and type(seen) is set
-        identified = (model.reduces or keyed is not None) and not by_view
+        identified = model.reduces and not by_view
         context = model.context(by_view, identified)
+        if general.steps is not None or general.exclusions:
+            context = self.checked(context)
         run = (
             type(seen) is set
             and type(states) is list
             and (read_sets is None or type(read_sets) is list)
             and general.bindings is None
-            and general.steps is None
-            and not general.exclusions
         )
         counts, fps = out.counts, out.fps
         run_counts, run_fps = out.run_counts, out.run_fps  # (each call's: moved to those)
@@ -224,6 +233,21 @@ class Expansion:
                 fps.frombytes(run_fps)
                 del run_counts[:], run_fps[:]
         return out
+
+    def checked(self, context: Context) -> Context:
+        """`context` with the step checks and TLC's constraints, which expand_run asks too
+        (made once per context)."""
+        made = self._checked.get(id(context))
+        if made is None or made[0] is not context:
+            steps, evaluation = self.model.steps, self.evaluation
+            made = self._checked[id(context)] = (
+                context,
+                context._replace(
+                    broken=None if steps is None else _broken_by(steps),
+                    outside=_outside_by(evaluation) if self.model.exclusions else None,
+                ),
+            )
+        return made[1]
 
     def step_of(self, data: bytes, index: int) -> Step:
         """Successor `index` of the encoded state (in `expand`'s order) as a trace's step."""
@@ -294,6 +318,8 @@ def expand_state(
         stepped = None
         if general is not None and general.steps is not None:
             stepped = general.first_broken(state, successors_list)
+        elif general is None and context.broken and context.broken(state, successors_list):
+            raise _Bail  # (the general path says which step breaks which check)
         if seen is None:  # (the general path's: `expand`, every successor kept)
             candidates += successors_list
             positions.extend(range(total, total + len(successors_list)))
@@ -321,6 +347,10 @@ def expand_state(
             # (up to that step: a violation there or before comes first)
             upto = None if stepped is None else stepped.index
             general.exclude(state, candidates, positions, first, total, seen, upto)
+        elif general is None and context.outside is not None:
+            _drop_outside(
+                context.outside, candidates, views if view is not None else None, positions, first
+            )
         if made is not None:
             held = None if read_set is None else read_set.invariants
             read_sets_of(context.read_set, state, candidates, first, bytes(masks), held, made)
@@ -455,6 +485,56 @@ def _met_by_views(
             candidates.append(succ)
             views.append(met)
             positions.append(total + j)
+
+
+def _drop_outside(
+    outside: Callable[[Record], int],
+    candidates: list[Record],
+    views: list[Any] | None,
+    positions: list[int],
+    first: int,
+) -> None:
+    """expand_run_python's TLC's constraints: the candidates from `first` on that `outside`
+    puts outside them are dropped, with their views and positions (they stay met: never
+    expanded); one that needs the general path (2) raises _Bail, nothing dropped."""
+    verdicts = [outside(succ) for succ in candidates[first:]]
+    if any(v not in (0, 1) for v in verdicts):
+        raise _Bail
+    for k in reversed(range(len(verdicts))):
+        if verdicts[k]:
+            del candidates[first + k], positions[first + k]
+            if views is not None:
+                del views[first + k]
+
+
+def _broken_by(steps: StepChecks) -> Callable[[Record, list[Record]], bool]:
+    """A Context's `broken`: whether a step of the state breaks a check of `steps`, or one
+    raises (the general path raises it again, and says where)."""
+
+    def broken(state: Record, successors: list[Record]) -> bool:
+        try:
+            steps.first_broken(state, successors)
+        except (StepViolation, EvaluationError):
+            return True
+        return False
+
+    return broken
+
+
+def _outside_by(evaluation: Evaluation) -> Callable[[Record], int]:
+    """A Context's `outside`: 0 for a successor within TLC's constraints, 1 outside them, 2
+    outside and violating an invariant, or a constraint or an invariant that raises (the
+    general path's: it raises ExcludedViolation or the error, and says where)."""
+
+    def outside(succ: Record) -> int:
+        try:
+            if not evaluation.excluded(succ):
+                return 0
+            return 1 if evaluation.violated(succ) is None else 2
+        except EvaluationError:
+            return 2
+
+    return outside
 
 
 class _Bail(Exception):

@@ -487,6 +487,35 @@ class Shapes(Spec):
     def pick(self, s, m):
         return s.replace(log=(m,)) if s.x < 3 and s.log != (m,) else None
 
+    @action(a=(1, 2), b=lambda s, a: Shapes.dependent(s, a), c=lambda s, a: range(a, 3))
+    def chain(self, s, a, b, c):
+        """Domains of earlier parameters: `b`'s of `a`, `c`'s of `a` (not of `b`)."""
+        return s.replace(log=(a, b, c)) if s.x < 3 and len(s.log) < 3 else None
+
+    @action(a=lambda s: (s.x, 5), b=lambda s, a: [a, a + 1] if s.log != (0, 2) else [])
+    def both(self, s, a, b):
+        """A domain of the state alone before one of an earlier parameter; none at all."""
+        return s.replace(log=(b,)) if s.x == 1 and len(s.log) != 1 else None
+
+    @staticmethod
+    def dependent(s, a):
+        """A dependent domain of every type the loops order, or one that raises."""
+        if s.log == (2, 1, 1) and a == 2:
+            raise LookupError("two")
+        return (
+            (a, 0),
+            {a},
+            {a, 7, 3},
+            frozenset({(a, 1)}),
+            PICKS,
+            [a, 4],
+            set(),
+            (v for v in (a, s.x)),
+            frozenset({"z", "b", str(a)}),
+            {True, 0, a + 5},
+            {a, "x"},
+        )[(3 * s.x + len(s.log) + a) % 11]
+
     @staticmethod
     def domain(s):
         """A domain of every type the loops order (tuple, set, list, range, iterator, a set
@@ -555,6 +584,55 @@ def test_successors(spec, constants):
             following += [t for t in states if t not in seen and not seen.add(t)]
         level = following
     assert seen
+
+
+class Sends(Spec):
+    """Each process sends each other process one message, two to a process above it (TLA+'s
+    `\\E p \\in Proc, q \\in Proc \\ {p}, m \\in Msgs(p, q)`): 3 processes, 9 messages to
+    send, so 2^9 states; from one with k sent, 9 - k steps; the last state at depth 10."""
+
+    Proc = (3, 1, 2)
+
+    def init(self):
+        return Record(sent=frozenset())
+
+    def others(self, s, p):
+        return set(self.Proc) - {p}  # (a set of ints: ordered in C)
+
+    def messages(self, s, p, q):
+        return range(2) if p < q else [0]
+
+    @action(p="Proc", q="others", m="messages")
+    def send(self, s, p, q, m):
+        return None if (p, q, m) in s.sent else s.replace(sent=s.sent | {(p, q, m)})
+
+
+@in_c
+def test_dependent_domains_in_c_and_in_python_give_the_hand_count():
+    """A search of Sends with each loop (C's successors, its twin): 512 distinct states, 2,304
+    steps (9 x 512 - 9 x 256, the messages not yet sent summed over every state) and 10
+    levels, with bindings in the order of product over the sorted domains."""
+    model = Model(Sends())
+    for function in pair("successors"):
+        level, seen, steps, depth = model.initial_states(), set(), 0, 0
+        seen.update(level)
+        first: list = []
+        while level:
+            depth += 1
+            following = []
+            for state in level:
+                states: list = []
+                bindings: list = []
+                function(model.context(), state, states, [], bindings)
+                steps += len(states)
+                first = first or bindings
+                following += [t for t in states if t not in seen and not seen.add(t)]
+            level = following
+        assert (len(seen), steps, depth) == (512, 2_304, 10)
+        assert first == [
+            (3, 1, 0), (3, 2, 0), (1, 2, 0), (1, 2, 1), (1, 3, 0), (1, 3, 1), (2, 1, 0),
+            (2, 3, 0), (2, 3, 1),
+        ]  # fmt: skip
 
 
 # -- candidates ----------------------------------------------------------------------------
@@ -726,9 +804,10 @@ class Runs(Spec):
     st.booleans(),
     st.sampled_from(["encoding", "view", "identify"]),
     st.booleans(),
+    st.booleans(),
     st.data(),
 )
-def test_expand_run(xs, met, with_memos, ends, fingerprinted, constrained, data):
+def test_expand_run(xs, met, with_memos, ends, fingerprinted, constrained, checked, data):
     """Both expand the same states the same way and stop before the same one: a successor
     to freeze, a deadlock when states may be final (`ends`: the spec declares some), a view
     (the spec's own: any error of it) or an `identify` (a symmetry's representative) that
@@ -738,6 +817,16 @@ def test_expand_run(xs, met, with_memos, ends, fingerprinted, constrained, data)
     constraints or not."""
     model = Model(Runs())
     by_view = fingerprinted == "view"
+    asked: list = []
+
+    def broken(s, successors):
+        """A step check: broken (or raising) from (2, 1) alone."""
+        asked.append((s, len(successors)))
+        return s.x == 2 and s.y == 1
+
+    def outside(t):
+        """TLC's constraints: y = 1 with an odd x outside, (6, 0) outside and violating."""
+        return 2 if (t.x, t.y) == (6, 0) else int(t.y == 1 and t.x % 2 == 1)
 
     def view_of(s):
         if s.x == 6 and s.y == 1:
@@ -784,6 +873,8 @@ def test_expand_run(xs, met, with_memos, ends, fingerprinted, constrained, data)
             view=view_of if by_view else None,
             redo=(Exception,) if by_view else (EvaluationError,),
             identify=identify if fingerprinted == "identify" else None,
+            broken=broken if checked else None,
+            outside=outside if checked else None,
         )
         try:
             got: int | str = function(context, batch, states, start, stop, read_sets, seen)
@@ -799,7 +890,10 @@ def test_expand_run(xs, met, with_memos, ends, fingerprinted, constrained, data)
             (got, seen, found, views, positions, encodings, made, actions, counts, stuck, fps)
         )
     assert results[0] == results[1]
+    assert asked[: len(asked) // 2] == asked[len(asked) // 2 :]  # (each loop asked the same)
     got, seen, found, views, positions, encodings, made, actions, counts, stuck, fps = results[0]
+    if checked:  # none outside TLC's constraints is a candidate, though met
+        assert not [t for t in found if t.y == 1 and t.x % 2 == 1]
     done = len(stuck)
     after = start + done
     assert len(counts) == 4 * done
@@ -821,6 +915,7 @@ def test_expand_run(xs, met, with_memos, ends, fingerprinted, constrained, data)
             x in ((3, 7) if ends else (3,))
             or (by_view and x in (4, 5, 6))
             or (fingerprinted == "identify" and x in (2, 3, 4))
+            or (checked and (states[after] == Record(x=2, y=1, log=()) or x in (4, 5, 6)))
         )
     else:
         assert got == after == max(start, min(stop, len(states)))

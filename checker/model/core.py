@@ -42,6 +42,8 @@ from checker.values.encoding import (
 )
 from checker.values.record import Map, Record
 
+SAMPLE = 256  # initial states whose kind the others are checked against (Model.initial_states)
+
 
 class Model:
     """The engines' view of a spec: no Kafka, no printing, just states and transitions."""
@@ -203,14 +205,26 @@ class Model:
             raise EvaluationError(
                 "init", "init", "a state's variables must be names (identifiers), not map keys"
             )
+        first = states[0].__class__  # (a shape: the same class, the same variables)
         for other in states[1:]:
-            if other.keys() != states[0].keys():
+            if other.__class__ is not first and other.keys() != states[0].keys():
                 differ = variables_differ(other, states[0])
                 message = f"returned initial states with different variables: one {differ}"
                 raise EvaluationError("init", "init", message)
-        if any(deeper_than(s, MAX_DEPTH) for s in states):
-            raise EvaluationError("init", "init", f"built a state that cannot be encoded: {NESTED}")
         declared = self.compiled.declared_types
+        # Only the states that do not conform to the kind of a sample of them are walked for
+        # their depth and their kinds (a state that conforms to it nests no deeper than the
+        # sample, and adds nothing to its kind); all of them if that kind is not `exact`.
+        sample = states[:: max(1, len(states) // SAMPLE)]
+        if any(deeper_than(s, MAX_DEPTH) for s in sample):
+            raise EvaluationError("init", "init", f"built a state that cannot be encoded: {NESTED}")
+        known, _ = kinds.state_kind(sample, declared)
+        if known is not None and kinds.exact(known):
+            odd = [s for s in states if not kinds.conforms(s, kinds.MISSING, known)]
+        else:
+            odd = states
+        if any(deeper_than(s, MAX_DEPTH) for s in odd):
+            raise EvaluationError("init", "init", f"built a state that cannot be encoded: {NESTED}")
         unknown = [n for n in declared if n not in states[0]]
         if unknown:
             names = [str(k) for k in states[0]]
@@ -220,7 +234,9 @@ class Model:
                 f"{self.path or self.name}: {self.name} declares the type of {unknown[0]!r},"
                 f" which is not a variable of its states (variables: {', '.join(names)}){hint}"
             )
-        kind, why = kinds.state_kind(states, declared)
+        kind, why = kinds.state_kind(sample + odd if odd is not states else states, declared)
+        if kind is None and odd is not states:  # (the error names the first states' values)
+            kind, why = kinds.state_kind(states, declared)
         if kind is None:
             raise EvaluationError("init", "init", f"returned states that mc cannot type: {why}")
         self._kinds = kind

@@ -19,6 +19,7 @@ from checker.model import Model
 from checker.search.expansion import Expander, Initial
 from checker.search.levels import LevelSearch
 from checker.search.options import Options
+from checker.values import kinds
 from tests.checker.test_workers import summary
 from tests.conftest import ROOT
 
@@ -172,3 +173,63 @@ def test_the_pure_python_path_gives_the_same(workers, tmp_path):
         got = json.loads(report.read_text())
         outputs.append((got["distinct_states"], got["states_generated"], got["depth"]))
     assert outputs[0] == outputs[1] == (3125, 13_750, 1)
+
+
+class Typed(Spec):
+    """Initial states whose values vary in kind: `values(i)` gives state i's."""
+
+    count = constant(2000, "initial states")
+
+    def __init__(self, values=None) -> None:
+        super().__init__()
+        self.values = values
+
+    def init(self):
+        return [Record(v=self.values(i)) for i in range(self.count)]
+
+    @action
+    def stay(self, s):
+        return None
+
+
+KINDS = [
+    lambda i: i,
+    lambda i: frozenset(range(i % 3)),  # empty sets first: the sample's kind is inexact
+    lambda i: {i % 5: frozenset({i % 2}), 7: frozenset()},
+    lambda i: tuple(range(i % 4)),
+    lambda i: (i, "a") if i % 2 else (i, "b"),  # FIXED: not exact
+    lambda i: None if i % 3 else i,
+    lambda i: Record(a=i, b=(i,) if i != 1500 else None),
+    lambda i: {"k": i} if i != 1999 else {"k": i, "j": 0},
+]
+
+
+@pytest.mark.parametrize("values", KINDS)
+def test_the_kind_of_many_initial_states_is_that_of_every_one(values):
+    """Only the initial states that do not conform to a sample's kind are inferred: the
+    kind is the one inferring every state gives."""
+    model = Model(Typed(values))
+    states = model.initial_states()
+    assert model.kinds == kinds.state_kind(states, {})[0]
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (lambda i: True if i == 1700 else i, "mixes bool and int values (0, 1, 2)"),
+        (lambda i: "x" if i == 1700 else i, "values of different kinds: int and str"),
+        (lambda i: nested(505) if i == 1700 else Record(a=i), "nested deeper than 500"),
+    ],
+)
+def test_one_odd_initial_state_among_many_is_found(values, message):
+    result = check(Model(Typed(values)), Options(deadlock=False))
+    assert result.verdict == "error" and result.error.kind == "init"
+    assert message in result.error.message
+
+
+def nested(depth: int) -> Record:
+    """Records in records, `depth` deep (a Record is frozen already: built at no depth)."""
+    value = Record(a=0)
+    for _ in range(depth):
+        value = Record(a=value)
+    return value

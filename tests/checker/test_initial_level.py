@@ -20,6 +20,7 @@ from checker.search.expansion import Expander, Initial
 from checker.search.levels import LevelSearch
 from checker.search.options import Options
 from checker.values import kinds
+from checker.values.record import freeze, mapping
 from tests.checker.test_workers import summary
 from tests.conftest import ROOT
 
@@ -233,3 +234,22 @@ def nested(depth: int) -> Record:
     for _ in range(depth):
         value = Record(a=value)
     return value
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {2: "b", 1: "a"},
+        {1: {3: 4}, -1: [5]},
+        {True: 1, 2: 2},  # a bool key: not the ints' fast path
+        {},
+        {"a": 1},
+        {3: frozenset({1})},
+    ],
+)
+def test_a_dict_of_int_keys_freezes_as_mapping_makes_it(value):
+    """Functions over numbers (a spec's init builds many) take a shorter way: the same Map."""
+    fast, general = freeze(value), mapping({freeze(k): v for k, v in value.items()})
+    assert type(fast) is type(general) and list(fast.items()) == list(general.items())
+    assert [type(k) for k in fast] == [type(k) for k in general]
+    assert freeze(value) == fast  # (its keys' order, remembered)

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from checker.checkpoint import PIECE, Array, Checkpoints, Saved
+from checker.errors import NondeterminismError
 from checker.local.expanders import Expanders, Sent
 from checker.local.frontier import Part, SpilledFrontier
 from checker.local.visited import ROOT, FingerprintArray, Links
@@ -30,7 +31,7 @@ from checker.model import Model, Successor
 from checker.progress import Progress, Snapshot
 from checker.result import CheckResult, Step
 from checker.search import outcome
-from checker.search.admission import Cut
+from checker.search.admission import Cut, Decision
 from checker.search.expansion import (
     Admit,
     Expansion,
@@ -106,11 +107,58 @@ class _Search(LevelSearch[SpilledFrontier]):
     def explore(self) -> None:
         recording = self.observer.recording if self.observer is not None else None
         options = self.options
+        self.model.initial_states()  # before workers fork: every process has them (Initial)
         workers = start(self.model, options.workers, recording, options.incremental)
         self.expanders.start(list(workers))
         super().explore()
 
     # -- the initial level -----------------------------------------------------------------
+
+    def initial_level(self) -> SpilledFrontier:
+        """Level 1, admitted in parts as a level's successors are: the expanders encode,
+        fingerprint and check the initial states (in parallel with workers) and keep those
+        admitted live for level 1. TLC's constraints, step checks, reachability properties
+        and observers take the initial states one at a time (LevelSearch.initial_level)."""
+        model = self.model
+        if model.exclusions or model.steps is not None or model.reachables or self.observer:
+            return super().initial_level()
+        replies = self.expanders.initial_replies(len(model.initial_part()))
+        for _, item, reply in replies:  # spec code raised on one: nothing is admitted
+            if reply.error is not None:
+                model.initial_one(item.part.first + reply.error)  # raises it again
+                raise NondeterminismError(
+                    "the spec is not deterministic: encoding or fingerprinting an initial"
+                    " state raised in an expander, and not when done again"
+                )
+        found = _Level(self.new_frontier(), 1)
+        try:
+            for worker, item, reply in replies:
+                self._take_initial(worker, item, Expansion(reply, False), found)
+        except BaseException:
+            found.frontier.close()
+            raise
+        return self.initial_done(found.frontier)
+
+    def _take_initial(self, worker: Worker, item: Sent, exp: Expansion, found: _Level) -> None:
+        """Admit the new initial states of one part, as `_take` admits successors; the
+        counts are those of one initial state at a time (each initial state up to a stop
+        is generated)."""
+        decision = self.decide(exp, self.visited)
+        kept = decision.kept
+        keep = False
+        if len(kept):
+            self.links.add(np.full(len(kept), ROOT), item.part.first + exp.positions[kept])
+            used = self.expanders.used(worker)
+            keep = self._found(worker, item, exp, decision, found, used)
+        worker.send(Admit(item.chunk, kept.astype(np.uint32).tobytes(), keep))
+        if decision.bad:
+            self.generated += int(exp.positions[kept[-1]]) + 1
+            self.current = len(self.links) - 1
+            self.bad(self.current, exp, decision)
+        if decision.over is not None:
+            self.generated += decision.over + 1
+            raise self.full()
+        self.generated += exp.limit
 
     def new_frontier(self) -> SpilledFrontier:
         return SpilledFrontier(self.options.spill_bytes)
@@ -184,26 +232,9 @@ class _Search(LevelSearch[SpilledFrontier]):
         if len(kept):
             positions = exp.positions[kept]
             parents = exp.parent_of[positions]
-            self.visited.add(decision.used[kept])
             self.links.add(base + part.first + parents, positions - exp.starts[parents])
-            self.distinct += len(kept)
             self.new += np.bincount(exp.actions[positions], minlength=len(self.new))
-            number = worker.number
-            held = expanders.held[number]
-            if item.encodings:
-                blob, offsets = exp.encodings(kept)
-                keep = expanders.keep(worker, len(blob), used)
-                found.add(blob, offsets, number if keep else None, held)
-                if self.observer is not None:
-                    self.observer.admitted(first, exp, kept, blob, offsets)
-            else:  # only the expander has them: it keeps them, within its share or not
-                expanders.keep(worker, exp.encoded_size(kept), used, must=True)
-                keep = True
-                found.hold(len(kept), number, held)
-                expanders.only[number] += len(kept)
-            if keep:
-                expanders.held[number] += len(kept)
-            self.depth = found.depth
+            keep = self._found(worker, item, exp, decision, found, used)
         indices = kept.astype(np.uint32).tobytes()
         worker.send(Admit(item.chunk, indices, keep))
         cut = self.cut(exp, decision, part.first, size, before, found.states)
@@ -214,6 +245,39 @@ class _Search(LevelSearch[SpilledFrontier]):
             raise self.full()
         elif cut is Cut.PARENT:
             self._settle_parent(exp, part, base)
+
+    def _found(
+        self,
+        worker: Worker,
+        item: Sent,
+        exp: Expansion,
+        decision: Decision,
+        found: _Level,
+        used: int | None,
+    ) -> bool:
+        """Add the candidates admitted (linked already) to the visited set and the next
+        level, with their encodings or held by `worker` only; whether it keeps them live."""
+        kept, expanders = decision.kept, self.expanders
+        first = len(self.links) - len(kept)
+        self.visited.add(decision.used[kept])
+        self.distinct += len(kept)
+        self.depth = found.depth
+        number = worker.number
+        held = expanders.held[number]
+        if item.encodings:
+            blob, offsets = exp.encodings(kept)
+            keep = expanders.keep(worker, len(blob), used)
+            found.add(blob, offsets, number if keep else None, held)
+            if self.observer is not None:
+                self.observer.admitted(first, exp, kept, blob, offsets)
+        else:  # only the expander has them: it keeps them, within its share or not
+            expanders.keep(worker, exp.encoded_size(kept), used, must=True)
+            keep = True
+            found.hold(len(kept), number, held)
+            expanders.only[number] += len(kept)
+        if keep:
+            expanders.held[number] += len(kept)
+        return keep
 
     def _start_level(self, level: int) -> None:
         """The expanders start `level`, with the reachability properties still wanted."""

@@ -20,12 +20,14 @@ from checker.search.expansion import (
     Expand,
     Expanded,
     Forget,
+    Initial,
     StartLevel,
 )
 
 IN_FLIGHT = 3  # parts sent to one expander and not yet answered
 WINDOW = 32  # parts handed out past the one awaited, per expander ...
 AHEAD_BYTES = 64 << 20  # ... while the replies that wait for it hold fewer encoded bytes
+INITIAL_PART = 1 << 16  # initial states per part at most
 
 
 class Expanders:
@@ -145,6 +147,27 @@ class Expanders:
             waiting_bytes -= len(answer[2].blob)
             yield answer
             done += 1
+
+    def initial_replies(self, count: int) -> list[tuple[Worker, Sent, Expanded]]:
+        """The `count` initial states (checker.search.expansion.Initial) cut into parts, in
+        order, each sent to the expanders in turn, and every reply: the engine admits none
+        before it has them all (spec code raising on one, its view or symmetry, stops the
+        search before any initial state is admitted, as one state at a time would)."""
+        workers = self.workers
+        self.held = {w.number: 0 for w in workers}  # (states each holds for level 1)
+        self.only = {w.number: 0 for w in workers}
+        cuts = 8 * len(workers) if len(workers) > 1 else 1
+        per_part = min(INITIAL_PART, max(16, -(-count // cuts)))
+        sent: list[tuple[Worker, Sent]] = []
+        for index, first in enumerate(range(0, count, per_part)):
+            worker = workers[index % len(workers)]
+            self.chunks += 1
+            size = min(per_part, count - first)
+            encodings = self._wants_encodings(worker)
+            item = Sent(index, self.chunks, Part(first, size, None, 0), encodings, False)
+            worker.send(Initial(item.chunk, first, size, encodings))
+            sent.append((worker, item))
+        return [(worker, item, worker.receive()) for worker, item in sent]
 
     def _pick(self, part: Part, busy: dict[int, int]) -> tuple[Worker | None, bool]:
         """Who expands `part` now, and whether from its live states; (None, _) to wait."""

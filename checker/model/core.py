@@ -9,9 +9,18 @@ import difflib
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from checker import determinism
 from checker.compiled import CompiledSpec
-from checker.errors import OUTSIDE, EvaluationError, SpecError, StateError, raised
+from checker.errors import (
+    OUTSIDE,
+    EvaluationError,
+    NondeterminismError,
+    SpecError,
+    StateError,
+    raised,
+)
 from checker.model.checked import as_list, spec_encoded, variables_differ
 from checker.model.context import Context
 from checker.model.evaluation import Evaluation
@@ -23,8 +32,17 @@ from checker.result import CheckResult, Step
 from checker.spec import Spec
 from checker.steps import Refines, StepCheck, StepChecks
 from checker.values import kinds
-from checker.values.encoding import MAX_DEPTH, NESTED, deeper_than, fingerprint
+from checker.values.encoding import (
+    MAX_DEPTH,
+    NESTED,
+    deeper_than,
+    encode_state,
+    encoded,
+    fingerprint,
+)
 from checker.values.record import Map, Record
+
+SAMPLE = 256  # initial states whose kind the others are checked against (Model.initial_states)
 
 
 class Model:
@@ -187,14 +205,26 @@ class Model:
             raise EvaluationError(
                 "init", "init", "a state's variables must be names (identifiers), not map keys"
             )
+        first = states[0].__class__  # (a shape: the same class, the same variables)
         for other in states[1:]:
-            if other.keys() != states[0].keys():
+            if other.__class__ is not first and other.keys() != states[0].keys():
                 differ = variables_differ(other, states[0])
                 message = f"returned initial states with different variables: one {differ}"
                 raise EvaluationError("init", "init", message)
-        if any(deeper_than(s, MAX_DEPTH) for s in states):
-            raise EvaluationError("init", "init", f"built a state that cannot be encoded: {NESTED}")
         declared = self.compiled.declared_types
+        # Only the states that do not conform to the kind of a sample of them are walked for
+        # their depth and their kinds (a state that conforms to it nests no deeper than the
+        # sample, and adds nothing to its kind); all of them if that kind is not `exact`.
+        sample = states[:: max(1, len(states) // SAMPLE)]
+        if any(deeper_than(s, MAX_DEPTH) for s in sample):
+            raise EvaluationError("init", "init", f"built a state that cannot be encoded: {NESTED}")
+        known, _ = kinds.state_kind(sample, declared)
+        if known is not None and kinds.exact(known):
+            odd = [s for s in states if not kinds.conforms(s, kinds.MISSING, known)]
+        else:
+            odd = states
+        if any(deeper_than(s, MAX_DEPTH) for s in odd):
+            raise EvaluationError("init", "init", f"built a state that cannot be encoded: {NESTED}")
         unknown = [n for n in declared if n not in states[0]]
         if unknown:
             names = [str(k) for k in states[0]]
@@ -204,7 +234,9 @@ class Model:
                 f"{self.path or self.name}: {self.name} declares the type of {unknown[0]!r},"
                 f" which is not a variable of its states (variables: {', '.join(names)}){hint}"
             )
-        kind, why = kinds.state_kind(states, declared)
+        kind, why = kinds.state_kind(sample + odd if odd is not states else states, declared)
+        if kind is None and odd is not states:  # (the error names the first states' values)
+            kind, why = kinds.state_kind(states, declared)
         if kind is None:
             raise EvaluationError("init", "init", f"returned states that mc cannot type: {why}")
         self._kinds = kind
@@ -213,11 +245,53 @@ class Model:
 
     def initial(self) -> list[Successor]:
         """The initial states, encoded and fingerprinted (action ROOT, binding = init index)."""
-        out = []
-        for index, state in enumerate(self.initial_states()):
-            data = spec_encoded(state, "init", "init", state=None, params={})
-            out.append(Successor(ROOT, index, state, data, self.fingerprint_of(state, data)))
-        return out
+        return [self.initial_one(index) for index in range(len(self.initial_part()))]
+
+    def initial_one(self, index: int) -> Successor:
+        """The initial state `index`, encoded and fingerprinted (EvaluationError if spec code
+        raises doing so: its view, its symmetry, a value it cannot encode)."""
+        state = self.initial_part(index, index + 1)[0]
+        data = spec_encoded(state, "init", "init", state=None, params={})
+        return Successor(ROOT, index, state, data, self.fingerprint_of(state, data))
+
+    def initial_part(self, start: int = 0, stop: int | None = None) -> list[Record]:
+        """The initial states `start` to `stop - 1` (all by default), without copying the
+        others (a forked worker process shares them with the engine: checker.local)."""
+        if self._initial is None:
+            self.initial_states()
+        assert self._initial is not None
+        return self._initial[start:stop]
+
+    def initial_encoded(self, states: list[Record]) -> tuple[list[bytes], np.ndarray, int | None]:
+        """`states` (initial states, in order) encoded and fingerprinted at once, in C with the
+        hot path: their encodings, their fingerprints (uint64) and None; or, if spec code
+        raises doing so for one of them (its view, its symmetry, a value it cannot encode),
+        those of the states before it and its index (`initial_one` raises it again)."""
+        encodings: list[bytes] = []
+        try:
+            if self.reduces:
+                encodings = list(map(encode_state, states))
+                fingerprint_of = self.fingerprint_of
+                fps = np.fromiter(map(fingerprint_of, states, encodings), np.uint64, len(states))
+            else:
+                fps = np.frombuffer(encoded(states, 0, fingerprint, encodings, None), np.uint64)
+            return encodings, fps, None
+        except OUTSIDE:
+            raise
+        except Exception:  # one by one, to find the first state that raises
+            pass
+        encodings, found = [], []
+        for k, state in enumerate(states):
+            try:
+                data = spec_encoded(state, "init", "init", state=None, params={})
+                found.append(self.fingerprint_of(state, data))
+            except EvaluationError:
+                return encodings, np.array(found, np.uint64), k
+            encodings.append(data)
+        raise NondeterminismError(
+            "the spec is not deterministic: encoding or fingerprinting its initial states"
+            " raised once, and not when done again"
+        )
 
     def settle_reachability(
         self,

@@ -81,6 +81,21 @@ class Admit:
 
 
 @dataclass(frozen=True)
+class Initial:
+    """Encode, fingerprint and check the initial states `start` to `start + count - 1` (in
+    the order `init` lists them: every process has them, `Model.initial_part`), as batch
+    `chunk`. The reply is an Expanded whose one parent, the search's root, has them as its
+    successors (the initial states this expander met before are not candidates); the engine
+    admits them as it admits a part's, and says which to keep live as level 1's (Admit).
+    `encodings`: as Expand's."""
+
+    chunk: int
+    start: int
+    count: int
+    encodings: bool = True
+
+
+@dataclass(frozen=True)
 class StartLevel:
     """The engine starts expanding `level`: forget the states met before it unless `forget` is
     False; `wanted`: the reachability properties (indexes) that no state has satisfied yet."""
@@ -162,9 +177,9 @@ class Crashed:
     message: str = ""
 
 
-Request = Expand | Admit | StartLevel | Forget
+Request = Expand | Initial | Admit | StartLevel | Forget
 Reply = Expanded | Crashed
-_KINDS: tuple[type, ...] = (Expand, Admit, StartLevel, Forget, Expanded, Crashed)
+_KINDS: tuple[type, ...] = (Expand, Admit, StartLevel, Forget, Expanded, Crashed, Initial)
 _FIELDS = {kind: [f.name for f in dataclasses.fields(kind)] for kind in _KINDS}
 
 
@@ -228,11 +243,14 @@ class Expander:
         # The reachability properties (indexes) not reached when the level started: checked
         # on the level's candidates.
         self.wanted: list[int] = list(range(len(model.reachables)))
+        self.initials = False  # whether it was sent initial states (Initial)
 
     def handle(self, request: Request) -> Expanded | None:
         """Answer an Expand; the other requests have no answer."""
         if isinstance(request, Expand):
             return self.expand(request)
+        if isinstance(request, Initial):
+            return self.initial(request)
         if isinstance(request, Admit):
             self.admit(request)
         elif isinstance(request, StartLevel):
@@ -280,6 +298,14 @@ class Expander:
         elif request.forget and not tidy:
             self.seen = set(self.model.met(self.levels.get(level, ())))
         self.tidy = request.forget and not self.recording
+        if level == 1 and self.initials:
+            # Every initial state is a state of the search now (the engine admitted them all
+            # before level 1 starts), and every process has them: the successors equal to
+            # one are dropped at once, whichever expander holds it.
+            everything = list(self.model.met(self.model.initial_part()))
+            self.seen.update(everything)  # type: ignore[arg-type]
+            if self.tidy:
+                self.received += everything
 
     def admit(self, request: Admit) -> None:
         level, candidates, fps, read_sets = self.pending.pop(request.chunk)
@@ -293,6 +319,51 @@ class Expander:
                 self.read_sets.setdefault(level + 1, []).extend(
                     [None] * len(indices) if read_sets is None else [read_sets[i] for i in indices]
                 )
+
+    def initial(self, request: Initial) -> Expanded:
+        """The initial states of the request (see Initial), encoded and fingerprinted at once;
+        those this expander had not met are the candidates, checked as a batch's are. If spec
+        code raises on one while it is encoded or fingerprinted (`Model.initial_encoded`),
+        `error` is its index in the part, and the states after it are not considered."""
+        model = self.model
+        self.initials = True
+        states = model.initial_part(request.start, request.start + request.count)
+        encodings, fps, error = model.initial_encoded(states)
+        if error is not None:
+            states = states[:error]
+        considered = len(states)
+        seen = self.seen
+        positions: list[int] = []
+        for k, met in enumerate(model.met(states)):  # (an initial state may be listed twice)
+            if met not in seen:
+                seen.add(met)  # type: ignore[union-attr]
+                positions.append(k)
+        if len(positions) < considered:
+            states = [states[k] for k in positions]
+            encodings = [encodings[k] for k in positions]
+            fps = fps[positions]
+        broken: list[list[Any]] = []
+        raised: list[int] = []
+        reached: list[list[int]] = []
+        if states:  # (every invariant evaluated: no parent's read set to start from)
+            no_parent = [ReadSet(b"", 0, None)] * len(states)
+            broken, raised, reached = self._verdicts(states, no_parent)
+        self.pending[request.chunk] = (0, states, fps, None)  # type: ignore[assignment]
+        sizes = np.fromiter(map(len, encodings), np.uint64, len(encodings))
+        return Expanded(
+            actions=b"",
+            counts=np.array([considered], np.uint32).tobytes(),
+            stuck=b"\0",
+            positions=np.array(positions, np.uint32).tobytes(),
+            fps=fps.tobytes(),
+            blob=Pieces(encodings if request.encodings else []),
+            raised_encodings=[] if request.encodings else [encodings[k] for k in raised],
+            offsets=np.concatenate([np.zeros(1, np.uint64), np.cumsum(sizes)]).tobytes(),
+            broken=broken,
+            raised=raised,
+            reached=reached,
+            error=error,
+        )
 
     def expand(self, request: Expand) -> Expanded:
         """The successors of the batch's states (see Expanded)."""

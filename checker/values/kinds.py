@@ -193,6 +193,23 @@ def state_kind(
     return Kind(RECORD, cls, tuple(fields)), None
 
 
+def exact(kind: Kind) -> bool:
+    """Whether every value that conforms to `kind` (an inferred kind) adds nothing to it:
+    join(kind, infer(value)) is `kind`, and the value nests no deeper than those it was
+    inferred from. So for kinds without ANY, OPTIONAL, FIXED or ANYRECORD parts, nor MAP
+    with str keys (a record conforms to those, and joins to ANYRECORD)."""
+    tag = kind.tag
+    if tag <= BYTES:
+        return tag != ANY
+    if tag in (TUPLE, SET):
+        return exact(kind.a)
+    if tag == RECORD:
+        return all(map(exact, kind.b[1:]))  # (item 0 is the shape: K_ANY)
+    if tag == MAP:
+        return kind.a.tag not in (ANY, STR) and exact(kind.a) and exact(kind.b)
+    return False
+
+
 def simplified(kind: Kind) -> Kind:
     """The kind to check: NOTHING (nothing was known) is anything, and so is None-or-
     anything (an initial None)."""

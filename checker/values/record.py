@@ -340,6 +340,10 @@ def _unknown_field(record: Record, name: str) -> str:
 # Keyword order as written (`Record(type=..., rm=...)`) -> a function building the record
 # from the keyword dict: generated, so that it reads each field and checks its type inline.
 _makers: dict[tuple[str, ...], Any] = {}
+# A dict's int keys as it lists them -> in order (a spec builds many functions over the same
+# numbers); at most _ORDERS of them.
+_int_orders: dict[tuple[int, ...], tuple[int, ...]] = {}
+_ORDERS = 4096
 
 
 def _maker(order: tuple[str, ...]) -> Any:
@@ -411,6 +415,18 @@ def freeze(value: Any) -> Any:
         return tuple([freeze(x) for x in value])  # lists and namedtuples become plain tuples
     if isinstance(value, Record):  # a Record of a shape made in another way (unpickled)
         return value
+    if kind is dict and value:
+        keys = tuple(value)
+        for key in keys:
+            if key.__class__ is not int:
+                break
+        else:  # int keys (not bools), a function over numbers: as mapping() makes it
+            order = _int_orders.get(keys)
+            if order is None:
+                order = tuple(sorted(keys))
+                if len(_int_orders) < _ORDERS:
+                    _int_orders[keys] = order
+            return Map((Map, order, tuple([freeze(value[k]) for k in order])))
     if isinstance(value, Mapping):
         return mapping({freeze(k): v for k, v in value.items()})
     if isinstance(value, float):

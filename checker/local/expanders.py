@@ -69,6 +69,10 @@ class Expanders:
     def close(self) -> None:
         for worker in self.workers:
             worker.close()
+        # An in-process worker holds its expander's live states, and the engine holds this
+        # (which holds the engine's `engine_bytes`): a cycle, which only a run of the cyclic
+        # collector would free, walking every state (seconds, after the search or on Ctrl-C).
+        self.workers = []
 
     def answered(self, worker: Worker, candidates: int, back: int, met: int) -> int | None:
         """`worker` answered a part with `candidates` candidates, `back` of them found at an

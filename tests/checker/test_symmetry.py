@@ -570,7 +570,9 @@ def test_the_signatures_try_fewer_renamings_and_reduce_exactly_as_every_renaming
     assert counts(check(model)) == counts(check(everything)) == ("ok", 136, 868, 14)
     states = reachable(load_model(path, constants, symmetry=False))
     tried = [len(model.symmetry.candidates(s)) for s in states]
-    assert max(tried) == 12 and sum(tried) < 12 * len(states) / 2
+    assert max(tried) <= 12 and sum(tried) < 12 * len(states) / 4
+    # The initial state: the replicas tie (3! orders), the values do not occur (not reordered).
+    assert len(model.symmetry.candidates(model.initial_states()[0])) == 6
 
 
 def test_the_engine_renames_model_values_as_the_translations_permute_does():

@@ -591,3 +591,21 @@ def test_the_engine_renames_model_values_as_the_translations_permute_does():
         images = [renamed(state, p) for p in symmetry.permutations]
         assert images == [spec_permute(model.spec, state, p) for p in symmetry.permutations]
         assert renamed_encodings(state, symmetry.images) == [encode(i) for i in images]
+
+
+class NamedAllSet(Named):
+    @invariant
+    def not_all_set(self, s):
+        return 0 in s.bits.values()
+
+
+def test_a_violation_with_model_values_has_the_trace_found_without_symmetry():
+    result = check(Model(NamedAllSet()))
+    assert result.verdict == "violation"
+    assert [(s.action, s.params) for s in result.trace] == [
+        (None, {}),
+        ("flip", {"p": "p1"}),
+        ("flip", {"p": "p2"}),
+        ("flip", {"p": "p3"}),
+    ]
+    assert result.trace == check(Model(NamedAllSet(), symmetry=False)).trace

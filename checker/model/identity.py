@@ -73,12 +73,15 @@ class Identity:
             symmetry.learn(self.model.initial_states()[0])  # the same in every process
         candidates = symmetry.candidates(state)
         if symmetry.names and self.view is None:
-            # model values: every image encoded in one C call, with no state built
+            # model values: every image encoded in one C call, with no state built (but the
+            # identity's, which is the state's: known)
             if candidates is symmetry.permutations:
-                images = symmetry.images
+                images = symmetry.images[1:]
             else:
-                images = tuple([p.moved for p in candidates])
+                images = tuple([p.moved for p in candidates if p.moved])
             encodings = renamed_encodings(state, images)
+            if len(images) < len(candidates):
+                encodings.append(data)
             return min(encodings), encodings
         best = None
         renamed = []

@@ -260,7 +260,8 @@ class Symmetry:
 
     def _named_candidates(self, state: Record) -> Sequence[Permutation]:
         """With model values: each set's values sorted by their signature (`Signatures`),
-        every order tried among equal ones, the sets' orders combined."""
+        every order tried among equal ones (but those of the values the state does not hold,
+        whose images are all the state), the sets' orders combined."""
         if signatures is signatures_python:  # (decided in each process: a Spark executor
             signature = self._remembering(state)  # may run without the hot path)
         else:
@@ -271,11 +272,13 @@ class Symmetry:
             keyed = sorted([(signature[v], i) for i, v in enumerate(values)])
             runs: list[list[int]] = [[i] for _, i in keyed[:1]]
             for (before, _), (here, i) in itertools.pairwise(keyed):
-                if here == before:
+                if here != before:
+                    runs.append([i])
+                elif here:
                     runs[-1].append(i)
                     ties = True
-                else:
-                    runs.append([i])
+                else:  # values that do not occur: renaming them among themselves renames
+                    runs.append([i])  # nothing, so their order is not tried
             per_set.append(runs)
         if not ties:  # one candidate
             return [self._named_sorting(tuple(tuple(r[0] for r in runs) for runs in per_set))]

@@ -4,7 +4,7 @@ the smallest over the renamings of the symmetric values)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from checker.errors import OUTSIDE, EvaluationError, StateError, raised
@@ -71,14 +71,22 @@ class Identity:
         assert symmetry is not None
         if not symmetry.learned:
             symmetry.learn(self.model.initial_states()[0])  # the same in every process
-        candidates = symmetry.candidates(state)
+        if symmetry.names and self.view is not None:
+            # (the values' signatures are the state's: two states with one view may have
+            # different ones, so with a view every renaming is tried)
+            candidates: Sequence[Permutation] = symmetry.permutations
+        else:
+            candidates = symmetry.candidates(state)
         if symmetry.names and self.view is None:
-            # model values: every image encoded in one C call, with no state built
+            # model values: every image encoded in one C call, with no state built (but the
+            # identity's, which is the state's: known)
             if candidates is symmetry.permutations:
-                images = symmetry.images
+                images = symmetry.images[1:]
             else:
-                images = tuple([p.moved for p in candidates])
+                images = tuple([p.moved for p in candidates if p.moved])
             encodings = renamed_encodings(state, images)
+            if len(images) < len(candidates):
+                encodings.append(data)
             return min(encodings), encodings
         best = None
         renamed = []

@@ -21,7 +21,7 @@ from checker.search.levels import LevelSearch
 from checker.search.options import Options
 from checker.values import kinds
 from checker.values.record import freeze, mapping
-from tests.checker.test_workers import summary
+from tests.checker.outcomes import outcome
 from tests.conftest import ROOT
 
 
@@ -83,9 +83,9 @@ CASES = [
 @pytest.mark.parametrize(("constants", "options"), CASES)
 def test_parts_of_initial_states_give_what_one_at_a_time_gives(constants, options, monkeypatch):
     model = ring(**constants)
-    expected = summary(one_at_a_time(model, Options(**options), monkeypatch))
-    assert summary(check(model, Options(**options))) == expected
-    assert summary(check(model, Options(workers=2, **options))) == expected
+    expected = outcome(one_at_a_time(model, Options(**options), monkeypatch))
+    assert outcome(check(model, Options(**options))) == expected
+    assert outcome(check(model, Options(workers=2, **options))) == expected
 
 
 def test_the_counts_of_many_initial_states_with_one_and_two_workers():

@@ -3,11 +3,13 @@
  * builds them into one extension; this header is what they share):
  *
  * - records.c: RecordBase, the tuple type every Record shape derives from (`replace`, the
- *   mapping API, a kept hash), RecordType (Record(...)), the fields that note reads;
- *   new, put, take, without: building records and tuples (checker.values.record).
+ *   mapping API, a kept hash), the fields that note reads (checker.values.record).
+ * - builders.c: RecordType (Record(...)); new, put, take, without: building records and
+ *   tuples (checker.values.record).
  * - kinds.c: conforms, whether a value is of its kind (checker.values.kinds).
- * - codec.c: encode, encode_state, decode, decode_all, the canonical msgpack bytes of
- *   checker.values.encoding, and encoded: candidates' encodings and fingerprints.
+ * - encode.c: encode, encode_state, the canonical msgpack bytes of checker.values.encoding,
+ *   and encoded: candidates' encodings and fingerprints.
+ * - decode.c: decode, decode_all, those bytes back into values (records by their shape).
  * - readsets.c: incremental evaluation's read sets (docs/architecture.md): holds, verdicts,
  *   read_sets_of, changed (checker.model.readsets).
  * - expansion.c: successors, one state's successors (checker.model.transitions); dedupe,
@@ -56,6 +58,20 @@ HOT_SHARED extern PyObject *WITHOUT_SLOW;
 /* checker.values.record.drop_plan(shape, keys) -> (shape, indices) */
 HOT_SHARED extern PyObject *DROP_PLAN;
 HOT_SHARED extern PyTypeObject *MAP;     /* checker.values.record.Map */
+
+/* A new instance of `type` (a tuple subclass) with room for n items, all NULL. */
+static inline PyObject *
+alloc(PyTypeObject *type, Py_ssize_t n)
+{
+    return type->tp_alloc(type, n);
+}
+
+/* Whether a record is a Map (the tuple (Map, keys, values)), not a record of a shape. */
+static inline int
+is_map(PyObject *self)
+{
+    return Py_TYPE(self) == MAP;
+}
 HOT_SHARED extern PyObject *STR_INDEX;   /* "_index" */
 HOT_SHARED extern PyObject *STR_KEYS;    /* "_keys" */
 HOT_SHARED extern PyObject *STR_BINDINGS; /* "bindings" */
@@ -157,12 +173,17 @@ note_reads(char *out, Py_ssize_t slot, PyObject *result)
 
 /* -- what the files call of each other (each file's own, in its order) ------------------  */
 
-HOT_SHARED extern PyTypeObject RecordBase, RecordType, FieldType; /* records.c */
+HOT_SHARED extern PyTypeObject RecordBase, FieldType; /* records.c */
+HOT_SHARED extern PyTypeObject RecordType;            /* builders.c */
 HOT_SHARED void forget_hashes(void);  /* records.c */
 HOT_SHARED void forget_orders(void);  /* expansion.c */
 
 /* records.c */
 HOT_SHARED PyObject *hot_field(PyObject *module, PyObject *args);
+HOT_SHARED PyObject *shaped(PyTypeObject *shape, Py_ssize_t n);
+HOT_SHARED PyObject *frozen(PyObject *value, PyObject *kinds);
+
+/* builders.c */
 HOT_SHARED PyObject *hot_take(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 HOT_SHARED PyObject *hot_without(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 HOT_SHARED PyObject *hot_factory(PyObject *module, PyObject *args);
@@ -170,24 +191,24 @@ HOT_SHARED PyObject *hot_maker(PyObject *module, PyObject *args);
 HOT_SHARED PyObject *hot_new(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 HOT_SHARED PyObject *hot_put(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 HOT_SHARED PyObject *shared_keys(PyObject *tuple);
-HOT_SHARED PyObject *shaped(PyTypeObject *shape, Py_ssize_t n);
-HOT_SHARED PyObject *frozen(PyObject *value, PyObject *kinds);
 
 /* kinds.c */
 HOT_SHARED PyObject *hot_conforms(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 HOT_SHARED int kind_ok(PyObject *value, PyObject *old, PyObject *kind);
 
-/* codec.c */
+/* encode.c */
 HOT_SHARED PyObject *hot_forget_encodings(PyObject *module, PyObject *unused);
 HOT_SHARED PyObject *hot_encode_state(PyObject *module, PyObject *state);
 HOT_SHARED PyObject *hot_encoded(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 HOT_SHARED PyObject *hot_encode(PyObject *module, PyObject *value);
-HOT_SHARED PyObject *hot_decode(PyObject *module, PyObject *data);
-HOT_SHARED PyObject *hot_decode_all(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
-HOT_SHARED PyObject *hot_decoding(PyObject *module, PyObject *args);
 HOT_SHARED int encode_into(PyObject *module, PyObject *states, Py_ssize_t start,
                            Py_ssize_t count, PyObject *fingerprint, PyObject *encodings,
                            PyObject *views, PyObject *identify, uint64_t *out);
+
+/* decode.c */
+HOT_SHARED PyObject *hot_decode(PyObject *module, PyObject *data);
+HOT_SHARED PyObject *hot_decode_all(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED PyObject *hot_decoding(PyObject *module, PyObject *args);
 
 /* readsets.c */
 HOT_SHARED PyObject *hot_holds(PyObject *module, PyObject *const *args, Py_ssize_t nargs);

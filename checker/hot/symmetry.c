@@ -3,7 +3,7 @@
 /* -- renamed_encodings: symmetry over model values (checker.symmetry) ----------------------
  *
  * renamed_encodings(state, images) -> list of bytes: for each dict `image` (str -> str, a
- * renaming of the symmetric model values), the canonical encoding (codec.c's bytes) of
+ * renaming of the symmetric model values), the canonical encoding (encode.c's bytes) of
  * `state` with every str found in `image` renamed wherever it is: a set element, a tuple
  * item, a record's or map's key or value. Sets are re-sorted and keys re-ordered canonically
  * after renaming, so the bytes are encode(renamed_python(state, image)), without building
@@ -86,7 +86,7 @@ out_header(Out *b, Py_ssize_t n, unsigned char fix, int fixlimit, unsigned char 
     return out_be(b, h32, (uint64_t)n, 4);
 }
 
-/* The encoding of a value that is no container (an atom), as codec.c writes it: taken from
+/* The encoding of a value that is no container (an atom), as encode.c writes it: taken from
  * encode() itself, so that the two cannot differ (ints, bytes, None, bools). */
 static int
 out_atom(Out *b, PyObject *value)

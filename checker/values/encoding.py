@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 SET_EXT = 1  # msgpack extension code of a frozenset: the sorted encodings of its elements
-MAX_DEPTH = 500  # levels of nested values in a state (checker/hot/codec.c's put_value too)
+MAX_DEPTH = 500  # levels of nested values in a state (checker/hot/encode.c's put_value too)
 NESTED = f"a state value nested deeper than {MAX_DEPTH} levels"
 
 _item = tuple.__getitem__

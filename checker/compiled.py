@@ -120,7 +120,7 @@ class Action:
 
     def bindings(self, state: Record) -> Sequence[Binding]:
         """The bindings of the parameters in `state`: the product of their domains, the first
-        parameter varying slowest (the twin of checker/hot/expansion.c's state_bindings)."""
+        parameter varying slowest (the twin of checker/hot/domains.c's state_bindings)."""
         if self.static_bindings is not None:
             return self.static_bindings
         return self._state_bindings(state)

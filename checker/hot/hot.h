@@ -12,9 +12,12 @@
  * - decode.c: decode, decode_all, those bytes back into values (records by their shape).
  * - readsets.c: incremental evaluation's read sets (docs/architecture.md): holds, verdicts,
  *   read_sets_of, changed (checker.model.readsets).
- * - expansion.c: successors, one state's successors (checker.model.transitions); dedupe,
- *   those not met before (checker.model.dedupe); expand_run, a run of states expanded
- *   (checker.model.expansion), reading the model's Context by name.
+ * - domains.c: an action's bindings in a state, its domains' values in canonical order
+ *   (checker.compiled.Action.bindings), for successors.c.
+ * - successors.c: successors, one state's successors (checker.model.transitions), and the
+ *   context expand_run reads of a model.
+ * - expansion.c: dedupe, those not met before (checker.model.dedupe); expand_run, a run of
+ *   states expanded (checker.model.expansion), reading the model's Context by name.
  * - module.c: configure (what the Python modules hand over), rename (a symmetry's renaming),
  *   the method table.
  * - symmetry.c: renamed_encodings, a state's encodings with its model values renamed, and
@@ -176,7 +179,7 @@ note_reads(char *out, Py_ssize_t slot, PyObject *result)
 HOT_SHARED extern PyTypeObject RecordBase, FieldType; /* records.c */
 HOT_SHARED extern PyTypeObject RecordType;            /* builders.c */
 HOT_SHARED void forget_hashes(void);  /* records.c */
-HOT_SHARED void forget_orders(void);  /* expansion.c */
+HOT_SHARED void forget_orders(void);  /* domains.c */
 
 /* records.c */
 HOT_SHARED PyObject *hot_field(PyObject *module, PyObject *args);
@@ -219,8 +222,44 @@ HOT_SHARED int read_set_type_ok(PyObject *type);
 HOT_SHARED int append_read_sets(PyTypeObject *type, PyObject *parent, PyObject *states,
                                 Py_ssize_t start, PyObject *masks, PyObject *held, PyObject *out);
 
-/* expansion.c */
+/* domains.c */
+HOT_SHARED PyObject *domain_values(PyObject *act, PyObject *domain_of, PyObject *state);
+HOT_SHARED Py_ssize_t state_bindings(PyObject *act, PyObject *domains, PyObject *state,
+                                     PyObject ***rows_out, PyObject **held_out);
+
+/* successors.c: what successors and expand_run need of a model, read by name from one Python
+ * object (checker.model.expansion.Context), kept in successors.c until another comes. */
+typedef struct {
+    PyObject *plan;       /* CompiledSpec.plan: (action index, bound function, arity, static
+                             bindings or None, Action, domain) per action */
+    PyObject *add;        /* add(ai, binding, state, result, states, actions, bindings): a
+                             result that is not one successor of the state's shape */
+    PyObject *reraise;    /* reraise(ai, binding, state, exc): what an action raised */
+    int constrained;      /* whether there are action constraints */
+    PyObject *kinds;      /* the states' kind (checker.values.kinds), or None */
+    PyObject *kind_error; /* kind_error(ai, binding, state, successor) */
+    PyObject *read_set;   /* the ReadSet type (expand_run) */
+    PyObject *fingerprint; /* fingerprint(bytes) -> int */
+    Py_ssize_t slots;     /* the guards' masks, 8 bytes each */
+    int terminals;        /* whether the spec declares final states */
+    PyObject *bail;       /* the errors that send a state to the general path */
+    PyObject *within;     /* within(state): inside the state constraints; or None */
+    PyObject *view;       /* met by views: view(successor); or None */
+    PyObject *redo;       /* the errors of view or identify that send a state there */
+    PyObject *identify;   /* identify(successor, encoding) -> fingerprint; or NULL */
+    PyObject *broken;     /* broken(state, successors): a step breaks a step check; or None */
+    PyObject *outside;    /* outside(successor): 0 within TLC's constraints, 1 outside, 2 the
+                             general path's (an invariant violated there, or an error); or None */
+} Context;
+HOT_SHARED PyObject *attribute(PyObject *object, const char *name, PyObject **cache);
+HOT_SHARED int context_of(PyObject *object, Context *out);
+HOT_SHARED PyObject *successors_loop(const Context *c, PyObject *state, PyObject *states,
+                                     PyObject *actions, PyObject *bindings_out,
+                                     const char *before, uint64_t changed, char *out,
+                                     Py_ssize_t slots);
 HOT_SHARED PyObject *hot_successors(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
+/* expansion.c */
 HOT_SHARED PyObject *hot_dedupe(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 HOT_SHARED PyObject *hot_expand_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 

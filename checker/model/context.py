@@ -1,4 +1,4 @@
-"""The Context: what the C hot path reads of a model (checker/hot/expansion.c reads it by
+"""The Context: what the C hot path reads of a model (checker/hot/successors.c reads it by
 name, and keeps the attributes of the last one it met), made once per model and kind of batch
 (checker.model.core.Model.context)."""
 
@@ -13,7 +13,7 @@ from checker.values.record import Record
 
 class Context(NamedTuple):
     """What `successors` and `expand_run` need of a model (C reads it by name: see
-    checker/hot/expansion.c), made once per model and kind of batch, never changed."""
+    checker/hot/successors.c), made once per model and kind of batch, never changed."""
 
     plan: tuple[Any, ...]  # CompiledSpec.plan
     add: Callable[..., bool]  # a result that is not one successor of the state's shape

@@ -1,6 +1,6 @@
 """The model's transitions: a state's successors, every action called with every binding of
 its parameters in a fixed order and each result checked (`successors`, the hot loop of every
-engine: in C with the hot path, checker/hot/expansion.c, whose twin is `successors_python`);
+engine: in C with the hot path, checker/hot/successors.c, whose twin is `successors_python`);
 one action's (`fire`); the same state's successors asked twice (checker.determinism)."""
 
 from __future__ import annotations

@@ -66,6 +66,7 @@ from checker.spark.ship import explain, ship_code
 from checker.spark.signals import Interrupts, from_spark
 from checker.spark.stopping import StopsInLevel
 from checker.spark.tables import SessionTables
+from checker.spark.warmup import WarmUp
 from checker.spark.watch import ExecutorWatch
 from checker.trace import Link, chain_to, replay
 
@@ -131,6 +132,7 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster |
         self.sizes: list[int] = []  # states per level
         self.session = SessionTables(spark, settings)  # its settings, the tables it cut
         self.shipped: Shipped | None = None
+        self.warmup: WarmUp | None = None  # the executors' warm-up, once the levels grow
         self.lost_executors = False  # the cluster lost every executor (checker.spark.watch)
 
     # -- set-up and tear-down --------------------------------------------------------------
@@ -143,6 +145,8 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster |
                 self.spark.sparkContext.cancelAllJobs()
 
     def close(self) -> None:
+        if self.warmup is not None:
+            self.warmup.stop()
         self.session.close()
         self.levels.clear()
         self.visited.spark_links.clear()
@@ -190,8 +194,13 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster |
         super().explore()
 
     def place(self, frontier: InCluster | list[Row], level: int) -> InCluster | list[Row]:
-        """A small level in the driver, a large one in the cluster."""
-        if self.sizes[level - 1] < self.settings.driver_states:
+        """A small level in the driver, a large one in the cluster. The executors are warmed
+        up while the levels grow towards the cluster (an eighth of the way)."""
+        size = self.sizes[level - 1]
+        if self.warmup is None and size >= self.settings.driver_states // 8:
+            assert self.shipped is not None
+            self.warmup = WarmUp(self.spark, self.shipped, self.session.cores).start()
+        if size < self.settings.driver_states:
             return self._here(frontier, level)
         return self._in_spark(frontier, level)
 
@@ -244,10 +253,11 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster |
         self.cluster_visited = table.df
 
     def _tasks(self, states: int) -> int:
-        """Python tasks for `states` states: fewer than the partitions for a small level, since
-        each task has a fixed cost (a Python worker round trip) that dwarfs small work."""
+        """Python tasks for `states` states: one per executor core at least (fewer would leave
+        cores idle for the whole level), more for a large level, up to the partitions."""
         per_task = self.settings.states_per_task
-        return max(1, min(self.session.partitions, -(-states // per_task)))
+        wanted = max(self.session.cores, -(-states // per_task))
+        return max(1, min(self.session.partitions, wanted))
 
     def _level_job(
         self, frontier: InCluster, level: int, *, checks: bool, send_fps: bool = False

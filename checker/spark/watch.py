@@ -82,4 +82,3 @@ class ExecutorWatch:
             return int(context._jsc.sc().getExecutorMemoryStatus().size()) - 1
         except Exception:
             return None
-

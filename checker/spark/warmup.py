@@ -29,6 +29,7 @@ class WarmUp:
         self.shipped = shipped
         self.tasks = tasks
         self.thread = threading.Thread(target=self._run, daemon=True, name="mc-warm-up")
+        self.ran: list[int] = []  # the partitions whose task loaded the model, once it ended
 
     def start(self) -> WarmUp:
         self.thread.start()
@@ -38,7 +39,8 @@ class WarmUp:
         with contextlib.suppress(Exception):  # cancelled, or the executors cannot run Python
             self.spark.addTag(TAG)  # this thread's jobs only
             one_each = self.spark.range(0, self.tasks, 1, self.tasks)
-            one_each.mapInArrow(functools.partial(warm_part, self.shipped), "part int").collect()
+            warm = one_each.mapInArrow(functools.partial(warm_part, self.shipped), "part int")
+            self.ran = sorted(row["part"] for row in warm.collect())
 
     def stop(self) -> None:
         """Cancel the job if it still runs (a search that ended before its executors were

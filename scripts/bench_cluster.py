@@ -208,7 +208,7 @@ def level_fit(levels: list[dict[str, Any]]) -> tuple[float | None, float | None]
 
 def _series(row: dict[str, Any]) -> tuple[Any, ...]:
     """The runs comparable with each other: the same spec, constants, quota and settings."""
-    return (row["spec"], row["constants"], row["quota"], row.get("spark_conf", []))
+    return (row["spec"], tuple(row["constants"]), row["quota"], tuple(row.get("spark_conf", [])))
 
 
 def _run_key(row: dict[str, Any]) -> tuple[Any, ...]:

@@ -69,13 +69,13 @@ def check_files(
     if config.options.workers > 1 and config.engine != "local":
         raise ConfigError("--workers is for --engine local (Spark has its own executors)")
     config = usable_workers(config)
-    with run.engine(config) as explorer:
+    with run.engine(config) as spark_engine:
         if saving is not None:
             assert model is not None
             wanted.refuse_modules()
             run.check_witness(model, config.witness)
             loaded = run.Loaded(model, run.properties_for(model, config))
-            result = run.check(loaded, config, explorer, saving)
+            result = run.check(loaded, config, spark_engine, saving)
             resuming.say_where(saving)
             return run.report(result, model, wanted)
         if len(specs) == 1 and files and files[0].explicit:  # one spec file: errors end the run
@@ -83,8 +83,8 @@ def check_files(
             loaded = run.load(files[0].path, defines, config, invariants=invariants)
             wanted.refuse_modules()
             run.check_witness(loaded.model, config.witness)
-            return run.report(run.check(loaded, config, explorer), loaded.model, wanted)
-        runs = check_many(files, defines, config, explorer, wanted)
+            return run.report(run.check(loaded, config, spark_engine), loaded.model, wanted)
+        runs = check_many(files, defines, config, spark_engine, wanted)
     wanted.write(runs, multi=True)
     return worst(int(c.result.exit_code) for c in runs)
 
@@ -139,7 +139,7 @@ def check_many(
     files: Sequence[SpecFile],
     defines: Mapping[str, str],
     config: run.Config,
-    explorer: spark.Explorer | None = None,
+    spark_engine: spark.SparkEngine | None = None,
     wanted: outputs.Outputs | None = None,
 ) -> list[Checked]:
     """Load every spec first (so a misspelt -D fails before hours of checking), then check
@@ -202,7 +202,7 @@ def check_many(
             runs.append(Checked(item))
             continue
         try:
-            result = run.check(item, config, explorer)
+            result = run.check(item, config, spark_engine)
         except McError as exc:
             sys.stderr.write(f"mc: error: {exc}\n")
             runs.append(Checked(NotChecked(item.model.path, str(exc), exc.exit_code)))
@@ -297,7 +297,7 @@ def ablate(
     settings: Settings,
     workers: int | None,
     memory: int | None,
-    explorer: spark.Explorer | None,
+    spark_engine: spark.SparkEngine | None,
     paths: Mapping[str, str | None],
     progress: float,
 ) -> int:
@@ -327,7 +327,7 @@ def ablate(
     for name, path in wanted.items():
         outputs.refuse_module(path, f"--{name}")
     if workers is None:
-        workers = usable_cpus() if explorer is None else 1
+        workers = usable_cpus() if spark_engine is None else 1
     if memory is None:
         memory = default_memory()
 
@@ -354,7 +354,7 @@ def ablate(
                 settings=settings,
                 workers=workers,
                 memory=memory,
-                explorer=explorer,
+                spark_engine=spark_engine,
                 report_dir=report_dir,
                 on_row=said,
                 progress=progress_line,

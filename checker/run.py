@@ -172,11 +172,11 @@ def check_witness(model: Model, witness: str | None) -> None:
 def check(
     loaded: Loaded,
     config: Config = Config(),
-    explorer: spark.Explorer | None = None,
+    spark_engine: spark.SparkEngine | None = None,
     checkpoints: checkpoint.Checkpoints | None = None,
 ) -> CheckResult:
     """Check a loaded spec: the invariants on the chosen engine (the local one, or Spark's
-    `explorer`), then (if they hold) the temporal properties, on the state graph the local
+    `spark_engine`), then (if they hold) the temporal properties, on the state graph the local
     engine recorded as it searched (else it searches again); the vacuity review; --strict and
     --timeout."""
     model, properties = loaded.model, loaded.properties
@@ -187,8 +187,8 @@ def check(
     with Deadline(model, config.timeout) as deadline:
         lines = progress(config.progress)
         behaviour = None
-        if explorer is not None:
-            result = explorer.check(model, options, lines, checkpoints)
+        if spark_engine is not None:
+            result = spark_engine.check(model, options, lines, checkpoints)
         elif properties and checkpoints is None:
             recording = liveness.recording(model, properties)
             result, behaviour = record(model, recording, options, lines)
@@ -215,8 +215,8 @@ def check_spec(
     Spark): the model and the result."""
     loaded = load(path, given, config, command_line=command_line)
     check_witness(loaded.model, config.witness)
-    with engine(config) as explorer:
-        return loaded.model, check(loaded, config, explorer)
+    with engine(config) as spark_engine:
+        return loaded.model, check(loaded, config, spark_engine)
 
 
 def record(
@@ -302,21 +302,21 @@ def progress(interval: float) -> Progress | None:
 
 
 class engine:
-    """`with engine(config) as explorer`: the Spark engine's session holder for a run (None for
-    the local engine), closed when the run ends."""
+    """`with engine(config) as spark_engine`: the Spark engine's session holder for a run (None
+    for the local engine), closed when the run ends."""
 
     def __init__(self, config: Config) -> None:
-        self.explorer = explorer(config)
+        self.spark_engine = spark_engine(config)
 
-    def __enter__(self) -> spark.Explorer | None:
-        return self.explorer
+    def __enter__(self) -> spark.SparkEngine | None:
+        return self.spark_engine
 
     def __exit__(self, *exc: object) -> None:
-        if self.explorer is not None:
-            self.explorer.close()
+        if self.spark_engine is not None:
+            self.spark_engine.close()
 
 
-def explorer(config: Config) -> spark.Explorer | None:
+def spark_engine(config: Config) -> spark.SparkEngine | None:
     """The Spark engine's session holder for `config`, or None for the local engine."""
     if config.engine != "spark":
         for name, value in (
@@ -336,4 +336,4 @@ def explorer(config: Config) -> spark.Explorer | None:
     if config.master and config.master.startswith("spark://"):
         spark.require_reachable(config.master)
     conf = constants.pairs(config.spark_conf, "--spark-conf", "KEY=VALUE")
-    return spark.Explorer(master=config.master, remote=config.remote, conf=conf)
+    return spark.SparkEngine(master=config.master, remote=config.remote, conf=conf)

@@ -5,7 +5,7 @@ local engine in one cgroup of the same total quota. As root:
 
     .venv/bin/python scripts/bench_cluster.py SPEC.py [-D NAME=VALUE]... [--workers 1 2 4] \
         [--quota 0.35] [--driver-quota 0.4] [--spark-conf KEY=VALUE]... [--timeout SECONDS] \
-        [--no-deadlock] [--memory 1g] [--rate 1gbit] [--out bench/results/cluster.json]
+        [--no-deadlock] [--memory 1g] [--rate 1gbit] [--out bench/results/cluster.json] [--merge]
 
 For each number of workers k: the local engine (`mc check --workers k`, in a cgroup of
 k x quota; mc runs at most as many worker processes as the machine has CPUs, so k=4 runs 2 in
@@ -27,10 +27,13 @@ k x quota; mc runs at most as many worker processes as the machine has CPUs, so 
   machine did not give a part its quota (other work on the cores), so its figures are low;
 - throttled: the share of CFS periods in which the workers' quota ran out.
 
-Every run must find the local engine's counts (verdict, distinct states, states generated,
-depth) and counterexample; a difference stops the bench (exit 1). --timeout bounds each
-search (its counts are then not compared). Exit 153 where the machine cannot host the cluster
-(not root, no cpu controller, no `ip`), 151 for quotas above 1.8 CPUs in all.
+With --merge, the rows already in --out are kept but those of the runs made again (the same
+spec, constants, quota, --spark-conf, engine and workers): a series can be measured one worker
+count at a time. Every run must find the local engine's counts (verdict, distinct states,
+states generated, depth) and counterexample; a difference stops the bench (exit 1).
+--timeout bounds each search (its counts are then not compared). Exit 153 where the machine
+cannot host the cluster (not root, no cpu controller, no `ip`), 151 for quotas above 1.8 CPUs
+in all.
 """
 
 from __future__ import annotations
@@ -203,6 +206,36 @@ def level_fit(levels: list[dict[str, Any]]) -> tuple[float | None, float | None]
     return float(intercept), float(slope)
 
 
+def _series(row: dict[str, Any]) -> tuple[Any, ...]:
+    """The runs comparable with each other: the same spec, constants, quota and settings."""
+    return (row["spec"], tuple(row["constants"]), row["quota"], tuple(row.get("spark_conf", [])))
+
+
+def _run_key(row: dict[str, Any]) -> tuple[Any, ...]:
+    return (*_series(row), row["engine"], row["workers"])
+
+
+def derive(rows: list[dict[str, Any]]) -> None:
+    """Each row's speed-up (over the same engine's run with the fewest workers of its series)
+    and, for Spark, its candidates per CPU second over the local engine's with as many."""
+    for row in rows:
+        same = [r for r in rows if _series(r) == _series(row) and r["engine"] == row["engine"]]
+        first = min(same, key=lambda r: r["workers"])
+        row["speedup"] = first["seconds"] / row["seconds"]
+        local = next(
+            (
+                r
+                for r in rows
+                if _series(r)[:3] == _series(row)[:3]
+                and r["engine"] == "local"
+                and r["workers"] == row["workers"]
+            ),
+            None,
+        )
+        if row["engine"] == "spark" and local:
+            row["per_cpu_vs_local"] = row["candidates_per_cpu_s"] / local["candidates_per_cpu_s"]
+
+
 def _union(intervals: list[list[float]]) -> list[tuple[float, float]]:
     merged: list[tuple[float, float]] = []
     for a, b in sorted(intervals):
@@ -250,6 +283,9 @@ def main() -> None:
     parser.add_argument("--memory", default="1g")
     parser.add_argument("--rate", default=None)
     parser.add_argument("--engines", default="local,spark")
+    parser.add_argument(
+        "--merge", action="store_true", help="keep --out's rows of other runs (e.g. WORKERS)"
+    )
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "cluster.json"))
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, signal.default_int_handler)
@@ -268,6 +304,7 @@ def main() -> None:
                     run = local_row if engine == "local" else spark_row
                     row, found = run(args, k, Path(scratch))
                     row["spec"], row["constants"] = args.spec, args.defines
+                    row["spark_conf"] = args.spark_conf
                     if args.timeout is None:  # a complete search: the same as every other
                         reference = reference or found
                         if found != reference:
@@ -283,18 +320,14 @@ def main() -> None:
         except EngineError as exc:
             print(f"mc: error: {exc}", file=sys.stderr)
             raise SystemExit(exc.exit_code) from None
-    for row in rows:
-        first = next(
-            r for r in rows if r["engine"] == row["engine"] and r["workers"] == min(args.workers)
-        )
-        row["speedup"] = first["seconds"] / row["seconds"]
-        local = next(
-            (r for r in rows if r["engine"] == "local" and r["workers"] == row["workers"]), None
-        )
-        if row["engine"] == "spark" and local:
-            row["per_cpu_vs_local"] = row["candidates_per_cpu_s"] / local["candidates_per_cpu_s"]
+    out = Path(args.out)
+    if args.merge and out.exists():  # this run's rows replace those of the same runs there
+        mine = {_run_key(r) for r in rows}
+        rows = [r for r in json.loads(out.read_text()) if _run_key(r) not in mine] + rows
+        rows.sort(key=lambda r: (_series(r), r["workers"], r["engine"]))
+    derive(rows)
     print(table(rows))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(rows, indent=1) + "\n")
     print(f"written: {args.out}")
 

@@ -8,7 +8,8 @@ and writes what the bench needs as JSON to --out:
 the result's counts and trace's actions, the session start, the search's start and end (epoch
 seconds), each level (depth, where it ran, states expanded, new, generated, seconds, end), the
 shuffle written (from Spark's REST API, which the driver serves in its own namespace) and, per
-executor address, the intervals in which its tasks ran.
+executor address, the intervals in which its tasks ran; each level also has the Spark jobs
+submitted while it ran, their stages and tasks (skipped ones not counted).
 """
 
 from __future__ import annotations
@@ -89,6 +90,13 @@ def main() -> None:
         )  # fmt: skip
     end = time.time()
     stages = rest(base, f"/applications/{app}/stages")
+    jobs = rest(base, f"/applications/{app}/jobs")
+    for level in levels:  # the jobs submitted during the level, and their stages that ran
+        start = level["end"] - level["seconds"]
+        mine = [j for j in jobs if start <= _epoch(j["submissionTime"]) <= level["end"]]
+        level["jobs"] = len(mine)
+        level["stages"] = sum(len(j["stageIds"]) - j.get("numSkippedStages", 0) for j in mine)
+        level["tasks"] = sum(j["numTasks"] - j.get("numSkippedTasks", 0) for j in mine)
     hosts = {  # executor id -> its address (10.99.0.x: which worker)
         e["id"]: e["hostPort"].rsplit(":", 1)[0]
         for e in rest(base, f"/applications/{app}/allexecutors")

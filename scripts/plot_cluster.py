@@ -39,9 +39,7 @@ def svg(rows: list[dict[str, Any]], title: str) -> str:
         f' transform="rotate(-90 16 {HEIGHT / 2})">speed-up over one worker</text>',
     ]
     for tick in range(0, top + 1):
-        parts.append(
-            f'<text x="{x(tick)}" y="{y(0) + 16}" text-anchor="middle">{tick}</text>'
-        )
+        parts.append(f'<text x="{x(tick)}" y="{y(0) + 16}" text-anchor="middle">{tick}</text>')
     for tick in range(0, int(highest) + 1):
         parts.append(
             f'<text x="{x(0) - 8}" y="{y(tick) + 4}" text-anchor="end">{tick}</text>'

@@ -17,12 +17,12 @@ The modules, each readable on its own:
 - `stopping`: stopping inside a level like the local engine;
 - `saving`: checkpoints;
 - `signals`: Ctrl-C, SIGTERM and --timeout during Spark jobs;
-- `explorer`: one session for every spec of a `mc check` run.
+- `engine`: one session for every spec of a `mc check` run.
 
 Nothing here imports pyspark at module level: the local engine runs without it.
 """
 
-from checker.spark.explorer import Explorer
+from checker.spark.engine import SparkEngine
 from checker.spark.rows import component, last_component, signed, unsigned
 from checker.spark.search import check
 from checker.spark.session import (
@@ -36,8 +36,8 @@ from checker.spark.settings import LevelStats, SparkSettings, mc_settings
 from checker.spark.ship import code_zip, explain, ship_code
 
 __all__ = [
-    "Explorer",
     "LevelStats",
+    "SparkEngine",
     "SparkSettings",
     "check",
     "code_zip",

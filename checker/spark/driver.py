@@ -123,12 +123,25 @@ class DriverVisited:
 class DriverLevels:
     """_Search's part that expands small levels in the driver."""
 
+    def __init__(self, search: Any) -> None:
+        """`search`: the Spark search (checker.spark.search) whose levels, visited set and
+        counts these levels read and update."""
+        self.search = search
+        self.unshipped: list[int] = []  # levels held in the driver and not yet in the cluster
+        # The local engine's expander for the driver levels, and the level whose states it
+        # holds live (the one the last driver level found), if any.
+        self.expander: Expander | None = None
+        self.live_level: int | None = None
+        self.met_bytes = 0  # the encoded bytes of the states the expander remembers
+        self.remember = False  # whether it remembers them across levels
+
     # -- small levels in the driver ----------------------------------------------------------
 
-    def _here(self, frontier: InCluster | list[Row], level: int) -> list[Row]:
+    def here(self, frontier: InCluster | list[Row], level: int) -> list[Row]:
         """The level's states in the driver, in the local engine's order: a level in the cluster
         is collected (its table still holds the cluster's visited set), and its links are
         kept here from then on."""
+        s = self.search
         if isinstance(frontier, list):
             return frontier
         columns = ("fp", "code", "state", "parent", "action", "binding")
@@ -137,32 +150,34 @@ class DriverLevels:
             (r["fp"], component(i), bytes(r["state"]), r["parent"], r["action"], r["binding"])
             for i, r in enumerate(rows)
         ]
-        visited = self.visited
+        visited = s.visited
         visited.spark_links = [df for df in visited.spark_links if df is not frontier.df]
-        self.cluster_visited = frontier.df
-        self.levels[level - 1] = [(r[0], r[3], r[4], r[5]) for r in here]
+        s.cluster_visited = frontier.df
+        s.levels[level - 1] = [(r[0], r[3], r[4], r[5]) for r in here]
         visited.driver_fps.update(r[0] for r in here)
         return here
 
-    def _in_spark(self, frontier: InCluster | list[Row], level: int) -> InCluster:
+    def to_cluster(self, frontier: InCluster | list[Row], level: int) -> InCluster:
         """The level's states as a table in the cluster, with the fingerprints of the levels
         explored in the driver since the last Spark level, which join the visited set there."""
+        s = self.search
         if isinstance(frontier, list):
             self.expander = None  # the live states it kept for this level are not needed
-            fps = [row[0] for i in self.unshipped for row in self.levels[i]]  # type: ignore[union-attr]
+            fps = [row[0] for i in self.unshipped for row in s.levels[i]]  # type: ignore[union-attr]
             self.unshipped.clear()
-            return self._table_of(frontier, fps)
+            return self.table_of(frontier, fps)
         return frontier
 
-    def _table_of(self, states: list[Row], visited: list[int]) -> InCluster:
+    def table_of(self, states: list[Row], visited: list[int]) -> InCluster:
         """A level's table made from its states in the driver (in order) and visited
         fingerprints (signed) to add to the cluster's."""
         import pyarrow as pa
 
         from checker.spark.arrow import level_batch
 
+        s = self.search
         size = len(states)
-        homes = self._tasks(size)
+        homes = s.tasks_for(size)
         keys = np.array(home_keys(homes), np.int64)
         ranks = np.arange(size, dtype=np.int64)
         columns = {c: [row[i] for row in states] for i, c in enumerate(FRONTIER_COLUMNS)}
@@ -184,30 +199,32 @@ class DriverLevels:
             home=keys[np.arange(len(visited)) % homes],
         )
         table = pa.Table.from_batches([rows, fps])
-        df = self.spark.createDataFrame(table, LEVEL_SCHEMA)
-        if self.cluster_visited is not None:
+        df = s.spark.createDataFrame(table, LEVEL_SCHEMA)
+        if s.cluster_visited is not None:
             from pyspark.sql import functions as F
 
-            df = df.unionByName(self.cluster_visited.filter(F.col("kind") == VISITED))
+            df = df.unionByName(s.cluster_visited.filter(F.col("kind") == VISITED))
         prefix = tuple(-(-j * size // homes) for j in range(homes)) + (size,)
         return InCluster(df, homes, prefix)
 
-    def _add_here(self, rows: list[Row]) -> None:
+    def add(self, rows: list[Row]) -> None:
         """A level found in the driver: its links stay here until a Spark level needs them."""
-        self.levels.append([(r[0], r[3], r[4], r[5]) for r in rows])
-        self.sizes.append(len(rows))
-        self.visited.driver_fps.update(r[0] for r in rows)
-        self.unshipped.append(len(self.levels) - 1)
+        s = self.search
+        s.levels.append([(r[0], r[3], r[4], r[5]) for r in rows])
+        s.sizes.append(len(rows))
+        s.visited.driver_fps.update(r[0] for r in rows)
+        self.unshipped.append(len(s.levels) - 1)
 
     def _expand_here(self, frontier: list[Row], level: int) -> Expansion:
         """The successors of the level's states, with the search's expander: it drops those
         equal to a state met at this level before encoding them, and checks the invariants on
         the others (the candidates). The states come live from the expander when it kept them
         at the previous level, else encoded."""
+        s = self.search
         if self.expander is None:
-            self.expander = Expander(self.model)
+            self.expander = Expander(s.model)
             self.met_bytes, self.remember = 0, False
-        wanted = self.level_wanted = self.wanted()
+        wanted = s.level_wanted = s.wanted()
         # As the local engine: once many candidates were states of earlier levels, the
         # expander remembers the states it met across levels, while they fit the budget.
         forget = not self.remember or LIVE_FACTOR * self.met_bytes > LIVE_BYTES
@@ -224,9 +241,9 @@ class DriverLevels:
         self.live_level = None
         reply = self.expander.expand(request)
         self.met_bytes += sum(len(row[2]) for row in frontier) + len(reply.blob)
-        return Expansion(reply, self.options.deadlock)
+        return Expansion(reply, s.options.deadlock)
 
-    def _driver_level(self, frontier: list[Row], level: int) -> list[Row]:
+    def expand(self, frontier: list[Row], level: int) -> list[Row]:
         """Expand a small level in the driver as the local engine does (the same expander and
         admission): the same new states, parents, keys, counts and stops as a Spark level
         would find, without a Spark job (whose fixed cost is about a second)."""
@@ -234,46 +251,49 @@ class DriverLevels:
             return self._expand_and_admit(frontier, level)
 
     def _expand_and_admit(self, frontier: list[Row], level: int) -> list[Row]:
+        s = self.search
         started = time.perf_counter()
         exp = self._expand_here(frontier, level)
-        decision = self.decide(exp, self.visited)
+        decision = s.decide(exp, s.visited)
         if np.count_nonzero(decision.known) >= BACK_EDGES * len(decision.used):
             self.remember = True
         kept = decision.kept
         found = self._admit(frontier, exp, kept, level)
-        self.note_reached(exp, kept, lambda j: unsigned(found[j][0]), level + 1)
+        s.note_reached(exp, kept, lambda j: unsigned(found[j][0]), level + 1)
         size = len(frontier)
-        cut = self.cut(exp, decision, 0, size, 0, len(found))
+        cut = s.cut(exp, decision, 0, size, 0, len(found))
         if cut is Cut.BAD:
             row = found[-1]
             fp = unsigned(row[0])
-            self.links[fp] = link_of((row[0], row[3], row[4], row[5]))
-            self._walk_back(unsigned(row[3]), level)  # type: ignore[arg-type]
-            self.bad(fp, exp, decision)
+            s.links[fp] = link_of((row[0], row[3], row[4], row[5]))
+            s.walk_back(unsigned(row[3]), level)  # type: ignore[arg-type]
+            s.bad(fp, exp, decision)
         elif cut is Cut.FULL:
-            raise self.full()
+            raise s.full()
         elif cut is Cut.PARENT:
             self._settle_parent_here(frontier, exp, level)
         indices = kept.astype(np.uint32).tobytes()
         self.expander.admit(Admit(level, indices, True))  # type: ignore[union-attr]
         self.live_level = level + 1
-        self.queue = len(found)
-        self._add_here(found)
-        self.report(level + 1, size, len(found), time.perf_counter() - started, "driver")
+        s.queue = len(found)
+        self.add(found)
+        s.report(level + 1, size, len(found), time.perf_counter() - started, "driver")
         return found
 
     def _settle_parent_here(self, frontier: list[Row], exp: Expansion, level: int) -> None:
+        s = self.search
         assert exp.stop is not None
         row = frontier[exp.stop]
         fp = unsigned(row[0])
-        self._walk_back(fp, level)
-        self.settle_parent(fp, row[2])
+        s.walk_back(fp, level)
+        s.settle_parent(fp, row[2])
 
     def _admit(
         self, frontier: list[Row], exp: Expansion, kept: np.ndarray, level: int
     ) -> list[Row]:
         """The candidates `kept` (in order) as the next level's rows: key = the parent's key and
         the successor's position among the parent's; counted as new states."""
+        s = self.search
         positions = exp.positions[kept]
         parents = exp.parent_of[positions]
         indexes = (positions - exp.starts[parents]).tolist()
@@ -292,20 +312,21 @@ class DriverLevels:
         for k, fp, parent, index, action, binding in rows:
             row = frontier[parent]
             found.append((fp, row[1] + component(index), exp.encoding(k), row[0], action, binding))
-        self.distinct += len(found)
+        s.distinct += len(found)
         if found:
-            self.depth = level + 1
-        self.new += np.bincount(actions, minlength=self.n_actions)
+            s.depth = level + 1
+        s.new += np.bincount(actions, minlength=s.n_actions)
         return found
 
-    def _driver_depth_bound(self, frontier: list[Row], level: int) -> None:
+    def at_bound(self, frontier: list[Row], level: int) -> None:
         """expand_at_bound for a level held in the driver."""
+        s = self.search
         exp = self._expand_here(frontier, level)
-        self.count(exp, exp.limit, exp.limit)
+        s.count(exp, exp.limit, exp.limit)
         if exp.stop is not None:
             self._settle_parent_here(frontier, exp, level)
         fps = exp.fps[: exp.candidates].view(np.int64).tolist()
-        if len(self.visited.signed_known(fps)) < len(set(fps)):
-            self.queue = len(frontier)
-            raise self.depth_bound()
-        self.queue = 0
+        if len(s.visited.signed_known(fps)) < len(set(fps)):
+            s.queue = len(frontier)
+            raise s.depth_bound()
+        s.queue = 0

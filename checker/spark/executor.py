@@ -112,6 +112,18 @@ def _passed_on(table: pa.Table) -> Iterator[pa.RecordBatch]:
         yield from table.cast(level_schema()).combine_chunks().to_batches()
 
 
+def warm_part(shipped: Shipped, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """mapInArrow over one row (checker.spark.warmup): this Python worker imports mc, loads
+    the model and sets up its expander before a level needs them. Out: the partition."""
+    import pyarrow as pa
+
+    for _ in batches:
+        pass
+    Expander(shipped.model())
+    schema = pa.schema([("part", pa.int32())])
+    yield pa.RecordBatch.from_pydict({"part": [_partition()]}, schema=schema)
+
+
 # -- a partition of the level's states, expanded --------------------------------------------------
 
 

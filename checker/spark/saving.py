@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from checker.checkpoint import Array, Count, Saved
 from checker.search.levels import LevelStart
@@ -32,7 +32,11 @@ if TYPE_CHECKING:
 class Checkpointing:
     """_Search's part that writes checkpoints and resumes from one (checker.search.levels)."""
 
-    def saved_arrays(self, start: LevelStart, after_interrupt: bool) -> dict[str, Array] | None:
+    def __init__(self, search: Any) -> None:
+        """`search`: the Spark search (checker.spark.search) it saves and restores."""
+        self.search = search
+
+    def arrays(self, start: LevelStart, after_interrupt: bool) -> dict[str, Array] | None:
         """The links of the earlier levels and the level's states, collected to the driver
         (None: Spark failed after an interrupt, and no checkpoint is written)."""
         try:
@@ -43,10 +47,11 @@ class Checkpointing:
             sys.stderr.write(f"mc: warning: no checkpoint written: Spark failed: {exc}\n")
             return None
 
-    def saved_counts(self, start: LevelStart) -> dict[str, Count]:
-        return {"sizes": self.sizes[: start.level]}
+    def counts(self, start: LevelStart) -> dict[str, Count]:
+        s = self.search
+        return {"sizes": s.sizes[: start.level]}
 
-    def saved_reference(self, ref: int) -> int:
+    def reference(self, ref: int) -> int:
         return signed(ref)
 
     def _collect(self, start: LevelStart) -> dict[str, Array]:
@@ -54,8 +59,9 @@ class Checkpointing:
         import pyarrow as pa
         from pyspark.sql import functions as F
 
+        s = self.search
         arrays: dict[str, Array] = {}
-        earlier = list(enumerate(self.levels[: start.level - 1], start=1))
+        earlier = list(enumerate(s.levels[: start.level - 1], start=1))
         in_spark = [
             links.filter(F.col("kind") == STATE)
             .select(*LINK_COLUMNS)
@@ -123,6 +129,7 @@ class Checkpointing:
         import numpy as np
         import pyarrow as pa
 
+        s = self.search
         level = saved.number("level", 1)
         sizes = saved.numbers("sizes", level)
         links = [saved.array(f"links.{c}", t) for c, t in zip(LINK_COLUMNS, LINK_TYPES)]
@@ -145,15 +152,15 @@ class Checkpointing:
                 decode(data)
             except Exception as exc:
                 raise saved.corrupt(f"state {i} of the level does not decode: {exc}") from None
-        self.distinct = saved.number("states", 1)
-        if self.distinct != sum(sizes):
+        s.distinct = saved.number("states", 1)
+        if s.distinct != sum(sizes):
             raise saved.corrupt("the number of states does not match the levels' sizes")
-        reached = self.restore_counts(saved, level, self.distinct, by_number=False)
-        self.reached = {name: (unsigned(fp), depth) for name, (fp, depth) in reached.items()}
+        reached = s.restore_counts(saved, level, s.distinct, by_number=False)
+        s.reached = {name: (unsigned(fp), depth) for name, (fp, depth) in reached.items()}
         everything = np.concatenate([links[0], states[0]]).astype(np.int64)
-        fits = len(everything) <= self.settings.driver_fingerprints
-        self.visited.spark_fps = np.unique(everything) if fits else None
-        self.queue = sizes[-1]
+        fits = len(everything) <= s.settings.driver_fingerprints
+        s.visited.spark_fps = np.unique(everything) if fits else None
+        s.queue = sizes[-1]
         first = sizes[0] if level > 1 else 0  # links of level 1 have no parent
         parent = pa.array(links[1], mask=np.arange(len(links[1])) < first)
         earlier = pa.table(
@@ -168,7 +175,7 @@ class Checkpointing:
                 kind=np.full(size, STATE, np.int32),
                 **{c: part.column(c).combine_chunks() for c in LINK_COLUMNS},
             )
-            self._add_restored(self.spark.createDataFrame(pa.Table.from_batches([rows])), size)
+            self._add_restored(s.spark.createDataFrame(pa.Table.from_batches([rows])), size)
         order = sorted(range(sizes[-1]), key=blobs["key"].__getitem__)  # the level's order
         roots = level == 1
         rows = [
@@ -182,12 +189,13 @@ class Checkpointing:
             )
             for i in order
         ]
-        frontier = self._table_of(rows, everything.tolist())
-        self._add_level(frontier, sizes[-1])
+        frontier = s.driver_levels.table_of(rows, everything.tolist())
+        s.add_level(frontier, sizes[-1])
         return frontier, level
 
     def _add_restored(self, links: DataFrame, size: int) -> None:
-        links = self.session.cut(links)
-        self.levels.append(links)
-        self.visited.spark_links.append(links)
-        self.sizes.append(size)
+        s = self.search
+        links = s.session.cut(links)
+        s.levels.append(links)
+        s.visited.spark_links.append(links)
+        s.sizes.append(size)

@@ -25,14 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from checker.checkpoint import Checkpoints
+from checker.checkpoint import Array, Checkpoints, Saved
 from checker.errors import EngineError
 from checker.model import ROOT, Model, Successor
 from checker.progress import Progress
 from checker.result import CheckResult
 from checker.search import outcome
-from checker.search.expansion import Expander
-from checker.search.levels import LevelSearch
+from checker.search.levels import LevelSearch, LevelStart
 from checker.search.options import Options
 from checker.search.outcome import Failed, Stop
 from checker.spark.driver import DriverLevels, DriverVisited
@@ -64,8 +63,9 @@ from checker.spark.session import is_connect, local_mode, session
 from checker.spark.settings import LevelStats, SparkSettings
 from checker.spark.ship import explain, ship_code
 from checker.spark.signals import Interrupts, from_spark
-from checker.spark.stopping import StopsInLevel
+from checker.spark.stopping import StopsInLevel, one_row
 from checker.spark.tables import SessionTables
+from checker.spark.warmup import WarmUp
 from checker.spark.watch import ExecutorWatch
 from checker.trace import Link, chain_to, replay
 
@@ -94,9 +94,12 @@ def check(
     return outcome.run(search)
 
 
-class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster | list[Row]]):
+class _Search(LevelSearch[InCluster | list[Row]]):
     """The search of checker.search.levels, with its states referred to by fingerprint: a
-    level's states (its `Frontier`) are rows in the driver, or a table in the cluster."""
+    level's states (its `Frontier`) are rows in the driver, or a table in the cluster. Its
+    parts: the small levels expanded in the driver (`driver_levels`), the stops inside a
+    Spark level (`stops`), checkpoints (`saving`), the visited set as the driver asks it
+    (`visited`), the session's settings and tables (`session`), the executors' warm-up."""
 
     def __init__(
         self,
@@ -121,17 +124,14 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster |
         # The last table in the cluster: its VISITED rows hold the cluster's visited set.
         self.cluster_visited: DataFrame | None = None
         self.visited = DriverVisited(spark, settings.driver_fingerprints)
-        self.unshipped: list[int] = []  # levels held in the driver and not yet in the cluster
-        # The local engine's expander for the driver levels, and the level whose states it
-        # holds live (the one the last driver level found), if any.
-        self.expander: Expander | None = None
-        self.live_level: int | None = None
-        self.met_bytes = 0  # the encoded bytes of the states the expander remembers
-        self.remember = False  # whether it remembers them across levels
         self.sizes: list[int] = []  # states per level
         self.session = SessionTables(spark, settings)  # its settings, the tables it cut
         self.shipped: Shipped | None = None
+        self.warmup: WarmUp | None = None  # the executors' warm-up, once the levels grow
         self.lost_executors = False  # the cluster lost every executor (checker.spark.watch)
+        self.driver_levels = DriverLevels(self)
+        self.stops = StopsInLevel(self)
+        self.saving = Checkpointing(self)
 
     # -- set-up and tear-down --------------------------------------------------------------
 
@@ -143,6 +143,8 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster |
                 self.spark.sparkContext.cancelAllJobs()
 
     def close(self) -> None:
+        if self.warmup is not None:
+            self.warmup.stop()
         self.session.close()
         self.levels.clear()
         self.visited.spark_links.clear()
@@ -190,31 +192,50 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster |
         super().explore()
 
     def place(self, frontier: InCluster | list[Row], level: int) -> InCluster | list[Row]:
-        """A small level in the driver, a large one in the cluster."""
-        if self.sizes[level - 1] < self.settings.driver_states:
-            return self._here(frontier, level)
-        return self._in_spark(frontier, level)
+        """A small level in the driver, a large one in the cluster. The executors are warmed
+        up while the levels grow towards the cluster (an eighth of the way)."""
+        size = self.sizes[level - 1]
+        if self.warmup is None and size >= self.settings.driver_states // 8:
+            assert self.shipped is not None
+            self.warmup = WarmUp(self.spark, self.shipped, self.session.cores).start()
+        if size < self.settings.driver_states:
+            return self.driver_levels.here(frontier, level)
+        return self.driver_levels.to_cluster(frontier, level)
 
     def expand_level(self, frontier: InCluster | list[Row], level: int) -> InCluster | list[Row]:
         if isinstance(frontier, list):
-            return self._driver_level(frontier, level)
+            return self.driver_levels.expand(frontier, level)
         return self._expand_level(frontier, level)
 
     def expand_at_bound(self, frontier: InCluster | list[Row], level: int) -> None:
         if isinstance(frontier, list):
-            self._driver_depth_bound(frontier, level)
+            self.driver_levels.at_bound(frontier, level)
         else:
-            self._stop_at_depth_bound(frontier, level)
+            self.stops.at_depth_bound(frontier, level)
 
     def trace_to(self, where: int | tuple[int, int]) -> list[Any]:
         """The trace to the state with fingerprint `where` (a stop's: its links are on hand),
         or `(fp, depth)` (a reachability property's: its links fetched first)."""
         if isinstance(where, tuple):
             fp, depth = where
-            self._walk_back(fp, depth)
+            self.walk_back(fp, depth)
         else:
             fp = where
         return replay(self.model, chain_to(self.links, fp))
+
+    # -- checkpoints (checker.spark.saving) -------------------------------------------------
+
+    def saved_arrays(self, start: LevelStart, after_interrupt: bool) -> dict[str, Array] | None:
+        return self.saving.arrays(start, after_interrupt)
+
+    def saved_counts(self, start: LevelStart) -> dict[str, Any]:
+        return self.saving.counts(start)
+
+    def saved_reference(self, ref: int) -> int:
+        return self.saving.reference(ref)
+
+    def restore(self, saved: Saved) -> tuple[InCluster, int]:
+        return self.saving.restore(saved)
 
     # -- the initial level (in the driver: init() is usually small) ---------------------------
 
@@ -232,24 +253,25 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster |
         return fp
 
     def initial_done(self, frontier: list[Row]) -> list[Row]:
-        self._add_here(frontier)
+        self.driver_levels.add(frontier)
         return frontier
 
     # -- a level on Spark ------------------------------------------------------------
 
-    def _add_level(self, table: InCluster, size: int) -> None:
+    def add_level(self, table: InCluster, size: int) -> None:
         self.levels.append(table.df)
         self.visited.spark_links.append(table.df)
         self.sizes.append(size)
         self.cluster_visited = table.df
 
-    def _tasks(self, states: int) -> int:
-        """Python tasks for `states` states: fewer than the partitions for a small level, since
-        each task has a fixed cost (a Python worker round trip) that dwarfs small work."""
+    def tasks_for(self, states: int) -> int:
+        """Python tasks for `states` states: one per executor core at least (fewer would leave
+        cores idle for the whole level), more for a large level, up to the partitions."""
         per_task = self.settings.states_per_task
-        return max(1, min(self.session.partitions, -(-states // per_task)))
+        wanted = max(self.session.cores, -(-states // per_task))
+        return max(1, min(self.session.partitions, wanted))
 
-    def _level_job(
+    def level_job(
         self, frontier: InCluster, level: int, *, checks: bool, send_fps: bool = False
     ) -> LevelJob:
         """The level's one Spark job: its states expanded (checked unless not `checks`), their
@@ -258,7 +280,7 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster |
         from pyspark.sql import functions as F
 
         size = self.sizes[level - 1]
-        homes = self._tasks(size)  # the next level's ranges of ranks: as many as tasks here
+        homes = self.tasks_for(size)  # the next level's ranges of ranks: as many as tasks here
         assert self.shipped is not None
         expand = ExpandJob(
             self.shipped,
@@ -295,9 +317,9 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster |
         send_fps = self.visited.spark_fps is not None and (
             self.distinct + self.sizes[level - 1] * 20 <= self.settings.driver_fingerprints
         )
-        job = self._level_job(frontier, level, checks=True, send_fps=send_fps)
+        job = self.level_job(frontier, level, checks=True, send_fps=send_fps)
         count = job.count
-        self._stop_in_level(frontier, job, level)
+        self.stops.in_level(frontier, job, level)
         # The whole level passed: each reachability property satisfied first here.
         for i in self.level_wanted:
             hits = [(code, fp) for p in job.expanded for j, code, fp in p["reached"] if j == i]
@@ -314,7 +336,7 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster |
             self.depth = level + 1
         self.queue = count
         self.visited.keep_spark_level(job.admitted if send_fps else None)
-        self._add_level(job.table, count)
+        self.add_level(job.table, count)
         self.report(level + 1, self.sizes[level - 1], count, time.perf_counter() - started)
         return job.table
 
@@ -331,7 +353,7 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster |
 
         return table.filter(F.col("kind") == STATE).select(*LINK_COLUMNS)
 
-    def _walk_back(self, fp: int, level: int) -> None:
+    def walk_back(self, fp: int, level: int) -> None:
         """Fill self.links from the state `fp` at `level` back to its initial state: the
         shallow levels (small in a BFS) in one job, then one look-up per deeper level."""
 
@@ -358,7 +380,7 @@ class _Search(DriverLevels, StopsInLevel, Checkpointing, LevelSearch[InCluster |
                 key = signed(current)
                 link = next(link_of(t) for t in links if t[0] == key)
             else:
-                link = self._link(self._row(self._links(links), "fp", signed(current)))
+                link = self._link(one_row(self._links(links), "fp", signed(current)))
             self.links[current] = link
             current = link[0]
             depth -= 1

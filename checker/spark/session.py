@@ -133,6 +133,10 @@ def session(
     if remote is None:
         conf.setdefault("spark.ui.showConsoleProgress", "false")  # mc prints its own
         conf.setdefault("spark.cleaner.referenceTracking.cleanCheckpoints", "true")
+        # A task waits for a core where its input is (a shuffle's map output, a checkpoint's
+        # file) for up to 3 s by default, while another executor's core is idle: a level's
+        # tasks are short, and every input is one network read away.
+        conf.setdefault("spark.locality.wait", "0")
     elif local:  # a Connect server started here: a few partitions per core, not 200
         conf.setdefault("spark.sql.shuffle.partitions", str(2 * (os.cpu_count() or 1)))
     for key, value in conf.items():

@@ -14,7 +14,8 @@ class SparkSettings:
 
     partitions: int | None = None  # fingerprint partitions; default: spark.sql.shuffle.partitions
     lookup_batch: int = 100_000  # links of shallow levels fetched in one job for a trace
-    states_per_task: int = 10_000  # a smaller level runs in fewer tasks than partitions
+    # A level of fewer states runs in fewer tasks than partitions (but one per executor core).
+    states_per_task: int = 10_000
     # What a task's expander may remember of the states it met (to drop successors equal to
     # them before they are encoded), as encoded bytes; beyond it, it forgets them.
     task_live_bytes: int = 128 << 20

@@ -32,21 +32,26 @@ if TYPE_CHECKING:
 class StopsInLevel:
     """_Search's part that stops inside a Spark level like the local engine would."""
 
+    def __init__(self, search: Any) -> None:
+        """`search`: the Spark search (checker.spark.search) whose counts it settles."""
+        self.search = search
+
     # -- stopping inside a level -----------------------------------------------------------
 
-    def _stop_in_level(self, frontier: InCluster, job: LevelJob, level: int) -> None:
+    def in_level(self, frontier: InCluster, job: LevelJob, level: int) -> None:
         """Stop like the local engine would, at the first event of the level in its order: an
         expansion that raised or a deadlock, the --max-states bound, or a new state that
         violates an invariant (or makes one raise)."""
+        s = self.search
         events: list[tuple[int, int, str]] = []
         event = job.first("event")
         if event is not None:
             events.append((event[0], 0, "parent"))
-        limit = self.options.max_states
-        if limit is not None and self.distinct + job.count > limit:
+        limit = s.options.max_states
+        if limit is not None and s.distinct + job.count > limit:
             from pyspark.sql import functions as F
 
-            nth = limit - self.distinct  # states admitted before the one that hits the bound
+            nth = limit - s.distinct  # states admitted before the one that hits the bound
             new = job.table.states().select("code").orderBy(F.col("code"))
             events.append((new.offset(nth).limit(1).collect()[0]["code"], 1, "limit"))
         bad = job.first("bad")
@@ -61,22 +66,15 @@ class StopsInLevel:
         else:
             self._stop_at_new_state(frontier, job.table, level, code, kind)
 
-    def _row(self, df: DataFrame, column: str, value: Any) -> Any:
-        from pyspark.sql import functions as F
-
-        rows = df.filter(F.col(column) == F.lit(value)).collect()
-        if len(rows) != 1:
-            raise EngineError(f"{len(rows)} rows with {column} = {value!r}, expected one")
-        return rows[0]
-
     def _new_before(self, new: InCluster, code: int, *, by_action: bool = False) -> Any:
         """The new states of the level before `code`, per action if `by_action`."""
         from pyspark.sql import functions as F
 
+        s = self.search
         before = new.states().filter(F.col("code") < F.lit(code))
         if not by_action:
             return before.count()
-        counts = [0] * self.n_actions
+        counts = [0] * s.n_actions
         for row in before.groupBy("action").count().collect():
             counts[row["action"]] = row["count"]
         return counts
@@ -85,12 +83,13 @@ class StopsInLevel:
         """Successors per action of the frontier's states before rank `rank`."""
         from pyspark.sql import functions as F
 
-        live = self.settings.task_live_bytes
-        job = ExpandJob(self.shipped, frontier.prefix, False, False, (), live)
+        s = self.search
+        live = s.settings.task_live_bytes
+        job = ExpandJob(s.shipped, frontier.prefix, False, False, (), live)
         source = frontier.df.filter(F.col("kind") != SUMMARY).repartition(frontier.homes, "home")
         run = functools.partial(count_part, job, rank)
         rows = source.mapInArrow(run, COUNTED_SCHEMA).collect()
-        return [sum(row["fired"][a] for row in rows) for a in range(self.n_actions)]
+        return [sum(row["fired"][a] for row in rows) for a in range(s.n_actions)]
 
     def _settle(
         self,
@@ -103,38 +102,41 @@ class StopsInLevel:
     ) -> None:
         """Counts as the local engine has them when it stops while expanding the parent of rank
         `rank`, whose successors up to the event are in `fired` and `new_counts`."""
+        s = self.search
         before = self._fired_before(frontier, rank)
-        self.generated += sum(before)
-        for a in range(self.n_actions):
-            self.fired[a] += before[a] + fired[a]
-            self.new[a] += new_counts[a]
+        s.generated += sum(before)
+        for a in range(s.n_actions):
+            s.fired[a] += before[a] + fired[a]
+            s.new[a] += new_counts[a]
         admitted = sum(new_counts)
-        self.distinct += admitted
+        s.distinct += admitted
         if admitted:
-            self.depth = level + 1
+            s.depth = level + 1
         # The queue before a state is expanded: size - done + new so far.
         found = self._new_before(new, parent_code(rank))
-        self.queue = self.sizes[level - 1] - rank + found
+        s.queue = s.sizes[level - 1] - rank + found
 
     def _stop_at_parent(
         self, frontier: InCluster, new: InCluster, level: int, event: tuple[int, int]
     ) -> None:
+        s = self.search
         code, fp = event
-        row = self._row(frontier.states(), "fp", fp)
+        row = one_row(frontier.states(), "fp", fp)
         new_counts = self._new_before(new, code, by_action=True)
-        self._settle(frontier, new, level, parent_rank(code), [0] * self.n_actions, new_counts)
-        self._walk_back(unsigned(fp), level)
-        self.settle_parent(unsigned(fp), row["state"])
+        self._settle(frontier, new, level, parent_rank(code), [0] * s.n_actions, new_counts)
+        s.walk_back(unsigned(fp), level)
+        s.settle_parent(unsigned(fp), row["state"])
 
     def _stop_at_new_state(
         self, frontier: InCluster, new: InCluster, level: int, code: int, kind: str
     ) -> None:
-        state_row = self._row(new.states(), "code", code)
-        parent_row = self._row(frontier.states(), "fp", state_row["parent"])
-        successors = self.model.expand(parent_row["state"])
+        s = self.search
+        state_row = one_row(new.states(), "code", code)
+        parent_row = one_row(frontier.states(), "fp", state_row["parent"])
+        successors = s.model.expand(parent_row["state"])
         index = successor_index(code)
-        self.generated += len(successors)
-        fired = [0] * self.n_actions
+        s.generated += len(successors)
+        fired = [0] * s.n_actions
         for succ in successors[: index + 1]:
             fired[succ.action] += 1
         new_counts = self._new_before(new, code, by_action=True)
@@ -143,31 +145,42 @@ class StopsInLevel:
             new_counts[state_row["action"]] += 1  # admitted, then checked
         self._settle(frontier, new, level, parent_rank(code), fired, new_counts)
         parent_fp = unsigned(state_row["parent"])
-        self.links[fp] = (parent_fp, state_row["action"], state_row["binding"])
-        self._walk_back(parent_fp, level)
+        s.links[fp] = (parent_fp, state_row["action"], state_row["binding"])
+        s.walk_back(parent_fp, level)
         if kind == "limit":
-            raise self.full()
-        self.recheck(fp, state_row["state"])
+            raise s.full()
+        s.recheck(fp, state_row["state"])
 
-    def _stop_at_depth_bound(self, frontier: InCluster, level: int) -> None:
+    def at_depth_bound(self, frontier: InCluster, level: int) -> None:
         """As every engine: the states at the bound are expanded and their successors counted;
         the search is complete only if none is new. The first state (in order) that raises
         or deadlocks stops it there."""
-        job = self._level_job(frontier, level, checks=False)
+        s = self.search
+        job = s.level_job(frontier, level, checks=False)
         event = job.first("event")
         if event is not None:
             code, fp = event
             before = self._fired_before(frontier, parent_rank(code))
-            self.generated += sum(before)
-            self.fired += np.array(before, dtype=np.int64)
-            parent = self._row(frontier.states(), "fp", fp)
-            self._walk_back(unsigned(fp), level)
-            self.settle_parent(unsigned(fp), parent["state"])
+            s.generated += sum(before)
+            s.fired += np.array(before, dtype=np.int64)
+            parent = one_row(frontier.states(), "fp", fp)
+            s.walk_back(unsigned(fp), level)
+            s.settle_parent(unsigned(fp), parent["state"])
         for part in job.expanded:
             generated = np.asarray(part["generated"], np.int64)
-            self.generated += int(generated.sum())
-            self.fired += generated
+            s.generated += int(generated.sum())
+            s.fired += generated
         if job.count:
-            self.queue = self.sizes[level - 1]
-            raise self.depth_bound()
-        self.queue = 0
+            s.queue = s.sizes[level - 1]
+            raise s.depth_bound()
+        s.queue = 0
+
+
+def one_row(df: DataFrame, column: str, value: Any) -> Any:
+    """The one row of `df` whose `column` is `value` (EngineError if not exactly one)."""
+    from pyspark.sql import functions as F
+
+    rows = df.filter(F.col(column) == F.lit(value)).collect()
+    if len(rows) != 1:
+        raise EngineError(f"{len(rows)} rows with {column} = {value!r}, expected one")
+    return rows[0]

@@ -22,6 +22,7 @@ class SessionTables:
         self.saved_conf: dict[str, str | None] = {}
         self.tables: list[DataFrame] = []  # every table cut, to free at the end
         self.partitions = 0  # the shuffle partitions: the fingerprint partitions
+        self.cores = 1  # the executors' cores: each level runs at least this many tasks
         self.local = True
 
     def configure(self) -> None:
@@ -39,6 +40,10 @@ class SessionTables:
             conf.set(key, value)
         self.partitions = partitions
         self.local = local_mode(self.spark)
+        if is_connect(self.spark):  # the server's cores are not known here: its partitions
+            self.cores = partitions
+        else:
+            self.cores = min(partitions, self.spark.sparkContext.defaultParallelism)
         if not self.local and not is_connect(self.spark):
             context = self.spark.sparkContext
             if context.getCheckpointDir() is None:

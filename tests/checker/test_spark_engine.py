@@ -595,3 +595,21 @@ def test_spark_connect_local(tmp_path: Path):
     if "skip" in answer:
         pytest.skip(answer["skip"])
     assert answer == {"connect": True, "verdict": "violation", "same": True}
+
+
+def test_the_warm_up_loads_the_model_in_a_task_per_core_and_stops_when_the_search_ends(spark):
+    from checker.spark.executor import Shipped
+    from checker.spark.warmup import WarmUp
+
+    model = load_model(str(ROOT / "specs" / "examples" / "two_phase.py"), {"rm": "3"})
+    warm = WarmUp(spark, Shipped.of(model), 2).start()
+    warm.thread.join(timeout=300)
+    assert warm.ran == [0, 1]  # each task unpickled the model and built its expander
+    warm.stop()  # ended already: returns at once
+    # Stopped while it runs (a search that ended first): its job is cancelled, its thread
+    # ends, and the session serves the next search.
+    running = WarmUp(spark, Shipped.of(model), 64).start()
+    running.stop()
+    assert not running.thread.is_alive() and running.ran in ([], list(range(64)))
+    result = se.check(model, spark=spark, settings=se.SparkSettings(driver_states=0))
+    assert result.distinct_states == check(model).distinct_states

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
-class Explorer:
+class SparkEngine:
     """The Spark engine for `mc check`: checks models one after another in one session,
     started on first use (a spec that fails to load costs no JVM) and stopped by close() if
     this process started it."""

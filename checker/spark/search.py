@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from checker.checkpoint import Array, Checkpoints, Saved
+from checker.checkpoint import Array, Checkpoints, Count, Saved
 from checker.errors import EngineError
 from checker.model import ROOT, Model, Successor
 from checker.progress import Progress
@@ -228,7 +228,7 @@ class _Search(LevelSearch[InCluster | list[Row]]):
     def saved_arrays(self, start: LevelStart, after_interrupt: bool) -> dict[str, Array] | None:
         return self.saving.arrays(start, after_interrupt)
 
-    def saved_counts(self, start: LevelStart) -> dict[str, Any]:
+    def saved_counts(self, start: LevelStart) -> dict[str, Count]:
         return self.saving.counts(start)
 
     def saved_reference(self, ref: int) -> int:

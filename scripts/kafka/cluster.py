@@ -62,6 +62,8 @@ COMMON_CONFIG = {
 CONTROLLER_CONFIG = {
     "process.roles": "controller",
     "broker.session.timeout.ms": "6000",  # a frozen broker is fenced after 6 s
+    # the spec has no preferred leader election: none may come (by default every 300 s)
+    "auto.leader.rebalance.enable": "false",
 }
 BROKER_CONFIG = {
     "process.roles": "broker",
@@ -143,8 +145,10 @@ class Node:
 class Cluster:
     """Three controllers and three brokers under `workdir`, listening from `port_base` on."""
 
-    def __init__(self, workdir: Path, port_base: int = 39100) -> None:
+    def __init__(self, workdir: Path, port_base: int = 39100, proxied: bool = False) -> None:
         self.workdir = workdir
+        self.port_base = port_base
+        self.proxied = proxied
         self.cluster_id = random_cluster_id()
         self.nodes: dict[int, Node] = {}
         for i, node_id in enumerate(CONTROLLERS):
@@ -159,10 +163,25 @@ class Cluster:
 
     # -- set-up -------------------------------------------------------------------------------
 
+    def proxy_port(self, broker: int, controller: int) -> int:
+        """The port where proxy.py listens for `broker`'s traffic to `controller`."""
+        return self.port_base + 20 + 3 * BROKERS.index(broker) + CONTROLLERS.index(controller)
+
+    def proxy_routes(self) -> dict[int, list[tuple[int, int]]]:
+        """Per broker, its (proxy port, controller port) pairs: proxy.Proxy.for_brokers's."""
+        return {b: [(self.proxy_port(b, c), self.nodes[c].port) for c in CONTROLLERS]
+                for b in BROKERS}
+
     def _config(self, node: Node) -> dict[str, str]:
         config = dict(COMMON_CONFIG)
         config["node.id"] = str(node.node_id)
         config["controller.quorum.voters"] = self.voters
+        if self.proxied and node.role == "broker":
+            # its controllers reached through proxy.py, which may hold an AlterPartition a
+            # while: a held request must not time out (30 s by default) and be sent again
+            config["controller.quorum.voters"] = ",".join(
+                f"{c}@127.0.0.1:{self.proxy_port(node.node_id, c)}" for c in CONTROLLERS)
+            config["controller.socket.timeout.ms"] = "180000"
         if node.role == "controller":
             config.update(CONTROLLER_CONFIG)
             config["listeners"] = f"CONTROLLER://127.0.0.1:{node.port}"
@@ -394,7 +413,8 @@ class Cluster:
 
 
 def ports_free(port_base: int) -> bool:
-    for offset in (*range(1, 4), *range(11, 14)):
+    """The controllers' (1-3), brokers' (11-13) and proxy's (20-28) ports from `port_base`."""
+    for offset in (*range(1, 4), *range(11, 14), *range(20, 29)):
         with socket.socket() as sock:
             if sock.connect_ex(("127.0.0.1", port_base + offset)) == 0:
                 return False

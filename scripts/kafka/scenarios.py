@@ -21,6 +21,7 @@ Every JVM is killed on any exit.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import shutil
@@ -33,6 +34,7 @@ from pathlib import Path
 
 from cluster import BROKERS, TOPIC, Cluster, ClusterError, ports_free
 from kafka.errors import KafkaError
+from proxy import AlterPartition, Proxy
 from workload import Workload
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,8 +50,9 @@ class Interrupted(Exception):
 class Run:
     """One scenario's cluster, seeded choices and the schedule of what was done when."""
 
-    def __init__(self, cluster: Cluster, seed: int) -> None:
+    def __init__(self, cluster: Cluster, seed: int, proxy: Proxy | None = None) -> None:
         self.cluster = cluster
+        self.proxy = proxy
         self.rng = random.Random(seed)
         self.events: list[tuple[float, str]] = []
         self.t0 = time.monotonic()
@@ -253,6 +256,46 @@ def last_isr_disk_wiped(run: Run) -> None:
         run.registered(broker)
 
 
+def delayed_alter_partition(run: Run) -> None:
+    """KIP-903's interleaving: the leader's AlterPartition adding a restarted follower held by
+    the proxy while that follower is killed and restarts with a new broker epoch; let go, the
+    controller must refuse its stale epoch (INELIGIBLE_REPLICA), and the leader asks again."""
+    proxy = run.proxy
+    assert proxy is not None, "run with the proxy (PROXIED)"
+    run.load(5, 10)
+    leader = run.leader()
+    follower = run.followers()[0]
+    run.kill(follower)
+    run.isr_is(set(BROKERS) - {follower})
+    run.load(2, 5)
+    proxy.arm(leader)
+    run.note(f"proxy holds node {leader}'s AlterPartition requests")
+    run.start(follower)
+    held: list[AlterPartition] = []
+
+    def expansion_held() -> bool:
+        held[:] = [a for a in proxy.held(leader) if follower in a.isr()]
+        return bool(held)
+
+    run.cluster.wait_for(f"node {leader}'s AlterPartition adding node {follower}",
+                         expansion_held, 90)
+    request = held[0]
+    run.note(f"held node {leader}'s AlterPartition, ISR with broker epochs "
+             f"{request.summary()['isr_with_epochs']}")
+    run.kill(follower)
+    run.fenced(follower)
+    run.start(follower)
+    run.registered(follower)
+    proxy.release(leader)
+    run.cluster.wait_for("the controller's answer", lambda: request.error is not None, 60)
+    run.note(f"released it after {request.held_s:.1f} s; the controller answered "
+             f"{request.error}")
+    run.fully_replicated()
+
+
+# Scenarios that need proxy.py between the brokers and the controllers.
+PROXIED = {"delayed-alter-partition"}
+
 SCENARIOS: dict[str, Callable[[Run], None]] = {
     "leader-kill": leader_kill,
     "follower-kill": follower_kill,
@@ -263,6 +306,7 @@ SCENARIOS: dict[str, Callable[[Run], None]] = {
     "elr-leader-last": elr_leader_last,
     "elr-member-elected": elr_member_elected,
     "last-isr-disk-wiped": last_isr_disk_wiped,
+    "delayed-alter-partition": delayed_alter_partition,
 }
 
 
@@ -270,7 +314,10 @@ def run_scenario(name: str, seed: int, duration: float, out: Path, workdir: Path
                  port_base: int) -> dict[str, object]:
     """Run one scenario end to end and write its log to `out` (and the run's summary beside)."""
     started = time.monotonic()
-    with Cluster(workdir, port_base) as cluster:
+    proxied = name in PROXIED
+    with contextlib.ExitStack() as stack:
+        cluster = stack.enter_context(Cluster(workdir, port_base, proxied=proxied))
+        proxy = stack.enter_context(Proxy.for_brokers(cluster.proxy_routes())) if proxied else None
         cluster.format()
         cluster.start_all()
         cluster.wait_ready()
@@ -278,7 +325,7 @@ def run_scenario(name: str, seed: int, duration: float, out: Path, workdir: Path
         workload = Workload(cluster.bootstrap)
         workload.start()
         try:
-            run = Run(cluster, seed)
+            run = Run(cluster, seed, proxy)
             run.note(f"load started on {TOPIC}; scenario {name}, seed {seed}")
             SCENARIOS[name](run)
             remaining = duration - (time.monotonic() - run.t0)
@@ -301,6 +348,8 @@ def run_scenario(name: str, seed: int, duration: float, out: Path, workdir: Path
         "load": {"sent": counts.sent, "acked": counts.acked, "failed": counts.failed,
                  "consumed": counts.consumed, "errors": counts.errors},
     }
+    if proxy is not None:  # every AlterPartition through the proxy, with the controller's answer
+        summary["alter_partitions"] = [a.summary() for a in proxy.seen]
     out.with_suffix(".json").write_text(json.dumps(summary, indent=1) + "\n")
     return summary
 

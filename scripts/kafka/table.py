@@ -1,6 +1,11 @@
 """The scenarios' table of docs/validate.md, counted from the dumped logs in tests/fixtures/kafka/.
 
     python scripts/kafka/table.py [FIXTURES_DIR]
+    python scripts/kafka/table.py --verdicts [FIXTURES_DIR]
+
+`--verdicts` prints the other table instead: each log (topic-created.log too) validated with
+`mc validate specs/kip966.py LOG --json` (one process), compared in full, then with `--ignore
+last_known_elr`: its records, images, hidden steps, states, verdict and seconds as measured.
 
 For each SCENARIO.log (with SCENARIO.json beside it: the schedule and the load) it replays the
 topic's partition through the records as Kafka's image does (a PartitionChangeRecord's leader -2
@@ -21,7 +26,9 @@ ELR and LastKnownElr) and counts the KIP-966 events:
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -144,5 +151,42 @@ def table(fixtures: Path = FIXTURES) -> str:
     return "\n".join([HEADER, *(row(p) for p in logs)])
 
 
+def validated(log: Path, *options: str) -> dict:
+    """`mc validate specs/kip966.py LOG --json` (its exit code is the verdict's: not checked)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "verdict.json"
+        subprocess.run([sys.executable, "-m", "checker", "validate", "specs/kip966.py", str(log),
+                        "--json", str(report), *options],
+                       cwd=ROOT, capture_output=True, check=False, timeout=600)
+        return json.loads(report.read_text())
+
+
+def _verdict(result: dict) -> str:
+    if result["verdict"] != "diverged":
+        return result["verdict"]
+    names = ", ".join(d["variable"] for d in result["differences"])
+    return f"diverged at {result['offset']} ({names})"
+
+
+def verdict_row(log: Path) -> str:
+    full = validated(log)
+    ignoring = validated(log, "--ignore", "last_known_elr")
+    return (f"| `{log.name}` | {full['records']} | {full['images']} | {full['hidden_steps']} "
+            f"| {full['states']:,} | {_verdict(full)} | {full['seconds']:.1f} "
+            f"| {_verdict(ignoring)} ({ignoring['states']:,} states, "
+            f"{ignoring['seconds']:.1f} s) |")
+
+
+VERDICT_HEADER = ("| log | records | images | hidden steps (most an image needed) | states "
+                  "generated | verdict | seconds | with `--ignore last_known_elr` |\n"
+                  "|---|---|---|---|---|---|---|---|")
+
+
+def verdicts(fixtures: Path = FIXTURES) -> str:
+    return "\n".join([VERDICT_HEADER, *(verdict_row(p) for p in sorted(fixtures.glob("*.log")))])
+
+
 if __name__ == "__main__":
-    print(table(Path(sys.argv[1]) if len(sys.argv) > 1 else FIXTURES))
+    arguments = [a for a in sys.argv[1:] if a != "--verdicts"]
+    folder = Path(arguments[0]) if arguments else FIXTURES
+    print(verdicts(folder) if "--verdicts" in sys.argv[1:] else table(folder))

@@ -201,6 +201,7 @@ class Proxy:
 
         def run() -> None:
             loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
             self._loop = loop
             try:
                 servers = [
@@ -225,9 +226,11 @@ class Proxy:
             finally:
                 for server in servers:
                     server.close()
-                for task in asyncio.all_tasks(loop):
+                tasks = asyncio.all_tasks(loop)
+                for task in tasks:
                     task.cancel()
-                loop.run_until_complete(asyncio.sleep(0))
+                if tasks:
+                    loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
                 loop.close()
 
         self._thread = threading.Thread(target=run, name="mc-proxy", daemon=True)
@@ -263,10 +266,17 @@ class Proxy:
         pending: dict[int, AlterPartition] = {}
         up = asyncio.ensure_future(self._requests(route.broker, client_r, server_w, pending))
         down = asyncio.ensure_future(self._responses(server_r, client_w, pending))
-        await asyncio.wait([up, down], return_when=asyncio.FIRST_COMPLETED)
-        for task, writer in ((up, server_w), (down, client_w)):
-            task.cancel()
-            writer.close()
+        try:
+            await asyncio.wait([up, down], return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            pass  # the proxy is closing: the connection goes with it
+        finally:
+            for task, writer in ((up, server_w), (down, client_w)):
+                task.cancel()
+                writer.close()
+            for task in (up, down):  # one side closed (IncompleteReadError): nothing to report
+                if task.done() and not task.cancelled():
+                    task.exception()
 
     async def _requests(
         self,

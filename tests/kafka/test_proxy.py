@@ -119,3 +119,4 @@ def test_an_armed_brokers_alter_partition_is_held_decoded_and_let_go():
         broker.sendall(alter_partition_v3(4, [(2, 40)]))  # released: no longer held
         read_frame(broker)
         assert proxy.seen[-1].error == "INELIGIBLE_REPLICA" and proxy.seen[-1].held_s == 0
+    controller.server.close()

@@ -107,7 +107,8 @@ KAFKA_DURATION ?= 45
 KAFKA_OUT ?= build/kafka
 MC_VALIDATE ?= $(BIN)/mc validate specs/kip966.py
 KAFKA_SCENARIOS := leader-kill follower-kill controller-failover broker-fenced \
-	controlled-shutdown rolling-restart elr-leader-last elr-member-elected last-isr-disk-wiped
+	controlled-shutdown rolling-restart elr-leader-last elr-member-elected last-isr-disk-wiped \
+	delayed-alter-partition
 
 validate-kafka: install-dev $(KAFKA_LIB)
 	$(BIN)/python scripts/kafka/scenarios.py $(SCENARIO) --seed $(KAFKA_SEED) \

@@ -103,7 +103,7 @@ kafka-lib: $(KAFKA_LIB)
 # given the log's path) and prints the verdict; its exit code is the target's (16: diverged).
 SCENARIO ?= leader-kill
 KAFKA_SEED ?= 1
-KAFKA_DURATION ?= 45
+KAFKA_DURATION ?= 120
 KAFKA_OUT ?= build/kafka
 MC_VALIDATE ?= $(BIN)/mc validate specs/kip966.py
 KAFKA_SCENARIOS := leader-kill follower-kill controller-failover broker-fenced \

@@ -363,8 +363,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("scenario", nargs="?", choices=sorted(SCENARIOS))
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--duration", type=float, default=45.0,
-                        help="seconds of produce load at least (default 45)")
+    parser.add_argument("--duration", type=float, default=120.0,
+                        help="seconds of produce load at least (default 120)")
     parser.add_argument("--out", type=Path, help="default tests/fixtures/kafka/SCENARIO.log")
     parser.add_argument("--port-base", type=int, default=39100)
     parser.add_argument("--keep", action="store_true", help="keep the run's directory")

@@ -24,21 +24,39 @@ SCENARIO_LOGS = sorted(p for p in FIXTURES.glob("*.log") if p.with_suffix(".json
 
 def test_every_scenario_has_its_fixture():
     names = {p.stem for p in SCENARIO_LOGS}
-    assert names == {"leader-kill", "follower-kill", "controller-failover", "broker-fenced",
-                     "controlled-shutdown", "rolling-restart", "elr-leader-last",
-                     "elr-member-elected", "last-isr-disk-wiped", "delayed-alter-partition"}
+    assert names == {
+        "leader-kill",
+        "follower-kill",
+        "controller-failover",
+        "broker-fenced",
+        "controlled-shutdown",
+        "rolling-restart",
+        "elr-leader-last",
+        "elr-member-elected",
+        "last-isr-disk-wiped",
+        "delayed-alter-partition",
+    }
 
 
 @pytest.mark.parametrize("log", SCENARIO_LOGS, ids=lambda p: p.stem)
 def test_a_fixture_is_a_dump_of_the_formatted_cluster(log):
     records = [r for _, _, r in table.records(log.read_text())]
-    features = {r["data"]["name"]: r["data"]["featureLevel"]
-                for r in records if r["type"] == "FEATURE_LEVEL_RECORD"}
+    features = {
+        r["data"]["name"]: r["data"]["featureLevel"]
+        for r in records
+        if r["type"] == "FEATURE_LEVEL_RECORD"
+    }
     assert features["eligible.leader.replicas.version"] == 1
-    (topic_id,) = [r["data"]["topicId"] for r in records
-                   if r["type"] == "TOPIC_RECORD" and r["data"]["name"] == table.TOPIC]
-    (partition,) = [r["data"] for r in records
-                    if r["type"] == "PARTITION_RECORD" and r["data"]["topicId"] == topic_id]
+    (topic_id,) = [
+        r["data"]["topicId"]
+        for r in records
+        if r["type"] == "TOPIC_RECORD" and r["data"]["name"] == table.TOPIC
+    ]
+    (partition,) = [
+        r["data"]
+        for r in records
+        if r["type"] == "PARTITION_RECORD" and r["data"]["topicId"] == topic_id
+    ]
     assert sorted(partition["replicas"]) == [1, 2, 3]
     # Only the one topic: the consumer's assign() asked for no group coordinator.
     assert [r["data"]["name"] for r in records if r["type"] == "TOPIC_RECORD"] == [table.TOPIC]
@@ -77,12 +95,23 @@ def test_the_held_alter_partition_was_refused_for_its_stale_broker_epoch():
     broker, epoch = stale
     assert epoch in epochs[broker] and epochs[broker][-1] > epoch  # registered anew since
     after = summary["alter_partitions"].index(held)
-    (accepted,) = [a for a in summary["alter_partitions"][after + 1:]
-                   if broker in [b for b, _ in a["isr_with_epochs"]]]
-    assert accepted["error"] == "NONE" and [broker, epochs[broker][-1]] in (
-        accepted["isr_with_epochs"])
-    last_registration = max(o for _, o, r in logged if r["type"] == "REGISTER_BROKER_RECORD"
-                            and r["data"]["brokerId"] == broker)
-    expansions = [o for _, o, r in logged if r["type"] == "PARTITION_CHANGE_RECORD"
-                  and broker in (r["data"].get("isr") or [])]
+    (accepted,) = [
+        a
+        for a in summary["alter_partitions"][after + 1 :]
+        if broker in [b for b, _ in a["isr_with_epochs"]]
+    ]
+    assert (
+        accepted["error"] == "NONE"
+        and [broker, epochs[broker][-1]] in (accepted["isr_with_epochs"])
+    )
+    last_registration = max(
+        o
+        for _, o, r in logged
+        if r["type"] == "REGISTER_BROKER_RECORD" and r["data"]["brokerId"] == broker
+    )
+    expansions = [
+        o
+        for _, o, r in logged
+        if r["type"] == "PARTITION_CHANGE_RECORD" and broker in (r["data"].get("isr") or [])
+    ]
     assert expansions and expansions[0] > last_registration

@@ -472,7 +472,6 @@ def test_the_images_inside_a_batch_expand_each_state_once():
     assert found and search.states == generated
 
 
-
 def test_states_that_differ_only_in_the_faults_left_are_not_merged():
     """kip966's view (the TLA+ model's VIEW) leaves out the fault counters, so by default the
     model's fingerprint merges a state that has used the leader's one ISR shrink with one that

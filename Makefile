@@ -105,11 +105,12 @@ kafka-lib: $(KAFKA_LIB)
 # given the log's path) and prints the verdict; its exit code is the target's (16: diverged).
 SCENARIO ?= leader-kill
 KAFKA_SEED ?= 1
-KAFKA_DURATION ?= 45
+KAFKA_DURATION ?= 120
 KAFKA_OUT ?= build/kafka
 MC_VALIDATE ?= $(BIN)/mc validate specs/kip966.py
 KAFKA_SCENARIOS := leader-kill follower-kill controller-failover broker-fenced \
-	controlled-shutdown rolling-restart elr-leader-last elr-member-elected last-isr-disk-wiped
+	controlled-shutdown rolling-restart elr-leader-last elr-member-elected last-isr-disk-wiped \
+	delayed-alter-partition
 
 validate-kafka: install-dev $(KAFKA_LIB)
 	$(BIN)/python scripts/kafka/scenarios.py $(SCENARIO) --seed $(KAFKA_SEED) \

@@ -177,6 +177,9 @@ class Search:
         self._project = project
         self.states = 0  # states generated
         self.hidden_steps = 0  # the most hidden steps an image needed
+        # The successors of each node expanded since the last required image: the images
+        # inside a batch search the same hidden closure again, from the same candidates.
+        self._children: dict[Node, list[Node]] = {}
         self.cut: str = ""  # the first bound that cut the search, if any
 
     def project(self, state: Any) -> dict[str, Any]:
@@ -195,6 +198,9 @@ class Search:
         return {k: v for k, v in observation.image.items() if k not in self.ignore}
 
     def successors(self, node: Node) -> list[Node]:
+        children = self._children.get(node)
+        if children is not None:
+            return children
         model, state = self.model, node.state
         if model.constraints and not model.within_constraints(state):
             return []
@@ -203,7 +209,9 @@ class Search:
         bindings: list[Any] = []
         model.successors(state, states, actions, bindings)
         self.states += len(states)
-        return [Node(t, ai, b, node) for t, ai, b in zip(states, actions, bindings)]
+        children = [Node(t, ai, b, node) for t, ai, b in zip(states, actions, bindings)]
+        self._children[node] = children
+        return children
 
     def step(
         self, candidates: list[Node], observation: Observation, closest_miss: bool = False
@@ -290,6 +298,8 @@ class Search:
                 return
             # Inside a batch, the spec's step may come at its end: the candidates stay.
             candidates = found if observation.required else found + candidates
+            if observation.required:
+                self._children.clear()
             result.matched += 1
         result.verdict = ACCEPTED  # a behaviour exists, whatever the bounds dropped
         result.offset, result.label, result.reason = None, "", ""

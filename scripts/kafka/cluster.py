@@ -62,6 +62,8 @@ COMMON_CONFIG = {
 CONTROLLER_CONFIG = {
     "process.roles": "controller",
     "broker.session.timeout.ms": "6000",  # a frozen broker is fenced after 6 s
+    # the spec has no preferred leader election: none may come (by default every 300 s)
+    "auto.leader.rebalance.enable": "false",
 }
 BROKER_CONFIG = {
     "process.roles": "broker",
@@ -143,26 +145,47 @@ class Node:
 class Cluster:
     """Three controllers and three brokers under `workdir`, listening from `port_base` on."""
 
-    def __init__(self, workdir: Path, port_base: int = 39100) -> None:
+    def __init__(self, workdir: Path, port_base: int = 39100, proxied: bool = False) -> None:
         self.workdir = workdir
+        self.port_base = port_base
+        self.proxied = proxied
         self.cluster_id = random_cluster_id()
         self.nodes: dict[int, Node] = {}
         for i, node_id in enumerate(CONTROLLERS):
-            self.nodes[node_id] = Node(node_id, "controller", port_base + 1 + i,
-                                       workdir / f"controller-{node_id}")
+            self.nodes[node_id] = Node(
+                node_id, "controller", port_base + 1 + i, workdir / f"controller-{node_id}"
+            )
         for i, node_id in enumerate(BROKERS):
-            self.nodes[node_id] = Node(node_id, "broker", port_base + 11 + i,
-                                       workdir / f"broker-{node_id}")
+            self.nodes[node_id] = Node(
+                node_id, "broker", port_base + 11 + i, workdir / f"broker-{node_id}"
+            )
         self.voters = ",".join(f"{c}@127.0.0.1:{self.nodes[c].port}" for c in CONTROLLERS)
         self.bootstrap = ",".join(f"127.0.0.1:{self.nodes[b].port}" for b in BROKERS)
         self._admin: KafkaAdminClient | None = None
 
     # -- set-up -------------------------------------------------------------------------------
 
+    def proxy_port(self, broker: int, controller: int) -> int:
+        """The port where proxy.py listens for `broker`'s traffic to `controller`."""
+        return self.port_base + 20 + 3 * BROKERS.index(broker) + CONTROLLERS.index(controller)
+
+    def proxy_routes(self) -> dict[int, list[tuple[int, int]]]:
+        """Per broker, its (proxy port, controller port) pairs: proxy.Proxy.for_brokers's."""
+        return {
+            b: [(self.proxy_port(b, c), self.nodes[c].port) for c in CONTROLLERS] for b in BROKERS
+        }
+
     def _config(self, node: Node) -> dict[str, str]:
         config = dict(COMMON_CONFIG)
         config["node.id"] = str(node.node_id)
         config["controller.quorum.voters"] = self.voters
+        if self.proxied and node.role == "broker":
+            # its controllers reached through proxy.py, which may hold an AlterPartition a
+            # while: a held request must not time out (30 s by default) and be sent again
+            config["controller.quorum.voters"] = ",".join(
+                f"{c}@127.0.0.1:{self.proxy_port(node.node_id, c)}" for c in CONTROLLERS
+            )
+            config["controller.socket.timeout.ms"] = "180000"
         if node.role == "controller":
             config.update(CONTROLLER_CONFIG)
             config["listeners"] = f"CONTROLLER://127.0.0.1:{node.port}"
@@ -184,13 +207,22 @@ class Cluster:
             lines = [f"{key}={value}" for key, value in sorted(self._config(node).items())]
             (node.home / "server.properties").write_text("\n".join(lines) + "\n")
             features = [arg for feature in FEATURES for arg in ("--feature", feature)]
-            self._run_tool(STORAGE_TOOL, "format", "--config", str(node.home / "server.properties"),
-                           "--cluster-id", self.cluster_id, *features, log=node.home / "format.log")
+            self._run_tool(
+                STORAGE_TOOL,
+                "format",
+                "--config",
+                str(node.home / "server.properties"),
+                "--cluster-id",
+                self.cluster_id,
+                *features,
+                log=node.home / "format.log",
+            )
 
     def _run_tool(self, main: str, *args: str, log: Path) -> str:
         command = [java(), "-Xmx256m", *JVM_OPTS, "-cp", classpath(), main, *args]
-        result = subprocess.run(command, capture_output=True, text=True, timeout=180,
-                                preexec_fn=_die_with_parent)
+        result = subprocess.run(
+            command, capture_output=True, text=True, timeout=180, preexec_fn=_die_with_parent
+        )
         log.write_text(result.stdout + result.stderr)
         if result.returncode != 0:
             raise ClusterError(f"{main} {args[0]} exited {result.returncode}; see {log}")
@@ -202,14 +234,25 @@ class Cluster:
         node = self.nodes[node_id]
         if node.alive:
             raise ClusterError(f"node {node_id} is already running")
-        command = [java(), HEAP[node.role], *JVM_OPTS,
-                   f"-Dlog4j2.configurationFile={self.workdir / 'log4j2.properties'}",
-                   f"-Dkafka.logs.dir={node.home}",
-                   "-cp", classpath(), KAFKA_MAIN, str(node.home / "server.properties")]
+        command = [
+            java(),
+            HEAP[node.role],
+            *JVM_OPTS,
+            f"-Dlog4j2.configurationFile={self.workdir / 'log4j2.properties'}",
+            f"-Dkafka.logs.dir={node.home}",
+            "-cp",
+            classpath(),
+            KAFKA_MAIN,
+            str(node.home / "server.properties"),
+        ]
         with open(node.home / "stdout.log", "ab") as out:
-            node.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL,
-                                            preexec_fn=_die_with_parent)
+            node.process = subprocess.Popen(
+                command,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent,
+            )
         node.frozen = False
 
     def start_all(self) -> None:
@@ -262,9 +305,17 @@ class Cluster:
         shutil.rmtree(node.data_dir)
         node.data_dir.mkdir()
         features = [arg for feature in FEATURES for arg in ("--feature", feature)]
-        self._run_tool(STORAGE_TOOL, "format", "--config", str(node.home / "server.properties"),
-                       "--cluster-id", self.cluster_id, "--ignore-formatted", *features,
-                       log=node.home / "format-new-disk.log")
+        self._run_tool(
+            STORAGE_TOOL,
+            "format",
+            "--config",
+            str(node.home / "server.properties"),
+            "--cluster-id",
+            self.cluster_id,
+            "--ignore-formatted",
+            *features,
+            log=node.home / "format-new-disk.log",
+        )
 
     def close(self) -> None:
         """Kill every JVM still running (SIGKILL works on a frozen one too)."""
@@ -285,9 +336,12 @@ class Cluster:
 
     def admin(self) -> KafkaAdminClient:
         if self._admin is None:
-            self._admin = KafkaAdminClient(bootstrap_servers=self.bootstrap,
-                                           client_id="mc-harness", request_timeout_ms=5000,
-                                           bootstrap_timeout_ms=5000)
+            self._admin = KafkaAdminClient(
+                bootstrap_servers=self.bootstrap,
+                client_id="mc-harness",
+                request_timeout_ms=5000,
+                bootstrap_timeout_ms=5000,
+            )
         return self._admin
 
     def _drop_admin(self) -> None:
@@ -308,8 +362,11 @@ class Cluster:
             except (OSError, ValueError):
                 continue
             leader, epoch = state.get("leaderId", -1), state.get("leaderEpoch", -1)
-            if leader in CONTROLLERS and self.nodes[leader].alive and (
-                    best is None or epoch > best[1]):
+            if (
+                leader in CONTROLLERS
+                and self.nodes[leader].alive
+                and (best is None or epoch > best[1])
+            ):
                 best = (leader, epoch)
         return None if best is None else best[0]
 
@@ -344,14 +401,18 @@ class Cluster:
         raise ClusterError(f"timed out after {timeout:.0f} s waiting for {what}")
 
     def wait_ready(self, timeout: float = 120.0) -> None:
-        self.wait_for("an active controller", lambda: self.active_controller() is not None,
-                      timeout)
-        self.wait_for("three unfenced brokers", lambda: self.unfenced_brokers() == set(BROKERS),
-                      timeout)
+        self.wait_for("an active controller", lambda: self.active_controller() is not None, timeout)
+        self.wait_for(
+            "three unfenced brokers", lambda: self.unfenced_brokers() == set(BROKERS), timeout
+        )
 
     def create_topic(self) -> None:
-        topic = NewTopic(TOPIC, num_partitions=1, replication_factor=3,
-                         topic_configs={"min.insync.replicas": "2"})
+        topic = NewTopic(
+            TOPIC,
+            num_partitions=1,
+            replication_factor=3,
+            topic_configs={"min.insync.replicas": "2"},
+        )
         deadline = time.monotonic() + 60
         while True:  # a broker not yet in the admin client's metadata is a transient error
             try:
@@ -389,12 +450,14 @@ class Cluster:
         if controller is None:
             raise ClusterError("no active controller to dump the log of")
         files = ",".join(str(path) for path in self.metadata_segments(controller))
-        return self._run_tool(DUMP_TOOL, "--cluster-metadata-decoder", "--files", files,
-                              log=self.workdir / "dump.log")
+        return self._run_tool(
+            DUMP_TOOL, "--cluster-metadata-decoder", "--files", files, log=self.workdir / "dump.log"
+        )
 
 
 def ports_free(port_base: int) -> bool:
-    for offset in (*range(1, 4), *range(11, 14)):
+    """The controllers' (1-3), brokers' (11-13) and proxy's (20-28) ports from `port_base`."""
+    for offset in (*range(1, 4), *range(11, 14), *range(20, 29)):
         with socket.socket() as sock:
             if sock.connect_ex(("127.0.0.1", port_base + offset)) == 0:
                 return False

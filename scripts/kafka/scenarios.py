@@ -21,6 +21,7 @@ Every JVM is killed on any exit.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import shutil
@@ -33,6 +34,7 @@ from pathlib import Path
 
 from cluster import BROKERS, TOPIC, Cluster, ClusterError, ports_free
 from kafka.errors import KafkaError
+from proxy import AlterPartition, Proxy
 from workload import Workload
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,8 +50,9 @@ class Interrupted(Exception):
 class Run:
     """One scenario's cluster, seeded choices and the schedule of what was done when."""
 
-    def __init__(self, cluster: Cluster, seed: int) -> None:
+    def __init__(self, cluster: Cluster, seed: int, proxy: Proxy | None = None) -> None:
         self.cluster = cluster
+        self.proxy = proxy
         self.rng = random.Random(seed)
         self.events: list[tuple[float, str]] = []
         self.t0 = time.monotonic()
@@ -83,6 +86,7 @@ class Run:
         def holds() -> bool:
             part = self.cluster.partition()
             return part is not None and set(part[2]) == expected
+
         self.cluster.wait_for(f"ISR {sorted(expected)}", holds, timeout)
         self.note(f"ISR is {sorted(expected)}")
 
@@ -100,13 +104,15 @@ class Run:
         self.note(f"start node {node}")
 
     def registered(self, node: int, timeout: float = 90.0) -> None:
-        self.cluster.wait_for(f"broker {node} unfenced",
-                              lambda: node in self.cluster.unfenced_brokers(), timeout)
+        self.cluster.wait_for(
+            f"broker {node} unfenced", lambda: node in self.cluster.unfenced_brokers(), timeout
+        )
         self.note(f"broker {node} unfenced")
 
     def fenced(self, node: int, timeout: float = 60.0) -> None:
-        self.cluster.wait_for(f"broker {node} fenced",
-                              lambda: node not in self.cluster.unfenced_brokers(), timeout)
+        self.cluster.wait_for(
+            f"broker {node} fenced", lambda: node not in self.cluster.unfenced_brokers(), timeout
+        )
         self.note(f"broker {node} fenced")
 
     def fully_replicated(self, timeout: float = 90.0) -> None:
@@ -120,6 +126,7 @@ class Run:
 
 
 # -- the scenarios: each returns once its faults are over and the cluster recovers or settles ---
+
 
 def leader_kill(run: Run) -> None:
     """kill -9 of the partition leader, then its restart."""
@@ -150,8 +157,11 @@ def controller_failover(run: Run) -> None:
     if controller is None:
         raise ClusterError("no active controller")
     run.kill(controller)
-    run.cluster.wait_for("a new active controller",
-                         lambda: run.cluster.active_controller() not in (None, controller), 60)
+    run.cluster.wait_for(
+        "a new active controller",
+        lambda: run.cluster.active_controller() not in (None, controller),
+        60,
+    )
     run.note(f"active controller is now {run.cluster.active_controller()}")
     run.load(5, 10)
     run.start(controller)
@@ -230,8 +240,11 @@ def elr_member_elected(run: Run) -> None:
     leader, first, second = _empty_the_isr(run, run.stop)
     run.start(second)
     run.registered(second)
-    run.cluster.wait_for(f"broker {second} elected leader",
-                         lambda: (run.cluster.partition() or (-1,))[0] == second, 60)
+    run.cluster.wait_for(
+        f"broker {second} elected leader",
+        lambda: (run.cluster.partition() or (-1,))[0] == second,
+        60,
+    )
     run.note(f"broker {second} elected leader from the ELR")
     run.load(2, 5)
     for broker in (leader, first):
@@ -253,6 +266,48 @@ def last_isr_disk_wiped(run: Run) -> None:
         run.registered(broker)
 
 
+def delayed_alter_partition(run: Run) -> None:
+    """KIP-903's interleaving: the leader's AlterPartition adding a restarted follower held by
+    the proxy while that follower is killed and restarts with a new broker epoch; let go, the
+    controller must refuse its stale epoch (INELIGIBLE_REPLICA), and the leader asks again."""
+    proxy = run.proxy
+    assert proxy is not None, "run with the proxy (PROXIED)"
+    run.load(5, 10)
+    leader = run.leader()
+    follower = run.followers()[0]
+    run.kill(follower)
+    run.isr_is(set(BROKERS) - {follower})
+    run.load(2, 5)
+    proxy.arm(leader)
+    run.note(f"proxy holds node {leader}'s AlterPartition requests")
+    run.start(follower)
+    held: list[AlterPartition] = []
+
+    def expansion_held() -> bool:
+        held[:] = [a for a in proxy.held(leader) if follower in a.isr()]
+        return bool(held)
+
+    run.cluster.wait_for(
+        f"node {leader}'s AlterPartition adding node {follower}", expansion_held, 90
+    )
+    request = held[0]
+    run.note(
+        f"held node {leader}'s AlterPartition, ISR with broker epochs "
+        f"{request.summary()['isr_with_epochs']}"
+    )
+    run.kill(follower)
+    run.fenced(follower)
+    run.start(follower)
+    run.registered(follower)
+    proxy.release(leader)
+    run.cluster.wait_for("the controller's answer", lambda: request.error is not None, 60)
+    run.note(f"released it after {request.held_s:.1f} s; the controller answered {request.error}")
+    run.fully_replicated()
+
+
+# Scenarios that need proxy.py between the brokers and the controllers.
+PROXIED = {"delayed-alter-partition"}
+
 SCENARIOS: dict[str, Callable[[Run], None]] = {
     "leader-kill": leader_kill,
     "follower-kill": follower_kill,
@@ -263,14 +318,19 @@ SCENARIOS: dict[str, Callable[[Run], None]] = {
     "elr-leader-last": elr_leader_last,
     "elr-member-elected": elr_member_elected,
     "last-isr-disk-wiped": last_isr_disk_wiped,
+    "delayed-alter-partition": delayed_alter_partition,
 }
 
 
-def run_scenario(name: str, seed: int, duration: float, out: Path, workdir: Path,
-                 port_base: int) -> dict[str, object]:
+def run_scenario(
+    name: str, seed: int, duration: float, out: Path, workdir: Path, port_base: int
+) -> dict[str, object]:
     """Run one scenario end to end and write its log to `out` (and the run's summary beside)."""
     started = time.monotonic()
-    with Cluster(workdir, port_base) as cluster:
+    proxied = name in PROXIED
+    with contextlib.ExitStack() as stack:
+        cluster = stack.enter_context(Cluster(workdir, port_base, proxied=proxied))
+        proxy = stack.enter_context(Proxy.for_brokers(cluster.proxy_routes())) if proxied else None
         cluster.format()
         cluster.start_all()
         cluster.wait_ready()
@@ -278,7 +338,7 @@ def run_scenario(name: str, seed: int, duration: float, out: Path, workdir: Path
         workload = Workload(cluster.bootstrap)
         workload.start()
         try:
-            run = Run(cluster, seed)
+            run = Run(cluster, seed, proxy)
             run.note(f"load started on {TOPIC}; scenario {name}, seed {seed}")
             SCENARIOS[name](run)
             remaining = duration - (time.monotonic() - run.t0)
@@ -293,14 +353,24 @@ def run_scenario(name: str, seed: int, duration: float, out: Path, workdir: Path
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     summary: dict[str, object] = {
-        "scenario": name, "seed": seed, "kafka": KAFKA_VERSION,
-        "duration_s": duration, "load_s": round(run.events[-1][0], 1),
+        "scenario": name,
+        "seed": seed,
+        "kafka": KAFKA_VERSION,
+        "duration_s": duration,
+        "load_s": round(run.events[-1][0], 1),
         "wall_s": round(time.monotonic() - started, 1),
         "dumped_controller": controller,
         "schedule": [{"at_s": at, "event": what} for at, what in run.events],
-        "load": {"sent": counts.sent, "acked": counts.acked, "failed": counts.failed,
-                 "consumed": counts.consumed, "errors": counts.errors},
+        "load": {
+            "sent": counts.sent,
+            "acked": counts.acked,
+            "failed": counts.failed,
+            "consumed": counts.consumed,
+            "errors": counts.errors,
+        },
     }
+    if proxy is not None:  # every AlterPartition through the proxy, with the controller's answer
+        summary["alter_partitions"] = [a.summary() for a in proxy.seen]
     out.with_suffix(".json").write_text(json.dumps(summary, indent=1) + "\n")
     return summary
 
@@ -314,8 +384,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("scenario", nargs="?", choices=sorted(SCENARIOS))
     parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--duration", type=float, default=45.0,
-                        help="seconds of produce load at least (default 45)")
+    parser.add_argument(
+        "--duration",
+        type=float,
+        default=120.0,
+        help="seconds of produce load at least (default 120)",
+    )
     parser.add_argument("--out", type=Path, help="default tests/fixtures/kafka/SCENARIO.log")
     parser.add_argument("--port-base", type=int, default=39100)
     parser.add_argument("--keep", action="store_true", help="keep the run's directory")
@@ -327,18 +401,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.scenario is None:
         parser.error("name a scenario (or --list)")
     if not ports_free(args.port_base):
-        print(f"scenarios: a port from {args.port_base} on is taken (another cluster?)",
-              file=sys.stderr)
+        print(
+            f"scenarios: a port from {args.port_base} on is taken (another cluster?)",
+            file=sys.stderr,
+        )
         return 3
     signal.signal(signal.SIGTERM, _on_sigterm)
     out = args.out or FIXTURES / f"{args.scenario}.log"
     workdir = Path(tempfile.mkdtemp(prefix=f"mc-kafka-{args.scenario}-"))
     try:
-        summary = run_scenario(args.scenario, args.seed, args.duration, out, workdir,
-                               args.port_base)
+        summary = run_scenario(
+            args.scenario, args.seed, args.duration, out, workdir, args.port_base
+        )
     except (ClusterError, KafkaError) as err:
-        print(f"scenarios: {args.scenario}: {err} (run directory kept: {workdir})",
-              file=sys.stderr)
+        print(f"scenarios: {args.scenario}: {err} (run directory kept: {workdir})", file=sys.stderr)
         return 3
     except (KeyboardInterrupt, Interrupted):
         print(f"scenarios: {args.scenario}: interrupted", file=sys.stderr)

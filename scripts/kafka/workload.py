@@ -43,8 +43,10 @@ class Workload:
         self.counts = Counts()
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._threads = [threading.Thread(target=self._produce, name="mc-produce", daemon=True),
-                         threading.Thread(target=self._consume, name="mc-consume", daemon=True)]
+        self._threads = [
+            threading.Thread(target=self._produce, name="mc-produce", daemon=True),
+            threading.Thread(target=self._consume, name="mc-consume", daemon=True),
+        ]
 
     def start(self) -> None:
         for thread in self._threads:
@@ -67,10 +69,18 @@ class Workload:
             self.counts.errors[name] = self.counts.errors.get(name, 0) + 1
 
     def _produce(self) -> None:
-        producer = self._connect(lambda: KafkaProducer(
-            bootstrap_servers=self.bootstrap, acks="all", enable_idempotence=False,
-            linger_ms=5, request_timeout_ms=5000, delivery_timeout_ms=15000,
-            max_block_ms=5000, client_id="mc-producer"))
+        producer = self._connect(
+            lambda: KafkaProducer(
+                bootstrap_servers=self.bootstrap,
+                acks="all",
+                enable_idempotence=False,
+                linger_ms=5,
+                request_timeout_ms=5000,
+                delivery_timeout_ms=15000,
+                max_block_ms=5000,
+                client_id="mc-producer",
+            )
+        )
         if producer is None:
             return
         index = 0
@@ -87,9 +97,15 @@ class Workload:
         producer.close(timeout=10)
 
     def _consume(self) -> None:
-        consumer = self._connect(lambda: KafkaConsumer(
-            bootstrap_servers=self.bootstrap, group_id=None, enable_auto_commit=False,
-            auto_offset_reset="earliest", client_id="mc-consumer"))
+        consumer = self._connect(
+            lambda: KafkaConsumer(
+                bootstrap_servers=self.bootstrap,
+                group_id=None,
+                enable_auto_commit=False,
+                auto_offset_reset="earliest",
+                client_id="mc-consumer",
+            )
+        )
         if consumer is None:
             return
         consumer.assign([TopicPartition(TOPIC, 0)])

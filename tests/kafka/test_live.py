@@ -35,21 +35,44 @@ def test_leader_kill_on_a_real_cluster(tmp_path: Path) -> None:
     out = tmp_path / "leader-kill.log"
     # A port range of its own, apart from the default one of `make validate-kafka`.
     result = subprocess.run(
-        [sys.executable, str(SCENARIOS), "leader-kill", "--seed", "7", "--duration", "0",
-         "--out", str(out), "--port-base", "39400"],
-        capture_output=True, text=True, timeout=280)
+        [
+            sys.executable,
+            str(SCENARIOS),
+            "leader-kill",
+            "--seed",
+            "7",
+            "--duration",
+            "0",
+            "--out",
+            str(out),
+            "--port-base",
+            "39400",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=280,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     records = payloads(out.read_text())
     summary = json.loads(out.with_suffix(".json").read_text())
 
-    features = {r["data"]["name"]: r["data"]["featureLevel"]
-                for _, r in records if r["type"] == "FEATURE_LEVEL_RECORD"}
+    features = {
+        r["data"]["name"]: r["data"]["featureLevel"]
+        for _, r in records
+        if r["type"] == "FEATURE_LEVEL_RECORD"
+    }
     assert features["eligible.leader.replicas.version"] == 1
 
-    (topic_id,) = [r["data"]["topicId"] for _, r in records
-                   if r["type"] == "TOPIC_RECORD" and r["data"]["name"] == TOPIC]
-    (partition,) = [r["data"] for _, r in records
-                    if r["type"] == "PARTITION_RECORD" and r["data"]["topicId"] == topic_id]
+    (topic_id,) = [
+        r["data"]["topicId"]
+        for _, r in records
+        if r["type"] == "TOPIC_RECORD" and r["data"]["name"] == TOPIC
+    ]
+    (partition,) = [
+        r["data"]
+        for _, r in records
+        if r["type"] == "PARTITION_RECORD" and r["data"]["topicId"] == topic_id
+    ]
     assert sorted(partition["replicas"]) == [1, 2, 3]
     assert sorted(partition["isr"]) == [1, 2, 3]
     first_leader = partition["leader"]
@@ -58,21 +81,31 @@ def test_leader_kill_on_a_real_cluster(tmp_path: Path) -> None:
     # The schedule killed that leader; the controller then moved leadership to another replica
     # and, once it was back, put it in the ISR again.
     assert any(e["event"] == f"kill -9 node {first_leader}" for e in summary["schedule"])
-    changes = [r["data"] for _, r in records
-               if r["type"] == "PARTITION_CHANGE_RECORD" and r["data"]["topicId"] == topic_id]
+    changes = [
+        r["data"]
+        for _, r in records
+        if r["type"] == "PARTITION_CHANGE_RECORD" and r["data"]["topicId"] == topic_id
+    ]
     leaders = [c["leader"] for c in changes if c.get("leader", -2) >= 0]
     assert leaders and leaders[0] != first_leader
     assert any(c.get("isr") is not None and first_leader not in c["isr"] for c in changes)
     assert sorted([c["isr"] for c in changes if c.get("isr") is not None][-1]) == [1, 2, 3]
     # The killed broker's fencing and its registration anew, with a higher broker epoch.
-    epochs = [r["data"]["brokerEpoch"] for _, r in records
-              if r["type"] == "REGISTER_BROKER_RECORD" and r["data"]["brokerId"] == first_leader]
+    epochs = [
+        r["data"]["brokerEpoch"]
+        for _, r in records
+        if r["type"] == "REGISTER_BROKER_RECORD" and r["data"]["brokerId"] == first_leader
+    ]
     assert len(epochs) == 2 and epochs[1] > epochs[0]
     assert summary["load"]["acked"] > 0
 
     # The live log is a behaviour of the spec: mc validate accepts it (docs/validate.md).
     checked = subprocess.run(
         [sys.executable, "-m", "checker", "validate", str(ROOT / "specs" / "kip966.py"), str(out)],
-        capture_output=True, text=True, timeout=120, cwd=ROOT)
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
     assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-3000:]
     assert "Accepted: a behaviour of the spec shows each of the" in checked.stdout

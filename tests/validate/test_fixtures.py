@@ -57,6 +57,7 @@ FINDINGS = {
             "broker-fenced.log",
             "controlled-shutdown.log",
             "rolling-restart.log",
+            "delayed-alter-partition.log",  # the refused request writes no record
         )
     },
     "elr-leader-last.log": (
@@ -64,6 +65,10 @@ FINDINGS = {
         (DIVERGED, {"leader", "isr"}),  # Kafka elects the last known leader; the spec waits
     ),
     "elr-member-elected.log": ((DIVERGED, {"last_known_elr"}), (ACCEPTED, set())),
+    "last-isr-disk-wiped.log": (
+        (DIVERGED, {"last_known_elr"}),
+        (DIVERGED, {"leader", "isr"}),  # the last known leader, its disk wiped, elected
+    ),
 }
 
 

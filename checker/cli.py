@@ -419,7 +419,7 @@ def ablate_command(
     spark_session = run.Config(
         engine=engine, master=master, remote=remote, spark_conf=tuple(spark_conf)
     )
-    with run.engine(spark_session) as explorer:
+    with run.engine(spark_session) as spark_engine:
         return commands.ablate(
             spec,
             constants.defines(defines),
@@ -428,7 +428,7 @@ def ablate_command(
             settings=settings,
             workers=workers,
             memory=None if memory is None else memory << 20,
-            explorer=explorer,
+            spark_engine=spark_engine,
             paths={name.removesuffix("_path"): path for name, path in paths.items()},
             progress=progress_interval,
         )

@@ -63,7 +63,7 @@ def check_once(
     properties: Sequence[str] | None,
     settings: Settings,
     symmetry: bool | None,
-    explorer: Any = None,
+    spark_engine: Any = None,
     reachables: Sequence[str] | None = None,
     view: bool | None = None,
     steps: Sequence[str] | None = None,
@@ -93,10 +93,12 @@ def check_once(
     if steps is not None and model.steps is not None:
         kept = [c for c in model.steps.checks if c.name in steps]
         model.steps = StepChecks(kept) if kept else None
-    return model, run.check(loaded, config, explorer)
+    return model, run.check(loaded, config, spark_engine)
 
 
-def run_row(task: dict[str, Any], say: Say | None = None, explorer: Any = None) -> dict[str, Any]:
+def run_row(
+    task: dict[str, Any], say: Say | None = None, spark_engine: Any = None
+) -> dict[str, Any]:
     """Run one row's checks (see the module's docstring); `task` and the row are JSON-able.
     `say`: called with the row's progress (its check, level, states, rate) as it runs.
     Ctrl-C or SIGTERM (in the command's own process: a Spark row) stops the whole ablation:
@@ -123,7 +125,7 @@ def run_row(task: dict[str, Any], say: Say | None = None, explorer: Any = None) 
                     properties or None,
                     current,
                     task["symmetry"],
-                    explorer,
+                    spark_engine,
                     reachables,
                     task["view"],
                     steps,
@@ -167,12 +169,12 @@ def run_row(task: dict[str, Any], say: Say | None = None, explorer: Any = None) 
 
 
 def row_or_error(
-    task: dict[str, Any], say: Say | None = None, explorer: Any = None
+    task: dict[str, Any], say: Say | None = None, spark_engine: Any = None
 ) -> dict[str, Any]:
     """The row, or one whose cells all say why it could not be checked: a constant the rule's
     value makes an @assume refuse, or mc itself failing (a bug to report)."""
     try:
-        return run_row(task, say, explorer)
+        return run_row(task, say, spark_engine)
     except McError as exc:
         return lost(task, str(exc))
     except Exception as exc:

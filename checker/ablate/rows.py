@@ -36,7 +36,7 @@ def ablate(
     settings: Settings | None = None,
     workers: int = 1,
     memory: int | None = None,
-    explorer: Any = None,
+    spark_engine: Any = None,
     report_dir: str | None = None,
     on_row: Callable[[Row], None] | None = None,
     progress: Progress | None = None,
@@ -44,13 +44,13 @@ def ablate(
 ) -> Ablation:
     """Check the spec at `path` with every rule on, then with each rule off alone (`rules`:
     only those; `pairs`: each pair too), `workers` rows side by side within `memory` bytes
-    (`explorer`: the Spark engine's, rows one after another). With `report_dir`, each
+    (`spark_engine`: the Spark engine, its rows one after another). With `report_dir`, each
     counterexample's HTML report is written there (the folder made by the first).
     `on_row`: called as each row ends; `progress`: called with a line every `progress_every`
     seconds (rows done, the running rows' states and rate)."""
     settings = settings or Settings()
     started = time.perf_counter()
-    engine = "local" if explorer is None else "spark"
+    engine = "local" if spark_engine is None else "spark"
     ablation, tasks = plan(path, defines, rules, pairs, settings, workers, engine)
     share = None if memory is None else memory // max(1, min(workers, len(tasks)))
     for task in tasks:
@@ -66,8 +66,8 @@ def ablate(
         if on_row is not None:
             on_row(Row.of(data))
 
-    if explorer is not None:
-        ablation.interrupted = _one_by_one(tasks, explorer, done)
+    if spark_engine is not None:
+        ablation.interrupted = _one_by_one(tasks, spark_engine, done)
     else:
         ablation.interrupted = _side_by_side(tasks, workers, memory, done, progress, progress_every)
     ablation.rows = [Row.of(found[i]) for i in sorted(found)]
@@ -85,12 +85,12 @@ def _prefix(report_dir: str) -> str:
 
 
 def _one_by_one(
-    tasks: Sequence[dict[str, Any]], explorer: Any, done: Callable[[int, dict[str, Any]], None]
+    tasks: Sequence[dict[str, Any]], spark_engine: Any, done: Callable[[int, dict[str, Any]], None]
 ) -> str | None:
     """The rows one after another in this process (Spark); the signal that stopped them."""
     try:
         for i, task in enumerate(tasks):
-            done(i, row_or_error(task, None, explorer))
+            done(i, row_or_error(task, None, spark_engine))
     except KeyboardInterrupt as exc:  # checker.guard's Interrupted
         return str(exc) or "SIGINT"
     return None

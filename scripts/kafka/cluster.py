@@ -206,17 +206,22 @@ class Cluster:
             node.home.mkdir(parents=True, exist_ok=True)
             lines = [f"{key}={value}" for key, value in sorted(self._config(node).items())]
             (node.home / "server.properties").write_text("\n".join(lines) + "\n")
-            features = [arg for feature in FEATURES for arg in ("--feature", feature)]
-            self._run_tool(
-                STORAGE_TOOL,
-                "format",
-                "--config",
-                str(node.home / "server.properties"),
-                "--cluster-id",
-                self.cluster_id,
-                *features,
-                log=node.home / "format.log",
-            )
+            self._format(node, "format.log")
+
+    def _format(self, node: Node, log: str, *flags: str) -> None:
+        """The storage tool's format of `node` with the cluster's id and features."""
+        features = [arg for feature in FEATURES for arg in ("--feature", feature)]
+        self._run_tool(
+            STORAGE_TOOL,
+            "format",
+            "--config",
+            str(node.home / "server.properties"),
+            "--cluster-id",
+            self.cluster_id,
+            *flags,
+            *features,
+            log=node.home / log,
+        )
 
     def _run_tool(self, main: str, *args: str, log: Path) -> str:
         command = [java(), "-Xmx256m", *JVM_OPTS, "-cp", classpath(), main, *args]
@@ -304,18 +309,7 @@ class Cluster:
             raise ClusterError(f"node {node_id} is running: stop it before wiping its disk")
         shutil.rmtree(node.data_dir)
         node.data_dir.mkdir()
-        features = [arg for feature in FEATURES for arg in ("--feature", feature)]
-        self._run_tool(
-            STORAGE_TOOL,
-            "format",
-            "--config",
-            str(node.home / "server.properties"),
-            "--cluster-id",
-            self.cluster_id,
-            "--ignore-formatted",
-            *features,
-            log=node.home / "format-new-disk.log",
-        )
+        self._format(node, "format-new-disk.log", "--ignore-formatted")
 
     def close(self) -> None:
         """Kill every JVM still running (SIGKILL works on a frozen one too)."""

@@ -1,4 +1,5 @@
-"""KIP-1023: follower fetch from tiered offset.
+"""KIP-1023: follower fetch from tiered offset (the KIP on
+the Apache Kafka wiki, cwiki.apache.org/confluence/display/KAFKA).
 
 One partition of a topic with tiered storage. Broker 0 leads and never moves: its log runs from
 the Log-Start-Offset to the log end, the part below the Local-Log-Start-Offset only in remote

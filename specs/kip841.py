@@ -1,4 +1,5 @@
-"""KIP-841: fenced replicas should not be allowed to join the ISR in KRaft.
+"""KIP-841: fenced replicas should not be allowed to join the ISR in KRaft (the KIP on
+the Apache Kafka wiki, cwiki.apache.org/confluence/display/KAFKA).
 
 The layer on specs/kraft.py (Kafka 3.5 KRaft replication, translated from Vanlightly's TLA+
 model): the controller rejects an AlterPartition whose proposed ISR holds a broker that is not

@@ -1,4 +1,6 @@
-"""KIP-903: replicas with a stale broker epoch should not be allowed to join the ISR.
+"""KIP-903: replicas with a stale broker epoch should not be allowed to join the ISR (the KIP
+on the Apache Kafka wiki, cwiki.apache.org/confluence/display/KAFKA; the bug, KAFKA-14139, on
+issues.apache.org/jira).
 
 The layer on specs/kip841.py: the leader sends, in AlterPartition, the broker epoch each
 proposed new ISR member fetched with (the model's IsrAndEpochs), and the controller rejects

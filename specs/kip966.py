@@ -93,16 +93,16 @@ class Kip966(Kip903):
             return frozenset()
         return (md.elr & replicas) | ((md.isr & replicas) - isr)
 
-    def apply_partition_change(self, s: State, t: State, **md) -> State:
+    def apply_partition_change(self, s: State, **md) -> dict:
         if not self.kip966:
-            return super().apply_partition_change(s, t, **md)
+            return super().apply_partition_change(s, **md)
         old = s.con_partition_metadata
         if len(md["isr"]) >= self.min_isr:
             last_known_elr = frozenset()
         else:
             last_known_elr = old.last_known_elr | (md["replicas"] & (old.elr - md["elr"]))
         fields = dict(md, last_known_elr=last_known_elr)
-        return t.replace(
+        return dict(
             con_partition_metadata=Record(fields),
             con_metadata_log=s.con_metadata_log
             + (Record(dict(fields, type="PartitionChangeRecord")),),
@@ -110,10 +110,10 @@ class Kip966(Kip903):
 
     # 4. MaybeUpdatePartitionOnBrokerChange, electing from the ELR. Only unfenced ISR members
     # lead: with rule 2 every ISR member is unfenced, without it a fenced last member stays.
-    def maybe_update_partition_on_broker_change(self, s, t, new_isr, new_elr, new_unfenced):
+    def maybe_update_partition_on_broker_change(self, s, new_isr, new_elr, new_unfenced):
         if not self.kip966:
             return super().maybe_update_partition_on_broker_change(
-                s, t, new_isr, new_elr, new_unfenced
+                s, new_isr, new_elr, new_unfenced
             )
         md = s.con_partition_metadata
         isr_candidates = new_isr & new_unfenced
@@ -122,20 +122,20 @@ class Kip966(Kip903):
             md.leader == NO_LEADER and not isr_candidates and not elr_candidates
         ) or md.leader in isr_candidates
         if no_leader_change and new_isr == md.isr and new_elr == md.elr:
-            return [t]
+            return [{}]
         if no_leader_change:
-            return [self.change(s, t, md.leader, new_isr, new_elr, md.leader_epoch)]
+            return [self.change(s, md.leader, new_isr, new_elr, md.leader_epoch)]
         if isr_candidates:
             return [
-                self.change(s, t, c, new_isr, new_elr, md.leader_epoch + 1)
+                self.change(s, c, new_isr, new_elr, md.leader_epoch + 1)
                 for c in sorted(isr_candidates)
             ]
         if elr_candidates:
             return [
-                self.change(s, t, c, new_isr | {c}, new_elr - {c}, md.leader_epoch + 1)
+                self.change(s, c, new_isr | {c}, new_elr - {c}, md.leader_epoch + 1)
                 for c in elr_candidates
             ]
-        return [self.change(s, t, NO_LEADER, new_isr, new_elr, md.leader_epoch + 1)]
+        return [self.change(s, NO_LEADER, new_isr, new_elr, md.leader_epoch + 1)]
 
     # 5. The broker epoch on file
     def epoch_on_start(self, s: State, b: int) -> int:
@@ -154,16 +154,18 @@ class Kip966(Kip903):
             return m
         return Record(dict(m, broker_epoch=s.broker_state[b].broker_epoch))
 
-    def on_registration(self, s: State, b: int, m: Record) -> list[State]:
+    def on_registration(self, s: State, b: int, m: Record) -> list[dict]:
         if not self.epoch_on_file or m.broker_epoch != 0:
             return super().on_registration(s, b, m)
         # ProcessUncleanBroker: out of the ISR and the ELR, whatever MinISR.
         md = s.con_partition_metadata
         new_unfenced = s.con_unfenced | {b}
-        t = s.replace(con_unfenced=new_unfenced)
-        return self.maybe_update_partition_on_broker_change(
-            s, t, md.isr - {b}, md.elr - {b}, new_unfenced
-        )
+        return [
+            {"con_unfenced": new_unfenced, **changes}
+            for changes in self.maybe_update_partition_on_broker_change(
+                s, md.isr - {b}, md.elr - {b}, new_unfenced
+            )
+        ]
 
     @property
     def last_isr_member_stays(self) -> bool:

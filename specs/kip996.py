@@ -1,5 +1,7 @@
 """KIP-996: Pre-Vote, as the layer on specs/kraft_quorum.py (Vanlightly's TLA+ model of KRaft
-with pre-vote and reconfiguration, translated state for state).
+with pre-vote and reconfiguration, translated state for state from
+github.com/Vanlightly/kafka-tlaplus: kraft/kip_996/kraft_kip_996.tla). The KIP is on
+the Apache Kafka wiki, cwiki.apache.org/confluence/display/KAFKA.
 
 The model is KRaft with pre-vote; the KIP's change is the step a voter takes when its fetch
 or election timer expires: the rule `pre_vote`. With it (the model as it is), the voter becomes

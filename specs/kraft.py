@@ -15,14 +15,13 @@ NoLeader is the string "NoLeader". Messages (registration, AlterPartition, Fetch
 responses) travel through the set `messages`; a handled one moves to `messages_discard`. The
 controller's partition state is appended to the metadata log `con_metadata_log` as a full
 PartitionChangeRecord, which brokers replicate (`broker_metadata_log`) and act upon. Each action
-is the TLA+ action of the same name (snake case): its guard first, then its own changes in one
-`replace`, the messages it sends and handles among them (specs/network.py's effects), then the
-TLA+ operators it calls; the helpers keep the TLA+ operators' names too. The operators that set
-primed variables take the state before the step (`s`) and the successor built so far (`t`) and
-return it with their changes, because several change the same variable in one step (a fetch
-appends a record, then the HWM advances and values are acknowledged): unlike
-specs/kraft_quorum.py, whose operators set disjoint variables, gathered into one `replace` per
-step.
+is the TLA+ action of the same name (snake case): its guard first, then its changes, the
+messages it sends and handles among them, applied in one `replace` per successor. The TLA+
+operators that set primed variables are helpers of the same names that return their changes
+as a dict of variables (an effect, as specs/network.py's), computed from the state before the
+step (`s`: TLA+'s unprimed variables) and merged by the action, as in specs/kraft_quorum.py: no
+two effects of one step set the same variable (in the TLA+ model, each variable is primed once
+per step).
 
 The view is the TLA+ model's `view`: the auxiliary variables (broker epoch source, fault
 counters, floor leader offset) and the discarded messages do not identify a state. As in TLC,
@@ -339,9 +338,9 @@ class KRaftReplication(Spec):
         for md_offset in range(start + 1, len(s.con_metadata_log) + 1):
             if not self.partition_needs_action(s, b, md_offset):
                 continue
-            t = self.apply_metadata_record(s, b, md_offset)
-            if t is not None:
-                out.append(t)
+            changes = self.apply_metadata_record(s, b, md_offset)
+            if changes is not None:
+                out.append(s.replace(**changes))
         return out
 
     @action(b="brokers", fair_each="weak")
@@ -396,12 +395,14 @@ class KRaftReplication(Spec):
                 )
             else:
                 part_state = md.replace(maximal_isr=md.isr)
-            t = s.replace(
-                partition_metadata=put(s.partition_metadata, b, part_state),
-                partition_pending_ap=put(s.partition_pending_ap, b, NO_PENDING_AP),
-                **NET.discard(s, m),
+            out.append(
+                s.replace(
+                    partition_metadata=put(s.partition_metadata, b, part_state),
+                    partition_pending_ap=put(s.partition_pending_ap, b, NO_PENDING_AP),
+                    **NET.discard(s, m),
+                    **self.maybe_update_hwm_and_ack_on_partition_change(s, b, part_state),
+                )
             )
-            out.append(self.maybe_update_hwm_and_ack_on_partition_change(s, t, b, part_state))
         return out
 
     @action(b="brokers", fair_each="weak")
@@ -492,14 +493,19 @@ class KRaftReplication(Spec):
                 else old_hwm
             )
             written = Record(log=data.log + (new_record,), hwm=max(new_hwm, old_hwm), leo=new_leo)
-            t = s.replace(
-                partition_data=put(s.partition_data, b, written),
-                inv_sent=s.inv_sent | {v},
-                aux_flo=put(s.aux_flo, b, data.leo) if s.aux_flo[b] == INT_MAX else s.aux_flo,
+            acks = (
+                self.update_hwm_invariant_vars(s, b, old_hwm, new_hwm, True)
+                if new_hwm > old_hwm
+                else {}
             )
-            if new_hwm > old_hwm:
-                t = self.update_hwm_invariant_vars(s, t, b, old_hwm, new_hwm, True)
-            out.append(t)
+            out.append(
+                s.replace(
+                    partition_data=put(s.partition_data, b, written),
+                    inv_sent=s.inv_sent | {v},
+                    aux_flo=put(s.aux_flo, b, data.leo) if s.aux_flo[b] == INT_MAX else s.aux_flo,
+                    **acks,
+                )
+            )
         return out
 
     @action(b="brokers", switch="data_loss_shutdown_limit")
@@ -511,7 +517,7 @@ class KRaftReplication(Spec):
             return []
         if s.broker_state[b].status in OFFLINE or not self.may_lose_data(s, b):
             return []
-        t = s.replace(
+        crashed = dict(
             broker_state=put(
                 s.broker_state,
                 b,
@@ -524,7 +530,7 @@ class KRaftReplication(Spec):
                 data_loss_shutdown_ctr=s.aux_ctrs.data_loss_shutdown_ctr + 1
             ),
         )
-        return self.shut_down(s, t, b)
+        return [s.replace(**crashed, **changes) for changes in self.shut_down(s, b)]
 
     @action(b="brokers", clean=(True, False), switch="no_data_loss_shutdown_limit")
     @on("broker {b}")
@@ -535,7 +541,7 @@ class KRaftReplication(Spec):
             return []
         if s.broker_state[b].status in OFFLINE:
             return []
-        t = s.replace(
+        stopped = dict(
             broker_state=put(
                 s.broker_state,
                 b,
@@ -551,7 +557,7 @@ class KRaftReplication(Spec):
                 no_data_loss_shutdown_ctr=s.aux_ctrs.no_data_loss_shutdown_ctr + 1
             ),
         )
-        return self.shut_down(s, t, b)
+        return [s.replace(**stopped, **changes) for changes in self.shut_down(s, b)]
 
     @action(b="brokers", fair_each="weak", switch=RESTARTS)
     @on("controller", receives="broker {b}", message="RegisterBroker")
@@ -575,12 +581,16 @@ class KRaftReplication(Spec):
             registered = Record(
                 status=UNFENCED, broker_epoch=broker_epoch, incarnation_id=m.incarnation_id
             )
-            t = s.replace(
-                con_broker_reg=put(s.con_broker_reg, b, registered),
-                aux_broker_epoch=broker_epoch,
-                **NET.reply(s, m, response),
-            )
-            out += self.on_registration(t, b, m)
+            reply = NET.reply(s, m, response)
+            out += [
+                s.replace(
+                    con_broker_reg=put(s.con_broker_reg, b, registered),
+                    aux_broker_epoch=broker_epoch,
+                    **reply,
+                    **changes,
+                )
+                for changes in self.on_registration(s, b, m)
+            ]
         return out
 
     @action(b="brokers", fair_each="weak")
@@ -602,11 +612,14 @@ class KRaftReplication(Spec):
             return []
         if s.con_broker_reg[b].status != UNFENCED:
             return []
-        s = s.replace(
-            con_broker_reg=put(s.con_broker_reg, b, s.con_broker_reg[b].replace(status=FENCED)),
-            aux_ctrs=s.aux_ctrs.replace(fence_broker_ctr=s.aux_ctrs.fence_broker_ctr + 1),
-        )
-        return self.handle_broker_fenced(s, b)
+        return [
+            s.replace(
+                con_broker_reg=put(s.con_broker_reg, b, s.con_broker_reg[b].replace(status=FENCED)),
+                aux_ctrs=s.aux_ctrs.replace(fence_broker_ctr=s.aux_ctrs.fence_broker_ctr + 1),
+                **changes,
+            )
+            for changes in self.handle_broker_fenced(s, b)
+        ]
 
     @action(b="brokers", fair_each="weak", switch="fence_broker_limit")
     @on("controller")
@@ -614,10 +627,11 @@ class KRaftReplication(Spec):
         """UnfenceBroker: the controller unfences a fenced, running broker (a heartbeat)."""
         if s.con_broker_reg[b].status != FENCED or s.broker_state[b].status != RUNNING:
             return []
-        s = s.replace(
-            con_broker_reg=put(s.con_broker_reg, b, s.con_broker_reg[b].replace(status=UNFENCED))
-        )
-        return self.handle_broker_unfenced(s, b)
+        unfenced = put(s.con_broker_reg, b, s.con_broker_reg[b].replace(status=UNFENCED))
+        return [
+            s.replace(con_broker_reg=unfenced, **changes)
+            for changes in self.handle_broker_unfenced(s, b)
+        ]
 
     @action(switch="reassignment_limit")
     @on("controller")
@@ -643,11 +657,11 @@ class KRaftReplication(Spec):
                     new = self.pending_reassignment(
                         md, grow, md.isr, md.get("elr"), adding, removing
                     )
-                counted = s.replace(
-                    aux_ctrs=s.aux_ctrs.replace(reassignment_ctr=s.aux_ctrs.reassignment_ctr + 1)
-                )
+                counted = s.aux_ctrs.replace(reassignment_ctr=s.aux_ctrs.reassignment_ctr + 1)
                 out += [
-                    self.apply_partition_change(s, counted, leader=leader, **new)
+                    s.replace(
+                        aux_ctrs=counted, **self.apply_partition_change(s, leader=leader, **new)
+                    )
                     for leader in self.new_leaders(md, new["isr"])
                 ]
         return out
@@ -825,9 +839,9 @@ class KRaftReplication(Spec):
             source=b,
         )
 
-    def on_registration(self, s: State, b: int, m: Record) -> list[State]:
-        """hook: what the controller does to the partition when b registers (s: with the
-        registration applied, the partition untouched)."""
+    def on_registration(self, s: State, b: int, m: Record) -> list[dict]:
+        """hook: what the controller does to the partition when b registers: the changes of
+        each successor."""
         return self.handle_broker_unfenced(s, b)
 
     def may_lose_data(self, s: State, b: int) -> bool:
@@ -859,30 +873,29 @@ class KRaftReplication(Spec):
         return not (self.stale_epoch_ineligible and stale)
 
     def maybe_update_partition_on_broker_change(
-        self, s: State, t: State, new_isr: frozenset, new_elr, new_unfenced: frozenset
-    ) -> list[State]:
+        self, s: State, new_isr: frozenset, new_elr, new_unfenced: frozenset
+    ) -> list[dict]:
         """hook: MaybeUpdatePartitionOnBrokerChange: elect a new leader if needed (from the
-        unfenced ISR members), or record the ISR change. t is the successor built so far."""
+        unfenced ISR members), or record the ISR change; the changes of each successor."""
         md = s.con_partition_metadata
         no_leader_change = (md.leader == NO_LEADER and not (new_isr & new_unfenced)) or (
             md.leader in new_isr and md.leader in new_unfenced
         )
         if no_leader_change and new_isr == md.isr:
-            return [t]
+            return [{}]
         if no_leader_change:
-            return [self.change(s, t, md.leader, new_isr, new_elr, md.leader_epoch)]
+            return [self.change(s, md.leader, new_isr, new_elr, md.leader_epoch)]
         candidates = sorted(new_isr & new_unfenced)
         if candidates:
-            return [self.change(s, t, c, new_isr, new_elr, md.leader_epoch + 1) for c in candidates]
-        return [self.change(s, t, NO_LEADER, new_isr, new_elr, md.leader_epoch + 1)]
+            return [self.change(s, c, new_isr, new_elr, md.leader_epoch + 1) for c in candidates]
+        return [self.change(s, NO_LEADER, new_isr, new_elr, md.leader_epoch + 1)]
 
-    def apply_partition_change(self, s: State, t: State, **md) -> State:
+    def apply_partition_change(self, s: State, **md) -> dict:
         """ApplyPartitionChange: the controller's new partition state, appended to the
         metadata log. hook: KIP-966 also keeps the ELR and LastKnownELR."""
         md.pop("elr", None)
-        new = self.partition_change_record(**md)
-        return t.replace(
-            con_partition_metadata=new,
+        return dict(
+            con_partition_metadata=self.partition_change_record(**md),
             con_metadata_log=s.con_metadata_log
             + (self.partition_change_record(type="PartitionChangeRecord", **md),),
         )
@@ -891,11 +904,10 @@ class KRaftReplication(Spec):
     # Helpers (the TLA+ operators of the same names)
     # ==================================================================================
 
-    def change(self, s, t, leader, isr, elr, leader_epoch) -> State:
+    def change(self, s, leader, isr, elr, leader_epoch) -> dict:
         md = s.con_partition_metadata
         return self.apply_partition_change(
             s,
-            t,
             replicas=md.replicas,
             leader=leader,
             isr=isr,
@@ -906,45 +918,53 @@ class KRaftReplication(Spec):
             removing=md.removing,
         )
 
-    def handle_broker_fenced(self, t: State, b: int) -> list[State]:
-        """HandleBrokerFenced (t: the state so far, its controller partition untouched)."""
-        md = t.con_partition_metadata
+    def handle_broker_fenced(self, s: State, b: int) -> list[dict]:
+        """HandleBrokerFenced: the changes of each successor."""
+        md = s.con_partition_metadata
         new_isr = self.remove_broker_from_isr(md.isr, b)
-        new_elr = self.update_elr_on_isr_or_replica_change(t, new_isr, md.replicas)
-        new_unfenced = t.con_unfenced - {b}
-        t2 = t.replace(con_unfenced=new_unfenced)
-        return self.maybe_update_partition_on_broker_change(t, t2, new_isr, new_elr, new_unfenced)
+        new_elr = self.update_elr_on_isr_or_replica_change(s, new_isr, md.replicas)
+        new_unfenced = s.con_unfenced - {b}
+        return [
+            {"con_unfenced": new_unfenced, **changes}
+            for changes in self.maybe_update_partition_on_broker_change(
+                s, new_isr, new_elr, new_unfenced
+            )
+        ]
 
-    def handle_broker_unfenced(self, t: State, b: int) -> list[State]:
+    def handle_broker_unfenced(self, s: State, b: int) -> list[dict]:
         """HandleBrokerUnfenced: with no leader, the controller may elect one."""
-        md = t.con_partition_metadata
-        new_unfenced = t.con_unfenced | {b}
-        t2 = t.replace(con_unfenced=new_unfenced)
+        md = s.con_partition_metadata
+        new_unfenced = s.con_unfenced | {b}
         if md.leader != NO_LEADER:
-            return [t2]
-        return self.maybe_update_partition_on_broker_change(
-            t, t2, md.isr, md.get("elr"), new_unfenced
-        )
+            return [{"con_unfenced": new_unfenced}]
+        return [
+            {"con_unfenced": new_unfenced, **changes}
+            for changes in self.maybe_update_partition_on_broker_change(
+                s, md.isr, md.get("elr"), new_unfenced
+            )
+        ]
 
-    def shut_down(self, s: State, t: State, b: int) -> list[State]:
+    def shut_down(self, s: State, b: int) -> list[dict]:
         """What both shutdowns share: fetch sessions dropped, the replica's leader state
         reset, pending writes failed, and the controller fences the broker."""
-        t = drop_fetch_sessions(self, t, b)
-        t = t.replace(
+        failed = (
+            self.fail_pending_writes(s, b)
+            if s.partition_status[b] == LEADER and s.partition_data[b].hwm < s.partition_data[b].leo
+            else {}
+        )
+        shut = dict(
+            **drop_fetch_sessions(self, s, b),
             partition_replica_state=put(
-                t.partition_replica_state,
+                s.partition_replica_state,
                 b,
                 Record({b1: BLANK_REPLICA_STATE for b1 in self.brokers}),
             ),
-            partition_pending_ap=put(t.partition_pending_ap, b, NO_PENDING_AP),
+            partition_pending_ap=put(s.partition_pending_ap, b, NO_PENDING_AP),
+            **failed,
+            con_broker_reg=put(s.con_broker_reg, b, s.con_broker_reg[b].replace(status=FENCED)),
+            aux_flo=put(s.aux_flo, b, INT_MAX),
         )
-        if s.partition_status[b] == LEADER and s.partition_data[b].hwm < s.partition_data[b].leo:
-            t = self.fail_pending_writes(s, t, b)
-        t = t.replace(
-            con_broker_reg=put(t.con_broker_reg, b, t.con_broker_reg[b].replace(status=FENCED)),
-            aux_flo=put(t.aux_flo, b, INT_MAX),
-        )
-        return self.handle_broker_fenced(t, b)
+        return [{**shut, **changes} for changes in self.handle_broker_fenced(s, b)]
 
     def pending_alter_partition_response(self, s: State, b: int) -> bool:
         return s.partition_pending_ap[b].epoch > s.partition_metadata[b].partition_epoch
@@ -982,7 +1002,7 @@ class KRaftReplication(Spec):
                 return offset
         return 0
 
-    def send_acks_for(self, s, t, b, lower, higher, positive) -> State:
+    def send_acks_for(self, s, b, lower, higher, positive) -> dict:
         """SendAcksFor: acknowledge the values this leader wrote at offsets lower..higher."""
         log, flo = s.partition_data[b].log, s.aux_flo[b]
         acked = s.inv_pos_acked | s.inv_neg_acked
@@ -993,14 +1013,14 @@ class KRaftReplication(Spec):
             and any(log[o - 1].value == v and o >= flo for o in range(lower, higher + 1))
         )
         if positive:
-            return t.replace(inv_pos_acked=s.inv_pos_acked | values, inv_neg_acked=s.inv_neg_acked)
-        return t.replace(inv_neg_acked=s.inv_neg_acked | values, inv_pos_acked=s.inv_pos_acked)
+            return {"inv_pos_acked": s.inv_pos_acked | values, "inv_neg_acked": s.inv_neg_acked}
+        return {"inv_neg_acked": s.inv_neg_acked | values, "inv_pos_acked": s.inv_pos_acked}
 
-    def update_hwm_invariant_vars(self, s, t, b, old_hwm, new_hwm, positive) -> State:
+    def update_hwm_invariant_vars(self, s, b, old_hwm, new_hwm, positive) -> dict:
         if positive:
-            t = self.send_acks_for(s, t, b, old_hwm, new_hwm - 1, True)
+            acks = self.send_acks_for(s, b, old_hwm, new_hwm - 1, True)
         else:
-            t = self.send_acks_for(s, t, b, old_hwm, s.partition_data[b].leo - 1, False)
+            acks = self.send_acks_for(s, b, old_hwm, s.partition_data[b].leo - 1, False)
         if new_hwm > s.inv_true_hwm:
             log = s.partition_data[b].log
             if new_hwm - 1 > len(log):
@@ -1008,18 +1028,18 @@ class KRaftReplication(Spec):
                 # model, reached when a write commits at once (values >= 2, |ISR| = 1).
                 raise ValueError("SubSeq past the end of the log (as TLC reports)")
             consumed = s.inv_consumed + log[s.inv_true_hwm - 1 : new_hwm - 1]
-            return t.replace(inv_true_hwm=new_hwm, inv_consumed=consumed)
-        return t.replace(inv_true_hwm=s.inv_true_hwm, inv_consumed=s.inv_consumed)
+            return {**acks, "inv_true_hwm": new_hwm, "inv_consumed": consumed}
+        return {**acks, "inv_true_hwm": s.inv_true_hwm, "inv_consumed": s.inv_consumed}
 
-    def maybe_advance_high_watermark(self, s, t, b, isr, old_hwm, new_hwm, positive) -> State:
+    def maybe_advance_high_watermark(self, s, b, isr, old_hwm, new_hwm, positive) -> dict:
         if not self.can_advance_hwm(b, isr, old_hwm, new_hwm):
-            return t
-        t = t.replace(
-            partition_data=put(t.partition_data, b, t.partition_data[b].replace(hwm=new_hwm))
+            return {}
+        return dict(
+            partition_data=put(s.partition_data, b, s.partition_data[b].replace(hwm=new_hwm)),
+            **self.update_hwm_invariant_vars(s, b, old_hwm, new_hwm, positive),
         )
-        return self.update_hwm_invariant_vars(s, t, b, old_hwm, new_hwm, positive)
 
-    def maybe_update_hwm_and_ack_on_partition_change(self, s, t, b, part_md) -> State:
+    def maybe_update_hwm_and_ack_on_partition_change(self, s, b, part_md) -> dict:
         new_hwm = (
             self.get_commit_offset(
                 s, b, part_md.maximal_isr, s.partition_data[b].leo, s.partition_replica_state[b]
@@ -1028,22 +1048,22 @@ class KRaftReplication(Spec):
         )
         positive = len(part_md.maximal_isr) >= self.min_isr
         return self.maybe_advance_high_watermark(
-            s, t, b, part_md.isr, s.partition_data[b].hwm, new_hwm, positive
+            s, b, part_md.isr, s.partition_data[b].hwm, new_hwm, positive
         )
 
-    def fail_pending_writes(self, s, t, b) -> State:
+    def fail_pending_writes(self, s, b) -> dict:
         data = s.partition_data[b]
-        return self.send_acks_for(s, t, b, data.hwm, data.leo - 1, False)
+        return self.send_acks_for(s, b, data.hwm, data.leo - 1, False)
 
-    def maybe_fail_pending_writes(self, s, t, b, part_state) -> State:
+    def maybe_fail_pending_writes(self, s, b, part_state) -> dict:
         data = s.partition_data[b]
         if data.hwm < data.leo and (len(part_state.isr) < self.min_isr or b != part_state.leader):
-            return self.fail_pending_writes(s, t, b)
-        return t
+            return self.fail_pending_writes(s, b)
+        return {}
 
     # -- metadata updates ----------------------------------------------------------------
 
-    def apply_metadata_record(self, s: State, b: int, md_offset: int) -> State | None:
+    def apply_metadata_record(self, s: State, b: int, md_offset: int) -> dict | None:
         record = s.con_metadata_log[md_offset - 1]
         curr = s.partition_metadata[b]
         new_md = Record(
@@ -1055,49 +1075,45 @@ class KRaftReplication(Spec):
             partition_epoch=record.partition_epoch,
         )
         is_new_leader = s.partition_status[b] != LEADER and record.leader == b
-        t = s.replace(
-            broker_metadata_log=put(
+        replicated = {
+            "broker_metadata_log": put(
                 s.broker_metadata_log,
                 b,
                 s.broker_metadata_log[b]
                 + s.con_metadata_log[len(s.broker_metadata_log[b]) : md_offset],
             )
-        )
+        }
         if new_md.partition_epoch <= curr.partition_epoch:
-            return t  # MetadataNoOp
-        t = t.replace(
-            partition_metadata=put(
-                t.partition_metadata, b, new_md if b in new_md.replicas else BLANK_METADATA
-            )
-        )
+            return replicated  # MetadataNoOp
+        applied = {
+            **replicated,
+            "partition_metadata": put(
+                s.partition_metadata, b, new_md if b in new_md.replicas else BLANK_METADATA
+            ),
+        }
         if b in curr.replicas and b not in new_md.replicas:
-            return self.delete_partition(s, t, b, new_md)
+            return {**applied, **self.delete_partition(s, b, new_md)}
         if curr.leader == b and record.leader == b:
             if curr.leader_epoch == new_md.leader_epoch:
-                return self.remain_leader(s, t, b, new_md)
-            return self.become_leader_in_new_epoch(s, t, b, new_md, is_new_leader)
+                return {**applied, **self.remain_leader(s, b, new_md)}
+            return {**applied, **self.become_leader_in_new_epoch(s, b, new_md, is_new_leader)}
         if curr.leader != b and record.leader == b:
-            return self.become_leader_in_new_epoch(s, t, b, new_md, is_new_leader)
+            return {**applied, **self.become_leader_in_new_epoch(s, b, new_md, is_new_leader)}
         if b in new_md.replicas and record.leader != NO_LEADER:
             if new_md.leader_epoch == curr.leader_epoch and curr.leader != b and new_md.leader != b:
-                return t  # RemainFollower
-            return self.become_follower_in_new_epoch(s, t, b, new_md)
+                return applied  # RemainFollower
+            return {**applied, **self.become_follower_in_new_epoch(s, b, new_md)}
         if b not in new_md.replicas:
             return None
-        return self.wait_for_leader_change(s, t, b, new_md)
+        return {**applied, **self.wait_for_leader_change(s, b, new_md)}
 
-    def remain_leader(self, s, t, b, new_md) -> State:
-        t = self.maybe_update_hwm_and_ack_on_partition_change(s, t, b, new_md)
-        if new_md.partition_epoch >= s.partition_pending_ap[b].epoch:
-            t = t.replace(partition_pending_ap=put(t.partition_pending_ap, b, NO_PENDING_AP))
-        return t
+    def remain_leader(self, s, b, new_md) -> dict:
+        changes = self.maybe_update_hwm_and_ack_on_partition_change(s, b, new_md)
+        if new_md.partition_epoch < s.partition_pending_ap[b].epoch:
+            return changes
+        return {**changes, "partition_pending_ap": put(s.partition_pending_ap, b, NO_PENDING_AP)}
 
-    def become_leader_in_new_epoch(self, s, t, b, new_md, is_new_leader) -> State:
-        t = t.replace(
-            partition_status=put(t.partition_status, b, LEADER),
-            partition_leso=put(t.partition_leso, b, s.partition_data[b].leo),
-        )
-        t = self.maybe_update_hwm_and_ack_on_partition_change(s, t, b, new_md)
+    def become_leader_in_new_epoch(self, s, b, new_md, is_new_leader) -> dict:
         rs = s.partition_replica_state[b]
         rs = Record(
             {
@@ -1105,56 +1121,59 @@ class KRaftReplication(Spec):
                 for b1 in self.brokers
             }
         )
-        t = t.replace(
-            partition_replica_state=put(t.partition_replica_state, b, rs),
-            partition_pending_ap=put(t.partition_pending_ap, b, NO_PENDING_AP),
+        return dict(
+            partition_status=put(s.partition_status, b, LEADER),
+            partition_leso=put(s.partition_leso, b, s.partition_data[b].leo),
+            **self.maybe_update_hwm_and_ack_on_partition_change(s, b, new_md),
+            partition_replica_state=put(s.partition_replica_state, b, rs),
+            partition_pending_ap=put(s.partition_pending_ap, b, NO_PENDING_AP),
+            **remove_partition_from_fetchers(s, b),
         )
-        return remove_partition_from_fetchers(t, b)
 
-    def ensure_leadership_renounced(self, s, t, b, new_md) -> State:
-        t = self.maybe_fail_pending_writes(s, t, b, new_md)
-        return t.replace(
+    def ensure_leadership_renounced(self, s, b, new_md) -> dict:
+        return dict(
+            **self.maybe_fail_pending_writes(s, b, new_md),
             partition_replica_state=put(
-                t.partition_replica_state,
+                s.partition_replica_state,
                 b,
                 Record({b1: BLANK_REPLICA_STATE for b1 in self.brokers}),
             ),
-            partition_pending_ap=put(t.partition_pending_ap, b, NO_PENDING_AP),
-            aux_flo=put(t.aux_flo, b, INT_MAX),
+            partition_pending_ap=put(s.partition_pending_ap, b, NO_PENDING_AP),
+            aux_flo=put(s.aux_flo, b, INT_MAX),
         )
 
-    def become_follower_in_new_epoch(self, s, t, b, new_md) -> State:
-        t = t.replace(
-            partition_status=put(t.partition_status, b, FOLLOWER),
-            partition_leso=put(t.partition_leso, b, None),
+    def become_follower_in_new_epoch(self, s, b, new_md) -> dict:
+        return dict(
+            partition_status=put(s.partition_status, b, FOLLOWER),
+            partition_leso=put(s.partition_leso, b, None),
+            **self.add_partition_to_fetcher(s, b, new_md.leader, new_md.leader_epoch),
+            **self.ensure_leadership_renounced(s, b, new_md),
         )
-        t = self.add_partition_to_fetcher(s, t, b, new_md.leader, new_md.leader_epoch)
-        return self.ensure_leadership_renounced(s, t, b, new_md)
 
-    def wait_for_leader_change(self, s, t, b, new_md) -> State:
-        t = t.replace(
-            partition_status=put(t.partition_status, b, None),
-            partition_leso=put(t.partition_leso, b, None),
+    def wait_for_leader_change(self, s, b, new_md) -> dict:
+        return dict(
+            partition_status=put(s.partition_status, b, None),
+            partition_leso=put(s.partition_leso, b, None),
+            **remove_partition_from_fetchers(s, b),
+            **self.ensure_leadership_renounced(s, b, new_md),
         )
-        t = remove_partition_from_fetchers(t, b)
-        return self.ensure_leadership_renounced(s, t, b, new_md)
 
-    def delete_partition(self, s, t, b, new_md) -> State:
-        t = t.replace(
-            partition_status=put(t.partition_status, b, None),
-            partition_leso=put(t.partition_leso, b, None),
-            partition_data=put(t.partition_data, b, Record(log=(), hwm=1, leo=1)),
+    def delete_partition(self, s, b, new_md) -> dict:
+        return dict(
+            partition_status=put(s.partition_status, b, None),
+            partition_leso=put(s.partition_leso, b, None),
+            partition_data=put(s.partition_data, b, Record(log=(), hwm=1, leo=1)),
+            **remove_partition_from_fetchers(s, b),
+            **self.ensure_leadership_renounced(s, b, new_md),
         )
-        t = remove_partition_from_fetchers(t, b)
-        return self.ensure_leadership_renounced(s, t, b, new_md)
 
-    def add_partition_to_fetcher(self, s, t, b, leader, leader_epoch) -> State:
+    def add_partition_to_fetcher(self, s, b, leader, leader_epoch) -> dict:
         fetchers = s.broker_fetchers[b]
         if (
             leader_epoch <= s.partition_metadata[b].leader_epoch
             and fetchers[leader].partition is not None
         ):
-            return t
+            return {}
         log = s.partition_data[b].log
         added = Record(
             fetch_offset=s.partition_data[b].leo,
@@ -1167,7 +1186,7 @@ class KRaftReplication(Spec):
                 for peer in self.brokers
             }
         )
-        return t.replace(broker_fetchers=put(t.broker_fetchers, b, new))
+        return {"broker_fetchers": put(s.broker_fetchers, b, new)}
 
     # -- AlterPartition ------------------------------------------------------------------
 
@@ -1279,8 +1298,12 @@ class KRaftReplication(Spec):
                 dest=b,
                 source=CONTROLLER,
             )
-            t = s.replace(**NET.reply(s, m, response))
-            out.append(self.apply_partition_change(s, t, leader=leader, **new))
+            out.append(
+                s.replace(
+                    **NET.reply(s, m, response),
+                    **self.apply_partition_change(s, leader=leader, **new),
+                )
+            )
         return out
 
     def completed_reassignment(self, s: State, isr: frozenset, replicas: frozenset) -> dict:
@@ -1382,9 +1405,11 @@ class KRaftReplication(Spec):
             else old_hwm
         )
         records = (data.log[req.fetch_offset - 1],) if req.fetch_offset < data.leo else ()
-        replica_state = {"partition_replica_state": put(s.partition_replica_state, b, rs)}
-        t = response(replica_state, hwm=max(new_hwm, old_hwm), records=records)
-        return self.maybe_advance_high_watermark(s, t, b, md.isr, old_hwm, new_hwm, True)
+        changes = {
+            "partition_replica_state": put(s.partition_replica_state, b, rs),
+            **self.maybe_advance_high_watermark(s, b, md.isr, old_hwm, new_hwm, True),
+        }
+        return response(changes, hwm=max(new_hwm, old_hwm), records=records)
 
     def handle_fetch_response(self, s: State, b: int, m: Record) -> dict:
         """HandleFetchResponse: its changes (the follower's fetcher, and its log)."""
@@ -1454,28 +1479,28 @@ def reassignment_in_progress(s: State) -> bool:
     return bool(md.adding or md.removing)
 
 
-def remove_partition_from_fetchers(t: State, b: int) -> State:
-    fetchers = t.broker_fetchers[b]
+def remove_partition_from_fetchers(s: State, b: int) -> dict:
+    fetchers = s.broker_fetchers[b]
     new = Record(
         {
             b1: Record(partition=None, pending_response=f.pending_response)
             for b1, f in fetchers.items()
         }
     )
-    return t.replace(broker_fetchers=put(t.broker_fetchers, b, new))
+    return {"broker_fetchers": put(s.broker_fetchers, b, new)}
 
 
-def drop_fetch_sessions(spec: KRaftReplication, t: State, b: int) -> State:
+def drop_fetch_sessions(spec: KRaftReplication, s: State, b: int) -> dict:
     """DropFetchSessions: in-flight Fetch messages to or from b are dropped; b's fetchers are
     blank and those of brokers waiting on b fail (delayed)."""
     dropped = frozenset(
         m
-        for m in t.messages
+        for m in s.messages
         if m.type in ("FetchRequest", "FetchResponse") and (m.dest == b or m.source == b)
     )
     fetchers = {}
     for b1 in spec.brokers:
-        f = t.broker_fetchers[b1]
+        f = s.broker_fetchers[b1]
         if b1 == b:
             fetchers[b1] = Record({b2: BLANK_FETCH_STATE for b2 in spec.brokers})
         elif f[b].pending_response and f[b].partition is not None:
@@ -1490,8 +1515,8 @@ def drop_fetch_sessions(spec: KRaftReplication, t: State, b: int) -> State:
             fetchers[b1] = put(f, b, f[b].replace(pending_response=False))
         else:
             fetchers[b1] = f
-    return t.replace(
-        messages=t.messages - dropped,
-        messages_discard=t.messages_discard | dropped,
-        broker_fetchers=Record(fetchers),
-    )
+    return {
+        "messages": s.messages - dropped,
+        "messages_discard": s.messages_discard | dropped,
+        "broker_fetchers": Record(fetchers),
+    }

@@ -5,6 +5,7 @@ modules. The imports themselves are the contract's to check, not this file's."""
 
 from __future__ import annotations
 
+import ast
 import re
 import tomllib
 
@@ -90,3 +91,22 @@ def test_only_the_fast_module_loads_the_c_extension():
         if pattern.search(p.read_text())
     }
     assert loaders == {"checker/values/fast.py"}
+
+
+def test_no_file_of_checker_is_over_700_lines_and_no_class_over_300():
+    """Small modules with one job (issue 47's targets): no Python module or C file under
+    checker/ is over 700 lines, no class over 300."""
+    files = [*(ROOT / "checker").rglob("*.py"), *(ROOT / "checker").rglob("*.c")]
+    lines = {p.relative_to(ROOT).as_posix(): len(p.read_text().splitlines()) for p in files}
+    classes = {
+        f"{p.relative_to(ROOT).as_posix()}:{node.lineno} {node.name}": (
+            node.end_lineno - node.lineno + 1
+        )
+        for p in files
+        if p.suffix == ".py"
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.ClassDef)
+    }
+    assert len(lines) > 100 and len(classes) > 100
+    assert {name: n for name, n in lines.items() if n > 700} == {}
+    assert {name: n for name, n in classes.items() if n > 300} == {}

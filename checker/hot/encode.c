@@ -2,20 +2,24 @@
 
 /* -- encode ---------------------------------------------------------------------------- */
 
-typedef struct {
-    char *data;
-    Py_ssize_t size, capacity;
-} Buffer;
-
-static int
-grow(Buffer *b, Py_ssize_t more)
+/* A Buffer's room for `more` bytes: doubled from 256 (or its stack array's size), moved to the
+ * heap when it outgrows its stack array. */
+int
+buffer_grow(Buffer *b, Py_ssize_t more)
 {
     if (b->size + more <= b->capacity)
         return 0;
     Py_ssize_t capacity = b->capacity ? b->capacity : 256;
     while (capacity < b->size + more)
         capacity *= 2;
-    char *data = PyMem_Realloc(b->data, capacity);
+    char *data;
+    if (b->data != NULL && b->data == b->stack) {
+        data = PyMem_Malloc(capacity);
+        if (data != NULL)
+            memcpy(data, b->data, b->size);
+    } else {
+        data = PyMem_Realloc(b->data, capacity);
+    }
     if (data == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -23,44 +27,6 @@ grow(Buffer *b, Py_ssize_t more)
     b->data = data;
     b->capacity = capacity;
     return 0;
-}
-
-static int
-put_bytes(Buffer *b, const void *bytes, Py_ssize_t n)
-{
-    if (grow(b, n) < 0)
-        return -1;
-    memcpy(b->data + b->size, bytes, n);
-    b->size += n;
-    return 0;
-}
-
-static int
-put_byte(Buffer *b, unsigned char c)
-{
-    return put_bytes(b, &c, 1);
-}
-
-static int
-put_be(Buffer *b, unsigned char head, uint64_t value, int width)
-{
-    unsigned char out[9];
-    out[0] = head;
-    for (int i = 0; i < width; i++)
-        out[1 + i] = (unsigned char)(value >> (8 * (width - 1 - i)));
-    return put_bytes(b, out, 1 + width);
-}
-
-/* A container's header, as msgpack-python writes it. */
-static int
-put_header(Buffer *b, Py_ssize_t n, unsigned char fix, int fixlimit, unsigned char h16,
-           unsigned char h32)
-{
-    if (n < fixlimit)
-        return put_byte(b, (unsigned char)(fix | n));
-    if (n < 65536)
-        return put_be(b, h16, (uint64_t)n, 2);
-    return put_be(b, h32, (uint64_t)n, 4);
 }
 
 static int
@@ -107,86 +73,97 @@ put_int(Buffer *b, PyObject *value)
 static int put_value(Buffer *b, PyObject *value, int depth);
 static int put_nested(Buffer *b, PyObject *value, int depth);
 
-typedef struct {
-    Py_ssize_t start, size;
-    const char *base; /* set after the element buffer stops moving */
-} Span;
+/* A str's, bytes' or extension's header: `fix | n` under `fixlimit`, else the first of h8,
+ * h16, h32 whose size field holds n, and n. */
+static inline int
+put_size(Buffer *b, Py_ssize_t n, unsigned char fix, int fixlimit, unsigned char h8,
+         unsigned char h16, unsigned char h32)
+{
+    if (n < fixlimit)
+        return put_byte(b, (unsigned char)(fix | n));
+    if (n < 256)
+        return put_be(b, h8, (uint64_t)n, 1);
+    if (n < 65536)
+        return put_be(b, h16, (uint64_t)n, 2);
+    return put_be(b, h32, (uint64_t)n, 4);
+}
 
-static int
+int
 compare_spans(const void *x, const void *y)
 {
     const Span *a = x, *b = y;
-    Py_ssize_t n = a->size < b->size ? a->size : b->size;
-    int c = memcmp(a->base + a->start, b->base + b->start, (size_t)n);
-    if (c != 0)
-        return c;
-    return (a->size > b->size) - (a->size < b->size);
+    return compare_bytes(a->base + a->start, a->size, b->base + b->start, b->size);
 }
 
-/* A frozenset: extension 1 holding an array of its elements' encodings, sorted. */
-static int
-put_set(Buffer *b, PyObject *set, int depth)
+int
+put_elements(Buffer *scratch, Span *spans, PyObject *set, Py_ssize_t n, ElementWriter write,
+             void *with, int depth)
 {
-    Py_ssize_t n = PySet_GET_SIZE(set);
-    Buffer elements = {NULL, 0, 0};
-    Span *spans = PyMem_Malloc(sizeof(Span) * (n ? n : 1));
-    if (spans == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    Py_ssize_t i = 0;
-    PyObject *item;
-    int status = -1;
-    PyObject *iterator = PyObject_GetIter(set);
+    PyObject *iterator = PyObject_GetIter(set), *item;
     if (iterator == NULL)
-        goto done;
+        return -1;
+    Py_ssize_t i = 0;
     while (i < n && (item = PyIter_Next(iterator)) != NULL) {
-        spans[i].start = elements.size;
-        int failed = put_nested(&elements, item, depth + 1) < 0;
+        spans[i].start = scratch->size;
+        int failed = write(scratch, item, with, depth) < 0;
         Py_DECREF(item);
         if (failed) {
             Py_DECREF(iterator);
-            goto done;
+            return -1;
         }
-        spans[i].size = elements.size - spans[i].start;
+        spans[i].size = scratch->size - spans[i].start;
         i++;
     }
     Py_DECREF(iterator);
-    if (PyErr_Occurred())
-        goto done;
-    for (Py_ssize_t k = 0; k < n; k++)
-        spans[k].base = elements.data;
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* The set whose n elements' encodings are `spans` of `scratch`: extension 1 holding an array
+ * of them, sorted. */
+static int
+put_sorted_set(Buffer *b, const Buffer *scratch, Span *spans, Py_ssize_t n)
+{
+    Py_ssize_t size = n < 16 ? 1 : n < 65536 ? 3 : 5; /* the extension's: the array's header */
+    for (Py_ssize_t k = 0; k < n; k++) {
+        spans[k].base = scratch->data;
+        size += spans[k].size;
+    }
     qsort(spans, (size_t)n, sizeof(Span), compare_spans);
-    Buffer payload = {NULL, 0, 0};
-    if (put_header(&payload, n, 0x90, 16, 0xdc, 0xdd) < 0)
-        goto payload_done;
-    for (Py_ssize_t k = 0; k < n; k++)
-        if (put_bytes(&payload, elements.data + spans[k].start, spans[k].size) < 0)
-            goto payload_done;
-    Py_ssize_t size = payload.size;
     int fixed = size == 1 ? 0xd4 : size == 2 ? 0xd5 : size == 4 ? 0xd6 : size == 8 ? 0xd7
                 : size == 16 ? 0xd8 : 0;
-    if (fixed) {
-        if (put_byte(b, (unsigned char)fixed) < 0)
-            goto payload_done;
-    } else if (size < 256) {
-        if (put_be(b, 0xc7, (uint64_t)size, 1) < 0)
-            goto payload_done;
-    } else if (size < 65536) {
-        if (put_be(b, 0xc8, (uint64_t)size, 2) < 0)
-            goto payload_done;
-    } else if (put_be(b, 0xc9, (uint64_t)size, 4) < 0) {
-        goto payload_done;
-    }
-    if (put_byte(b, 1) < 0 || put_bytes(b, payload.data, size) < 0)
-        goto payload_done;
-    status = 0;
-payload_done:
-    PyMem_Free(payload.data);
-done:
-    PyMem_Free(elements.data);
-    PyMem_Free(spans);
+    int status = fixed ? put_byte(b, (unsigned char)fixed)
+                       : put_size(b, size, 0, 0, 0xc7, 0xc8, 0xc9);
+    if (status < 0 || put_byte(b, 1) < 0 || put_header(b, n, 0x90, 16, 0xdc, 0xdd) < 0)
+        return -1;
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (put_bytes(b, scratch->data + spans[k].start, spans[k].size) < 0)
+            return -1;
+    return 0;
+}
+
+int
+put_set_with(Buffer *b, PyObject *set, ElementWriter write, void *with, int depth)
+{
+    Py_ssize_t n = PySet_GET_SIZE(set);
+    char stack[512];
+    Buffer elements;
+    BUFFER_ON(elements, stack);
+    Span few[SPANS], *spans = spans_for(n, few);
+    if (spans == NULL)
+        return -1;
+    int status = put_elements(&elements, spans, set, n, write, with, depth + 1);
+    if (status == 0)
+        status = put_sorted_set(b, &elements, spans, n);
+    buffer_free(&elements);
+    spans_free(spans, few);
     return status;
+}
+
+static int
+nested(Buffer *b, PyObject *element, void *with, int depth)
+{
+    (void)with;
+    return put_nested(b, element, depth);
 }
 
 static int
@@ -217,10 +194,8 @@ refuse(PyObject *value)
 static int
 put_value(Buffer *b, PyObject *value, int depth)
 {
-    if (depth > 500) {
-        PyErr_SetString(STATE_ERROR, "a state value nested deeper than 500 levels");
+    if (too_deep(depth))
         return -1;
-    }
     PyTypeObject *type = Py_TYPE(value);
     if (value == Py_None)
         return put_byte(b, 0xc0);
@@ -243,16 +218,9 @@ put_value(Buffer *b, PyObject *value, int depth)
             }
             return -1;
         }
-        int status;
-        if (n < 32)
-            status = put_byte(b, (unsigned char)(0xa0 | n));
-        else if (n < 256)
-            status = put_be(b, 0xd9, (uint64_t)n, 1);
-        else if (n < 65536)
-            status = put_be(b, 0xda, (uint64_t)n, 2);
-        else
-            status = put_be(b, 0xdb, (uint64_t)n, 4);
-        return status < 0 ? -1 : put_bytes(b, text, n);
+        if (put_size(b, n, 0xa0, 32, 0xd9, 0xda, 0xdb) < 0)
+            return -1;
+        return put_bytes(b, text, n);
     }
     if (type == &PyTuple_Type) {
         Py_ssize_t n = PyTuple_GET_SIZE(value);
@@ -264,17 +232,12 @@ put_value(Buffer *b, PyObject *value, int depth)
         return 0;
     }
     if (type == &PyFrozenSet_Type)
-        return put_set(b, value, depth);
+        return put_set_with(b, value, nested, NULL, depth);
     if (type == &PyBytes_Type) {
         Py_ssize_t n = PyBytes_GET_SIZE(value);
-        int status;
-        if (n < 256)
-            status = put_be(b, 0xc4, (uint64_t)n, 1);
-        else if (n < 65536)
-            status = put_be(b, 0xc5, (uint64_t)n, 2);
-        else
-            status = put_be(b, 0xc6, (uint64_t)n, 4);
-        return status < 0 ? -1 : put_bytes(b, PyBytes_AS_STRING(value), n);
+        if (put_size(b, n, 0, 0, 0xc4, 0xc5, 0xc6) < 0)
+            return -1;
+        return put_bytes(b, PyBytes_AS_STRING(value), n);
     }
     if (PyType_IsSubtype(type, &RecordBase)) {
         if (type == MAP)
@@ -347,13 +310,6 @@ hot_forget_encodings(PyObject *module, PyObject *unused)
     Py_RETURN_NONE;
 }
 
-static int
-is_container(PyTypeObject *type)
-{
-    return type == &PyTuple_Type || type == &PyFrozenSet_Type ||
-           PyType_IsSubtype(type, &RecordBase);
-}
-
 /* A value inside another (a map's or record's value, a set's element, a tuple's item): a
  * container below a state's variables (depth 2 and deeper) is cached as they are. */
 static int
@@ -387,9 +343,9 @@ hot_encode_state(PyObject *module, PyObject *state)
         return PyErr_NoMemory();
     /* One buffer for every state: grown to a state's size once, not from 256 bytes each time
      * (kip-966's 3 KB states took 2.5 reallocs each). */
-    static Buffer scratch = {NULL, 0, 0};
+    static Buffer scratch = {NULL, 0, 0, NULL};
     Buffer b = scratch;
-    scratch = (Buffer){NULL, 0, 0}; /* taken: a nested call (none is known) gets its own */
+    scratch = (Buffer){NULL, 0, 0, NULL}; /* taken: a nested call (none is known) gets its own */
     b.size = 0;
     PyObject *out = NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(keys);
@@ -488,7 +444,7 @@ PyObject *
 hot_encode(PyObject *module, PyObject *value)
 {
     read_all(value);
-    Buffer b = {NULL, 0, 0};
+    Buffer b = {NULL, 0, 0, NULL};
     if (put_value(&b, value, 0) < 0) {
         PyMem_Free(b.data);
         return NULL;
@@ -498,3 +454,8 @@ hot_encode(PyObject *module, PyObject *value)
     return out;
 }
 
+int
+put_atom(Buffer *b, PyObject *value)
+{
+    return put_value(b, value, 0);
+}

@@ -8,7 +8,8 @@
  *   tuples (checker.values.record).
  * - kinds.c: conforms, whether a value is of its kind (checker.values.kinds).
  * - encode.c: encode, encode_state, the canonical msgpack bytes of checker.values.encoding,
- *   and encoded: candidates' encodings and fingerprints.
+ *   and encoded: candidates' encodings and fingerprints. Its writers (a Buffer's put_*) are
+ *   in this header, shared with symmetry.c and signatures.c.
  * - decode.c: decode, decode_all, those bytes back into values (records by their shape).
  * - readsets.c: incremental evaluation's read sets (docs/architecture.md): holds, verdicts,
  *   read_sets_of, changed (checker.model.readsets).
@@ -20,8 +21,10 @@
  *   states expanded (checker.model.expansion), reading the model's Context by name.
  * - module.c: configure (what the Python modules hand over), rename (a symmetry's renaming),
  *   the method table.
- * - symmetry.c: renamed_encodings, a state's encodings with its model values renamed, and
- *   signatures, its model values' (checker.symmetry: symmetry over model values).
+ * - symmetry.c: renamed_encodings, a state's encodings with its model values renamed
+ *   (checker.symmetry: symmetry over model values).
+ * - signatures.c: signatures, each model value's occurrences in a state, blinded
+ *   (checker.symmetry.Signatures).
  *
  * The Python modules hand over what this module needs (their types, sets and fallbacks) with
  * configure(...) when they are imported (checker.values.fast.configure_records).
@@ -173,6 +176,118 @@ note_reads(char *out, Py_ssize_t slot, PyObject *result)
     memcpy(out + 8 * slot, &mask, 8);
 }
 
+/* -- msgpack writers (encode.c's canonical bytes; symmetry.c and signatures.c write them too)
+ *
+ * A Buffer grows on the heap (PyMem), from `stack` when it was started on the caller's array
+ * (BUFFER_ON: no allocation for the sets and maps of a state's usual size), else from
+ * nothing ({NULL, 0, 0, NULL}). */
+typedef struct {
+    char *data;
+    Py_ssize_t size, capacity;
+    char *stack; /* the caller's array it started on (never freed), or NULL */
+} Buffer;
+
+#define BUFFER_ON(b, array)                                                                  \
+    ((b).data = (b).stack = (array), (b).size = 0, (b).capacity = (Py_ssize_t)sizeof(array))
+
+static inline void
+buffer_free(Buffer *b)
+{
+    if (b->data != b->stack)
+        PyMem_Free(b->data);
+}
+
+HOT_SHARED int buffer_grow(Buffer *b, Py_ssize_t more); /* encode.c */
+
+static inline int
+put_bytes(Buffer *b, const void *bytes, Py_ssize_t n)
+{
+    if (b->size + n > b->capacity && buffer_grow(b, n) < 0)
+        return -1;
+    memcpy(b->data + b->size, bytes, n);
+    b->size += n;
+    return 0;
+}
+
+static inline int
+put_byte(Buffer *b, unsigned char c)
+{
+    if (b->size + 1 > b->capacity && buffer_grow(b, 1) < 0)
+        return -1;
+    b->data[b->size++] = (char)c;
+    return 0;
+}
+
+/* `head`, then `value`'s low `width` bytes, big-endian. */
+static inline int
+put_be(Buffer *b, unsigned char head, uint64_t value, int width)
+{
+    unsigned char out[9];
+    out[0] = head;
+    for (int i = 0; i < width; i++)
+        out[1 + i] = (unsigned char)(value >> (8 * (width - 1 - i)));
+    return put_bytes(b, out, 1 + width);
+}
+
+/* A container's header, as msgpack-python writes it. */
+static inline int
+put_header(Buffer *b, Py_ssize_t n, unsigned char fix, int fixlimit, unsigned char h16,
+           unsigned char h32)
+{
+    if (n < fixlimit)
+        return put_byte(b, (unsigned char)(fix | n));
+    if (n < 65536)
+        return put_be(b, h16, (uint64_t)n, 2);
+    return put_be(b, h32, (uint64_t)n, 4);
+}
+
+/* Whether a value at `depth` is nested too deep to be part of a state (StateError set). */
+static inline int
+too_deep(int depth)
+{
+    if (depth <= 500)
+        return 0;
+    PyErr_SetString(STATE_ERROR, "a state value nested deeper than 500 levels");
+    return 1;
+}
+
+/* A part of a Buffer (a set's element, a map's entry), sorted by its bytes. */
+typedef struct {
+    Py_ssize_t start, size;
+    const char *base; /* set after the buffer stops moving */
+} Span;
+#define SPANS 32 /* a set's or map's parts sorted without an allocation */
+
+/* Room for n Spans: `few` (SPANS of them, the caller's) when they fit, else allocated. */
+static inline Span *
+spans_for(Py_ssize_t n, Span *few)
+{
+    Span *spans = n <= SPANS ? few : PyMem_Malloc(sizeof(Span) * n);
+    if (spans == NULL)
+        PyErr_NoMemory();
+    return spans;
+}
+
+static inline void
+spans_free(Span *spans, Span *few)
+{
+    if (spans != few)
+        PyMem_Free(spans);
+}
+
+static inline int
+compare_bytes(const char *x, Py_ssize_t nx, const char *y, Py_ssize_t ny)
+{
+    Py_ssize_t n = nx < ny ? nx : ny;
+    int c = memcmp(x, y, (size_t)n);
+    if (c != 0)
+        return c;
+    return (nx > ny) - (nx < ny);
+}
+
+/* How a set's elements are written into a scratch buffer (encode.c's nested encoding, a
+ * renamed one, a blinded one): `with` is the writer's own argument. */
+typedef int (*ElementWriter)(Buffer *b, PyObject *element, void *with, int depth);
 
 /* -- what the files call of each other (each file's own, in its order) ------------------  */
 
@@ -207,6 +322,24 @@ HOT_SHARED PyObject *hot_encode(PyObject *module, PyObject *value);
 HOT_SHARED int encode_into(PyObject *module, PyObject *states, Py_ssize_t start,
                            Py_ssize_t count, PyObject *fingerprint, PyObject *encodings,
                            PyObject *views, PyObject *identify, uint64_t *out);
+/* encode()'s bytes of a value with no container in it (an atom: None, a bool, an int, a
+ * str, bytes), appended; encode()'s error for anything else it refuses. */
+HOT_SHARED int put_atom(Buffer *b, PyObject *value);
+/* Each of the n elements of `set` written by `write` into `scratch`, spans[i] its bytes. */
+HOT_SHARED int put_elements(Buffer *scratch, Span *spans, PyObject *set, Py_ssize_t n,
+                            ElementWriter write, void *with, int depth);
+/* A frozenset as encode() writes it (extension 1 holding an array of its elements'
+ * encodings, sorted), each element written by `write` (at depth + 1). */
+HOT_SHARED int put_set_with(Buffer *b, PyObject *set, ElementWriter write, void *with,
+                            int depth);
+HOT_SHARED int compare_spans(const void *x, const void *y);
+
+static inline int
+is_container(PyTypeObject *type)
+{
+    return type == &PyTuple_Type || type == &PyFrozenSet_Type ||
+           PyType_IsSubtype(type, &RecordBase);
+}
 
 /* decode.c */
 HOT_SHARED PyObject *hot_decode(PyObject *module, PyObject *data);
@@ -270,6 +403,8 @@ HOT_SHARED PyObject *hot_configure(PyObject *module, PyObject *args);
 /* symmetry.c */
 HOT_SHARED PyObject *hot_renamed_encodings(PyObject *module, PyObject *const *args,
                                            Py_ssize_t nargs);
+
+/* signatures.c */
 HOT_SHARED PyObject *hot_signatures(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
 #endif

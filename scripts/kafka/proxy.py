@@ -24,9 +24,11 @@ it and closes every connection.
 from __future__ import annotations
 
 import asyncio
+import functools
 import struct
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 ALTER_PARTITION = 56
@@ -149,6 +151,21 @@ def decode_response_error(frame: bytes) -> tuple[int, str]:
     return correlation_id, ERRORS.get(error, str(error))
 
 
+async def _relay(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    look: Callable[[bytes], Awaitable[None]],
+) -> None:
+    """Every Kafka frame (a 4-byte size, then the frame) from `reader` to `writer`, each shown
+    to `look` first, which may hold it (and every frame behind it)."""
+    while True:
+        size_bytes = await reader.readexactly(4)
+        frame = await reader.readexactly(struct.unpack(">i", size_bytes)[0])
+        await look(frame)
+        writer.write(size_bytes + frame)
+        await writer.drain()
+
+
 @dataclass
 class _Route:
     broker: int
@@ -264,8 +281,12 @@ class Proxy:
             client_w.close()
             return
         pending: dict[int, AlterPartition] = {}
-        up = asyncio.ensure_future(self._requests(route.broker, client_r, server_w, pending))
-        down = asyncio.ensure_future(self._responses(server_r, client_w, pending))
+        up = asyncio.ensure_future(
+            _relay(client_r, server_w, functools.partial(self._request, route.broker, pending))
+        )
+        down = asyncio.ensure_future(
+            _relay(server_r, client_w, functools.partial(self._response, pending))
+        )
         try:
             await asyncio.wait([up, down], return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
@@ -278,44 +299,27 @@ class Proxy:
                 if task.done() and not task.cancelled():
                     task.exception()
 
-    async def _requests(
-        self,
-        broker: int,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        pending: dict[int, AlterPartition],
-    ) -> None:
-        while True:
-            size_bytes = await reader.readexactly(4)
-            frame = await reader.readexactly(struct.unpack(">i", size_bytes)[0])
-            if struct.unpack_from(">h", frame)[0] == ALTER_PARTITION:
-                request = decode_request(broker, frame)
-                with self._lock:
-                    self.seen.append(request)
-                    event = self._release.get(broker) if broker in self.armed else None
-                pending[request.correlation_id] = request
-                if event is not None:
-                    started = time.monotonic()
-                    request.holding = True
-                    await asyncio.get_running_loop().run_in_executor(None, event.wait)
-                    request.holding = False
-                    request.held_s = time.monotonic() - started
-            writer.write(size_bytes + frame)
-            await writer.drain()
+    async def _request(self, broker: int, pending: dict[int, AlterPartition], frame: bytes) -> None:
+        """A request frame on its way to a controller: an AlterPartition is decoded, noted
+        until its response, and held while its broker is armed."""
+        if struct.unpack_from(">h", frame)[0] != ALTER_PARTITION:
+            return
+        request = decode_request(broker, frame)
+        with self._lock:
+            self.seen.append(request)
+            event = self._release.get(broker) if broker in self.armed else None
+        pending[request.correlation_id] = request
+        if event is not None:
+            started = time.monotonic()
+            request.holding = True
+            await asyncio.get_running_loop().run_in_executor(None, event.wait)
+            request.holding = False
+            request.held_s = time.monotonic() - started
 
-    async def _responses(
-        self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        pending: dict[int, AlterPartition],
-    ) -> None:
-        while True:
-            size_bytes = await reader.readexactly(4)
-            frame = await reader.readexactly(struct.unpack(">i", size_bytes)[0])
-            correlation_id = struct.unpack_from(">i", frame)[0]
-            request = pending.pop(correlation_id, None)
-            if request is not None:
-                request.error = decode_response_error(frame)[1]
-                request.answered_at = time.time()
-            writer.write(size_bytes + frame)
-            await writer.drain()
+    @staticmethod
+    async def _response(pending: dict[int, AlterPartition], frame: bytes) -> None:
+        """A response frame on its way back to a broker: an AlterPartition's error noted."""
+        request = pending.pop(struct.unpack_from(">i", frame)[0], None)  # its correlation id
+        if request is not None:
+            request.error = decode_response_error(frame)[1]
+            request.answered_at = time.time()

@@ -131,22 +131,21 @@ class Run:
 def leader_kill(run: Run) -> None:
     """kill -9 of the partition leader, then its restart."""
     run.load(5, 10)
-    leader = run.leader()
-    run.kill(leader)
-    run.isr_is(set(BROKERS) - {leader})
-    run.load(5, 10)
-    run.start(leader)
-    run.fully_replicated()
+    _kill_and_restart(run, run.leader())
 
 
 def follower_kill(run: Run) -> None:
     """kill -9 of a follower, then its restart."""
     run.load(5, 10)
-    follower = run.followers()[0]
-    run.kill(follower)
-    run.isr_is(set(BROKERS) - {follower})
+    _kill_and_restart(run, run.followers()[0])
+
+
+def _kill_and_restart(run: Run, broker: int) -> None:
+    """kill -9 of `broker`, which leaves the ISR; load, then its restart, caught up again."""
+    run.kill(broker)
+    run.isr_is(set(BROKERS) - {broker})
     run.load(5, 10)
-    run.start(follower)
+    run.start(broker)
     run.fully_replicated()
 
 

@@ -1,4 +1,5 @@
-"""KIP-841: fenced replicas should not be allowed to join the ISR in KRaft.
+"""KIP-841: fenced replicas should not be allowed to join the ISR in KRaft (the KIP on
+the Apache Kafka wiki, cwiki.apache.org/confluence/display/KAFKA).
 
 The KIP's two invariants: a fenced or in-controlled-shutdown replica is not eligible to be in
 the ISR, and is not eligible to become leader. The controller rejects an AlterPartition whose

@@ -1,4 +1,6 @@
-"""KIP-903: replicas with a stale broker epoch should not be allowed to join the ISR.
+"""KIP-903: replicas with a stale broker epoch should not be allowed to join the ISR (the KIP
+on the Apache Kafka wiki, cwiki.apache.org/confluence/display/KAFKA; the bug, KAFKA-14139, on
+issues.apache.org/jira).
 
 Starting point of KAFKA-14139: broker 0 leads and is the only ISR member, holding one
 committed record; broker 1 is an empty follower. The follower sends its broker epoch in Fetch;

@@ -1,4 +1,5 @@
-"""KIP-996: Pre-Vote.
+"""KIP-996: Pre-Vote (the KIP on
+the Apache Kafka wiki, cwiki.apache.org/confluence/display/KAFKA).
 
 Without it, a voter cut off from the quorum times out again and again, bumping its epoch each
 time; when it rejoins, its Vote request carries the highest epoch, every voter it reaches

@@ -1,4 +1,5 @@
-"""KIP-996: linearizable reads on followers (ReadOffset).
+"""KIP-996: linearizable reads on followers (ReadOffset; the KIP on
+the Apache Kafka wiki, cwiki.apache.org/confluence/display/KAFKA).
 
 A client reads the metadata from a follower instead of the leader. Without the KIP the
 follower answers from its own state at once, which may be behind a write the leader has

@@ -1,4 +1,5 @@
-"""The shared model of a KRaft quorum: pull-based Raft among a few voters (KIP-595).
+"""The shared model of a KRaft quorum: pull-based Raft among a few voters (KIP-595, on
+the Apache Kafka wiki, cwiki.apache.org/confluence/display/KAFKA).
 
 Each voter has an epoch, a role (follower, prospective, candidate, leader), the leader it knows,
 its vote, and a log of records (the epoch of each). Followers fetch from the leader; a fetch

@@ -1,4 +1,5 @@
-"""The shared model of one partition under a KRaft controller, before KIP-841, 903 and 966.
+"""The shared model of one partition under a KRaft controller, before KIP-841, 903 and 966
+(the KIPs on the Apache Kafka wiki, cwiki.apache.org/confluence/display/KAFKA).
 
 Every broker hosts a replica of the partition. The controller holds the broker registry
 (broker epochs, fencing, controlled shutdown) and the partition record (leader, ISR, leader

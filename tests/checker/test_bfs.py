@@ -1,4 +1,4 @@
-"""The explorer on tiny specs whose state spaces can be counted by hand."""
+"""The local engine (checker.local.bfs) on tiny specs whose state spaces can be counted by hand."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The explorer against networkx on random finite transition systems: the same reachable
+"""The search against networkx on random finite transition systems: the same reachable
 states, the same depth, and a shortest trace to a planted bad state. `matches_networkx` is
 also run with two worker processes here, and with the Spark engine in test_spark_engine."""
 

@@ -19,10 +19,12 @@ from checker import (
     refines,
     step_property,
 )
-from checker.errors import ExitCode, SpecError
+from checker.errors import EvaluationError, ExitCode, SpecError
 from checker.local.bfs import check
 from checker.model import Model
+from checker.result import Step
 from checker.search.options import Options
+from checker.steps import Refines, StepCheck, StepChecks, StepViolation
 
 
 class Counter(Spec):
@@ -220,6 +222,66 @@ def test_a_mapping_that_gives_no_abstract_state_is_the_specs_error():
     assert (result.error.kind, result.error.name) == ("refinement", "hour_clock")
     assert result.error.message == (
         "mapped a state to {hour: 1}, which is not a state of HourClock (a Record of hr)"
+    )
+
+
+# -- checker.steps on its own: what a search asks of the step checks, without a search ----
+
+GROWS = StepCheck("grows", lambda s, t: t.x > s.x, "[][x' > x]")
+SMALL = StepCheck("small", lambda s, t: t.x < 5, "[][x' < 5]")
+
+
+def test_a_step_check_says_which_step_breaks_it():
+    s = Record(x=1)
+    assert (GROWS.broken(s, Record(x=2)), GROWS.broken(s, Record(x=1))) == (None, "")
+    assert GROWS.first_broken(s, [Record(x=2), Record(x=0), Record(x=1)]) == (1, "")
+    assert GROWS.first_broken(s, [Record(x=3)]) is None
+    assert GROWS.initial_broken(s) is None  # a step property says nothing of initial states
+    assert GROWS.violated() == "step property grows is violated"
+
+
+def test_a_step_check_that_returns_no_bool_or_raises_is_the_specs_error():
+    with pytest.raises(EvaluationError, match="returned 1; a step property returns True or"):
+        StepCheck("one", lambda s, t: 1, "one").broken(Record(x=0), Record(x=1))
+    with pytest.raises(EvaluationError, match="raised ZeroDivisionError") as raised:
+        StepCheck("div", lambda s, t: 1 / t.x > 0, "div").broken(Record(x=1), Record(x=0))
+    assert (raised.value.kind, raised.value.name) == ("step property", "div")
+
+
+def test_step_checks_stop_at_the_first_successor_that_breaks_any_of_them():
+    checks = StepChecks([GROWS, SMALL])
+    assert checks.first_broken(Record(x=1), [Record(x=2), Record(x=4)]) is None
+    # successor 1 breaks `grows`, successor 0 `small`: the earlier successor is the violation
+    with pytest.raises(StepViolation) as raised:
+        checks.first_broken(Record(x=1), [Record(x=6), Record(x=0)])
+    assert (raised.value.name, raised.value.index, raised.value.message) == (
+        "small",
+        0,
+        "step property small is violated",
+    )
+    step = Step(action="inc", params={"d": 5}, state=Record(x=6))
+    said = "step property small is violated by the last step, inc(d=5)"
+    assert raised.value.sentence(step) == said
+    assert checks.formulas() == {"grows": "[][x' > x]", "small": "[][x' < 5]"}
+    assert checks.initial_broken(Record(x=9)) is None
+
+
+def test_a_refinement_explains_a_step_by_a_step_of_its_abstract_spec_or_a_stutter():
+    (refinement,) = Model(HourMinuteClock()).steps.checks
+    assert isinstance(refinement, Refines) and refinement.formula == "refines HourClock"
+    assert refinement.mapped(Record(hr=3, mn=2)) == Record(hr=3)
+    assert refinement.broken(Record(hr=3, mn=1), Record(hr=3, mn=2)) is None  # a stutter
+    assert refinement.broken(Record(hr=12, mn=2), Record(hr=1, mn=0)) is None  # HourClock's tick
+    assert refinement.abstract_successors(Record(hr=12)) == frozenset({Record(hr=1)})
+    steps_from_3 = [Record(hr=4, mn=0), Record(hr=5, mn=0)]
+    assert refinement.first_broken(Record(hr=3, mn=2), steps_from_3) == (
+        1,
+        "it maps to no step of HourClock, from {hr: 3} to {hr: 5}",
+    )
+    assert refinement.initial_broken(Record(hr=1, mn=0)) is None
+    assert refinement.initial_broken(Record(hr=0, mn=0)) == (
+        "refinement hour_clock (refines HourClock) is violated: the initial state maps to"
+        " {hr: 0}, no initial state of HourClock"
     )
 
 

@@ -1,0 +1,126 @@
+"""What depends on the constants alone is computed once (TLC computes a constant definition
+once): a spec's property (checker.spec._ConstantLevel) and a domain function that never reads
+its state (checker.compiled._reads_state and _kept). The counts stay those of computing them
+in every state, with 1 and 2 workers."""
+
+from __future__ import annotations
+
+import pytest
+
+from checker import Record, Spec, action, constant, invariant
+from checker.compiled import _reads_state
+from checker.local.bfs import check
+from checker.model import Model
+from checker.search.options import Options
+
+CALLS: dict[str, int] = {}
+
+
+def called(name: str) -> None:
+    CALLS[name] = CALLS.get(name, 0) + 1
+
+
+class Tokens(Spec):
+    """`n` processes pass a token to any other process (`others`, TLA+'s Proc \\ {p}),
+    counting hops up to `hops`."""
+
+    n = constant(4, "processes")
+    hops = constant(6, "hops at most")
+
+    @property
+    def Proc(self) -> tuple[int, ...]:
+        called("Proc")
+        return tuple(range(self.n))
+
+    @property
+    def log(self) -> list[int]:  # mutable: computed again each time
+        called("log")
+        return []
+
+    def others(self, s, p):
+        called("others")
+        return [q for q in self.Proc if q != p]
+
+    def reachable_from(self, s, p):  # reads the state: called in every state
+        called("reachable_from")
+        return [q for q in self.Proc if q != p and s.hop < self.hops]
+
+    def init(self):
+        return Record(holder=0, hop=0)
+
+    @action(p="Proc", q="others")
+    def pass_token(self, s, p, q):
+        if s.holder != p or s.hop >= self.hops or self.log:
+            return None
+        return s.replace(holder=q, hop=s.hop + 1)
+
+    @invariant
+    def holder_is_a_process(self, s):
+        return s.holder in self.Proc
+
+
+class TokensReading(Tokens):
+    """Tokens with a domain that reads the state: the same states."""
+
+    @action(p="Proc", q="reachable_from")
+    def pass_token(self, s, p, q):
+        return super().pass_token(s, p, q)
+
+
+def counts(spec: Spec, workers: int) -> tuple[int, int, int]:
+    result = check(Model(spec), Options(workers=workers, deadlock=False))
+    assert result.verdict == "ok"
+    return result.distinct_states, result.states_generated, result.depth
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_domain_that_never_reads_the_state_gives_the_same_states(workers):
+    assert counts(Tokens(), workers) == counts(TokensReading(), workers)
+
+
+def test_constant_level_definitions_are_computed_once_per_value():
+    CALLS.clear()
+    result = check(Model(Tokens()), Options(workers=1, deadlock=False))
+    assert (result.distinct_states, result.states_generated) == (24, 61)  # 1 + 3 + 5 * 4 states
+    # `Proc` once (its value is a tuple: kept); `others` once per p (4), not per state
+    assert CALLS["Proc"] == 1
+    assert CALLS["others"] == 4
+    # a list is not kept: computed in each call of pass_token past its guard (3 per state
+    # before the last hop)
+    assert CALLS["log"] >= 60
+    CALLS.clear()
+    check(Model(TokensReading()), Options(workers=1, deadlock=False))
+    assert CALLS["reachable_from"] >= 24 * 4  # per state and p
+
+
+def test_setting_a_constant_computes_a_property_again():
+    spec = Tokens()
+    assert spec.Proc == (0, 1, 2, 3)
+    spec.n = 2
+    assert spec.Proc == (0, 1)
+    assert isinstance(Tokens.Proc, property)  # (on the class: the property itself)
+
+
+def test_an_override_calling_super_keeps_its_own_value():
+    class More(Tokens):
+        @property
+        def Proc(self):
+            return super().Proc + (9,)
+
+    spec = More()
+    assert spec.Proc == (0, 1, 2, 3, 9)
+    assert spec.Proc == (0, 1, 2, 3, 9)  # again: the base's value was not kept as its own
+
+
+def test_which_domains_read_their_state():
+    spec = Tokens()
+    assert not _reads_state(spec.others, spec)
+    assert _reads_state(spec.reachable_from, spec)
+    assert not _reads_state(lambda s, p: range(p), spec)
+    assert _reads_state(lambda s, p: [s.x, p], spec)
+    assert _reads_state(lambda s, p: [q for q in s.xs if q != p], spec)  # in a comprehension
+    assert _reads_state(lambda s, p: locals()["s"], spec)
+    assert _reads_state(lambda *args: args, spec)
+    assert _reads_state(Tokens().others, spec)  # another spec object's method
+    k = 3
+    assert _reads_state(lambda s, p: range(k), spec)  # a free variable: may change

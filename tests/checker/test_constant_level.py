@@ -1,13 +1,14 @@
 """What depends on the constants alone is computed once (TLC computes a constant definition
 once): a spec's property (checker.spec._ConstantLevel) and a domain function that never reads
-its state (checker.compiled._reads_state and _kept). The counts stay those of computing them
-in every state, with 1 and 2 workers."""
+its state (checker.compiled._reads_state and _kept); and a refinement maps each state once
+while it remembers it (checker.steps.Refines.kept_mapped). The counts stay those of computing
+them in every state, with 1 and 2 workers."""
 
 from __future__ import annotations
 
 import pytest
 
-from checker import Record, Spec, action, constant, invariant
+from checker import Record, Spec, action, constant, invariant, refines
 from checker.compiled import _reads_state
 from checker.local.bfs import check
 from checker.model import Model
@@ -124,3 +125,41 @@ def test_which_domains_read_their_state():
     assert _reads_state(Tokens().others, spec)  # another spec object's method
     k = 3
     assert _reads_state(lambda s, p: range(k), spec)  # a free variable: may change
+
+
+class Sum(Spec):
+    """n counts up to 6."""
+
+    def init(self):
+        return Record(n=0)
+
+    @action
+    def inc(self, s):
+        return s.replace(n=s.n + 1) if s.n < 6 else None
+
+
+class Grid(Spec):
+    """x and y each go up to 3: 16 states, most reached by two steps; it refines Sum (the
+    mapping x + y), each step an abstract `inc`."""
+
+    def init(self):
+        return Record(x=0, y=0)
+
+    @action(field=("x", "y"))
+    def inc(self, s, field):
+        return None if s[field] == 3 else s.replace(**{field: s[field] + 1})
+
+    def total(self, s):
+        called("total")
+        return Record(n=s.x + s.y)
+
+    sums = refines(Sum, "total")
+
+
+def test_a_refinement_maps_each_state_once_while_it_is_remembered():
+    CALLS.clear()
+    result = check(Model(Grid()), Options(workers=1, deadlock=False))
+    assert (result.verdict, result.distinct_states, result.states_generated) == ("ok", 16, 25)
+    # each state once (16), the initial state once more (checked as an initial state); not
+    # once per step into it and once more when it is expanded (24 + 16 + 1)
+    assert CALLS["total"] == 17

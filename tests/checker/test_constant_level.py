@@ -2,13 +2,14 @@
 once): a spec's property (checker.spec._ConstantLevel) and a domain function that never reads
 its state (checker.compiled._reads_state and _kept); and a refinement maps each state once
 while it remembers it (checker.steps.Refines.kept_mapped). The counts stay those of computing
-them in every state, with 1 and 2 workers."""
+them in every state, with 1 and 2 workers. TLC's CONSTRAINT, asked of each candidate by the
+C loop (checker.model.expansion._outside_by), says what it answered or raised."""
 
 from __future__ import annotations
 
 import pytest
 
-from checker import Record, Spec, action, constant, invariant, refines
+from checker import Record, Spec, action, constant, constraint, invariant, refines
 from checker.compiled import _reads_state
 from checker.local.bfs import check
 from checker.model import Model
@@ -163,3 +164,42 @@ def test_a_refinement_maps_each_state_once_while_it_is_remembered():
     # each state once (16), the initial state once more (checked as an initial state); not
     # once per step into it and once more when it is expanded (24 + 16 + 1)
     assert CALLS["total"] == 17
+
+
+class Bounded(Spec):
+    """x counts up to 5; TLC's CONSTRAINT x <= 3 (`small`), which answers `answer` at x = 2."""
+
+    answer = constant("", "what small answers at x = 2: '' as it should, 'zero', 'raise'")
+
+    def init(self):
+        return Record(x=0)
+
+    @action
+    def up(self, s):
+        return s.replace(x=s.x + 1) if s.x < 5 else None
+
+    @constraint(admit=False)
+    def small(self, s):
+        if s.x == 2 and self.answer == "zero":
+            return 0
+        if s.x == 2 and self.answer == "raise":
+            raise ValueError("two")
+        return s.x <= 3
+
+
+@pytest.mark.parametrize(
+    "answer, verdict, message",
+    [
+        ("", "ok", None),
+        ("zero", "error", "returned 0; a constraint returns True or False"),
+        ("raise", "error", "raised ValueError: two"),
+    ],
+)
+def test_tlcs_constraint_asked_of_each_candidate_says_what_it_answered(answer, verdict, message):
+    result = check(Model(Bounded(answer=answer)), Options(workers=1, deadlock=False))
+    assert result.verdict == verdict
+    if message is None:
+        assert (result.distinct_states, result.states_generated) == (4, 5)  # 0..3 (4 dropped)
+    else:
+        assert (result.error.kind, result.error.name) == ("constraint", "small")
+        assert message in result.error.message

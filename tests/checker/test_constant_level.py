@@ -8,12 +8,16 @@ C loop (checker.model.expansion._outside_by), says what it answered or raised.""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from checker import Record, Spec, action, constant, constraint, invariant, refines
 from checker.compiled import _reads_state
 from checker.local.bfs import check
 from checker.model import Model
 from checker.search.options import Options
+from checker.values import fast
+from checker.values.encoding import canonical_order
 
 CALLS: dict[str, int] = {}
 
@@ -203,3 +207,51 @@ def test_tlcs_constraint_asked_of_each_candidate_says_what_it_answered(answer, v
     else:
         assert (result.error.kind, result.error.name) == ("constraint", "small")
         assert message in result.error.message
+
+
+# -- a set domain ordered in C (checker/hot/domains.c: sorted_encoded) and in Python --------
+
+VALUES = st.one_of(
+    st.integers(-3, 3),
+    st.text("ab", max_size=2),
+    st.booleans(),
+    st.none(),
+    st.tuples(st.integers(0, 2), st.text("ab", max_size=1)),
+    st.frozensets(st.integers(0, 3), max_size=3),
+    st.builds(lambda t, c: Record(type=t, color=c), st.sampled_from("qr"), st.integers(0, 2)),
+)
+
+
+class Picks(Spec):
+    """One action picks any value of a set the state holds: a new set object each time
+    (never the order cached by the set's identity), or the state's frozenset itself."""
+
+    def init(self):
+        return Record(pool=frozenset(), last=None)
+
+    @action(v=lambda s: {x for x in s.pool})
+    def pick(self, s, v):
+        return s.replace(last=v)
+
+    @action(v=lambda s: s.pool, w=lambda s, v: {v, s.last} - {None})
+    def pair(self, s, v, w):
+        return s.replace(last=(v, w))
+
+
+@pytest.mark.skipif(not fast.C, reason="checker._hot is not built (or MC_PURE_PYTHON=1)")
+@settings(max_examples=300, deadline=None)
+@given(st.frozensets(VALUES, max_size=8), VALUES)
+def test_a_set_domain_is_in_the_same_order_in_c_and_in_python(items, last):
+    model = Model(Picks())
+    model.initial_states()
+    state = Record(pool=items, last=last)
+    answers = []
+    for function in fast.TWINS["successors"]:
+        states: list = []
+        actions: list = []
+        bindings: list = []
+        function(model.context(), state, states, actions, bindings)
+        answers.append((states, actions, bindings))
+    assert answers[0] == answers[1]
+    picked = [b[0] for a, b in zip(answers[0][1], answers[0][2]) if a == 0]
+    assert picked == canonical_order(items)

@@ -91,6 +91,9 @@ class StepCheck:
         nothing of initial states)."""
         return None
 
+    def forget(self) -> None:
+        """Drop what it remembers of the states met (none: a Refines remembers)."""
+
 
 class Refines(StepCheck):
     """`refines(Abstract, mapping)` at work: the abstract spec's model, the mapping, and the
@@ -161,6 +164,10 @@ class Refines(StepCheck):
             )
         self._shape = a.__class__  # the abstract states' shape: no need to look again
         return a
+
+    def forget(self) -> None:
+        self._successors.clear()
+        self._mapped.clear()
 
     def abstract_successors(self, a: Record) -> frozenset[Record]:
         found = self._successors.get(a)
@@ -248,6 +255,12 @@ class StepChecks:
             if why is not None:
                 return check.name, why
         return None
+
+    def forget(self) -> None:
+        """Drop what the checks remember of the states met: after a search, what they hold is
+        no use, and the cyclic collector, on again, would walk it (seconds)."""
+        for check in self.checks:
+            check.forget()
 
     def formulas(self) -> dict[str, str]:
         return {c.name: c.formula for c in self.checks}

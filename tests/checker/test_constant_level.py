@@ -125,6 +125,7 @@ def test_which_domains_read_their_state():
     assert not _reads_state(lambda s, p: range(p), spec)
     assert _reads_state(lambda s, p: [s.x, p], spec)
     assert _reads_state(lambda s, p: [q for q in s.xs if q != p], spec)  # in a comprehension
+    assert _reads_state(lambda s, p: [q for q in range(p) if q != s.x], spec)  # (its scope's)
     assert _reads_state(lambda s, p: locals()["s"], spec)
     assert _reads_state(lambda *args: args, spec)
     assert _reads_state(Tokens().others, spec)  # another spec object's method
@@ -163,11 +164,15 @@ class Grid(Spec):
 
 def test_a_refinement_maps_each_state_once_while_it_is_remembered():
     CALLS.clear()
-    result = check(Model(Grid()), Options(workers=1, deadlock=False))
+    model = Model(Grid())
+    result = check(model, Options(workers=1, deadlock=False))
     assert (result.verdict, result.distinct_states, result.states_generated) == ("ok", 16, 25)
     # each state once (16), the initial state once more (checked as an initial state); not
     # once per step into it and once more when it is expanded (24 + 16 + 1)
     assert CALLS["total"] == 17
+    # forgotten once the search is over (the cyclic collector would walk them)
+    (refinement,) = model.steps.checks
+    assert (refinement._mapped, refinement._successors) == ({}, {})
 
 
 class Bounded(Spec):

@@ -5,6 +5,8 @@ can make before any state is explored. `checker.model` runs it."""
 from __future__ import annotations
 
 import difflib
+import dis
+import functools
 import inspect
 import itertools
 import math
@@ -401,8 +403,8 @@ class CompiledSpec:
                     raise SpecError(f"{where}: domain {domain!r} of {p!r} is not a spec attribute")
                 domain = getattr(self.spec, domain)
             if callable(domain):
-                resolved.append(domain)
                 depends.append(_depends(where, p, domain, params[:index]))
+                resolved.append(domain if _reads_state(domain, self.spec) else _kept(domain))
                 continue
             depends.append(None)
             try:
@@ -459,6 +461,64 @@ def _depends(
             f" {', '.join(earlier) or 'none before it'})"
         )
     return tuple(earlier.index(n) for n in names[1:])
+
+
+# Names whose use lets a function reach its arguments without loading them by name.
+_FRAME_READERS = frozenset({"locals", "vars", "eval", "exec", "_getframe", "currentframe"})
+_KEPT = 1 << 12  # the values of a domain that never reads the state, kept per earlier values
+
+
+def _reads_state(domain: Callable[..., Any], spec: Spec) -> bool:
+    """Whether a domain function may read its state: False only for a method of the spec, or a
+    function without free variables, whose code never loads its state argument (TLA+'s
+    `\\E q \\in Proc \\ {p}`: `others(s, p)` reads p alone). Its values are then a function of
+    the constants and the earlier parameters it takes, computed once per those (`_kept`)."""
+    fn = domain
+    if inspect.ismethod(domain):
+        if domain.__self__ is not spec:
+            return True
+        fn = domain.__func__
+    if not inspect.isfunction(fn):
+        return True
+    code = fn.__code__
+    skip = 1 if fn is not domain else 0  # (self)
+    if (
+        code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+        or code.co_argcount <= skip
+        or code.co_freevars
+        or _FRAME_READERS.intersection(code.co_names)
+    ):
+        return True
+    state = code.co_varnames[skip]
+    if state in code.co_cellvars:  # (read by a nested function)
+        return True
+    for ins in dis.get_instructions(code):
+        if ins.opname.startswith(("LOAD_", "DELETE_")) and (
+            ins.argval == state or (type(ins.argval) is tuple and state in ins.argval)
+        ):
+            return True
+    return False
+
+
+def _kept(domain: Callable[..., Any]) -> Callable[..., tuple[Any, ...]]:
+    """`domain`, a function that never reads its state (see `_reads_state`), with its values
+    in canonical order kept per the earlier parameters' values (at most _KEPT of them): the
+    same tuple again, neither called nor ordered again. What it raises is raised each time."""
+    kept: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+    @functools.wraps(domain)
+    def values(state: Record, *earlier: Any) -> tuple[Any, ...]:
+        try:
+            order = kept.get(earlier)
+        except TypeError:  # (an earlier value that cannot be hashed: not kept)
+            return domain_order(domain(state, *earlier))
+        if order is None:
+            order = domain_order(domain(state, *earlier))
+            if len(kept) < _KEPT:
+                kept[earlier] = order
+        return order
+
+    return values
 
 
 def describe_switch(spec: Spec, names: Sequence[str]) -> str:

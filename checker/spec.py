@@ -402,8 +402,51 @@ class _SpecMeta(type):
         return _ClassBody(name)
 
 
+_SCALARS = (int, float, str, bytes, type(None), range)
+
+
+def _immutable(value: Any) -> bool:
+    """Whether a value can be shared by every caller: a number, string, range or None, or a
+    tuple, frozenset or Record of such values (not an iterator, used up once)."""
+    if isinstance(value, _SCALARS):
+        return True
+    if type(value) in (tuple, frozenset):
+        return all(_immutable(v) for v in value)
+    if isinstance(value, Record):
+        return all(_immutable(v) for v in value.values())
+    return False
+
+
+class _ConstantLevel:
+    """A property of a Spec subclass (no state: a function of the constants, TLA+'s constant
+    definition such as `Proc == 1..N`), computed once per spec object when its value is
+    immutable (`_immutable`), as TLC computes a constant definition once: actions read it in
+    every state. Setting any attribute of the spec forgets the values kept (Spec.__setattr__)."""
+
+    def __init__(self, prop: property, name: str) -> None:
+        self.prop, self.name = prop, name
+        self.__doc__ = prop.__doc__
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self.prop
+        value = self.prop.__get__(obj, owner)
+        if _immutable(value) and self._resolves(type(obj)):
+            vars(obj)[self.name] = value  # (an instance attribute: found before this)
+        return value
+
+    def _resolves(self, cls: type) -> bool:
+        """Whether `cls.<name>` is this (not a subclass's override calling super())."""
+        for klass in cls.__mro__:
+            if self.name in vars(klass):
+                return vars(klass)[self.name] is self
+        return False
+
+
 class Spec(metaclass=_SpecMeta):
     """Base class of specs. Subclasses declare constants, `init`, actions and invariants."""
+
+    __constant_level: tuple[str, ...] = ()  # the names of its _ConstantLevel properties
 
     def __init__(self, **constants: Any) -> None:
         declared = constants_of(type(self))
@@ -430,6 +473,17 @@ class Spec(metaclass=_SpecMeta):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         all_rules_of(cls)  # at most one all_rules constant
+        for name, member in list(vars(cls).items()):
+            if type(member) is property and member.fset is None and member.fdel is None:
+                setattr(cls, name, _ConstantLevel(member, name))
+        cls.__constant_level = tuple(
+            n for n, m in _members(cls).items() if isinstance(m, _ConstantLevel)
+        )
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        super().__setattr__(name, value)
+        for kept in self.__constant_level:  # (a constant changed: computed again)
+            vars(self).pop(kept, None)
 
     def init(self) -> Record | Iterable[Record]:
         """The initial state, or several."""

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from checker.spec import Refinement, Spec
 
 _ABSTRACT_CACHE = 1 << 16  # abstract states whose successors a refinement remembers
+_MAPPED_CACHE = 1 << 16  # states whose abstract state a refinement remembers
 
 
 class StepViolation(EvaluationError):
@@ -90,11 +91,17 @@ class StepCheck:
         nothing of initial states)."""
         return None
 
+    def forget(self) -> None:
+        """Drop what it remembers of the states met (none: a Refines remembers)."""
+
 
 class Refines(StepCheck):
     """`refines(Abstract, mapping)` at work: the abstract spec's model, the mapping, and the
     abstract successors of the abstract states met (remembered: many concrete steps map to
-    steps from one abstract state)."""
+    steps from one abstract state). The abstract states of the last states met are remembered
+    too: a state is reached by many steps (a search generates each distinct state several
+    times) and is expanded after it was reached, and its mapping, a function of the state,
+    gives the same abstract state each time."""
 
     def __init__(
         self, name: str, spec: Spec, refinement: Refinement, model_class: type, where: str
@@ -115,13 +122,20 @@ class Refines(StepCheck):
             name, lambda s, t: self.broken(s, t) is None, f"refines {self.abstract_name}"
         )
         self._successors: dict[Record, frozenset[Record]] = {}
+        self._mapped: dict[Record, Record] = {}
         self._initial: frozenset[Record] | None = None
         self._shape: type | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         """A copy sent to Spark executors travels without its caches, nor with the abstract
         states' shape, a class of this process (an executor finds its own)."""
-        return {**self.__dict__, "_successors": {}, "_initial": None, "_shape": None}
+        return {
+            **self.__dict__,
+            "_successors": {},
+            "_mapped": {},
+            "_initial": None,
+            "_shape": None,
+        }
 
     def mapped(self, s: Record) -> Record:
         """The abstract state of `s`."""
@@ -151,6 +165,10 @@ class Refines(StepCheck):
         self._shape = a.__class__  # the abstract states' shape: no need to look again
         return a
 
+    def forget(self) -> None:
+        self._successors.clear()
+        self._mapped.clear()
+
     def abstract_successors(self, a: Record) -> frozenset[Record]:
         found = self._successors.get(a)
         if found is None:
@@ -163,15 +181,31 @@ class Refines(StepCheck):
         return found
 
     def first_broken(self, s: Record, successors: Sequence[Record]) -> tuple[int, str] | None:
-        """As StepCheck's, with `s` mapped once for all its steps."""
-        a = self.mapped(s)
+        """As StepCheck's, with `s` mapped once for all its steps, and each state mapped once
+        while it is remembered (`_mapped`)."""
+        a = self.kept_mapped(s)
         explained = self.abstract_successors(a)
-        mapped = self.mapped
+        kept_mapped = self.kept_mapped
         for index, t in enumerate(successors):
-            b = mapped(t)
+            b = kept_mapped(t)
             if b != a and b not in explained:
                 return index, self.unexplained(a, b)
         return None
+
+    def kept_mapped(self, s: Record) -> Record:
+        """`mapped(s)`, remembered for the last _MAPPED_CACHE states (not for a state that
+        cannot be hashed: a list inside, frozen later)."""
+        kept = self._mapped
+        try:
+            a = kept.get(s)
+        except TypeError:
+            return self.mapped(s)
+        if a is None:
+            a = self.mapped(s)
+            if len(kept) >= _MAPPED_CACHE:
+                kept.clear()
+            kept[s] = a
+        return a
 
     def broken(self, s: Record, t: Record) -> str | None:
         a, b = self.mapped(s), self.mapped(t)
@@ -221,6 +255,12 @@ class StepChecks:
             if why is not None:
                 return check.name, why
         return None
+
+    def forget(self) -> None:
+        """Drop what the checks remember of the states met: after a search, what they hold is
+        no use, and the cyclic collector, on again, would walk it (seconds)."""
+        for check in self.checks:
+            check.forget()
 
     def formulas(self) -> dict[str, str]:
         return {c.name: c.formula for c in self.checks}

@@ -5,10 +5,10 @@
 /* A parameter's domain in `state`, in canonical order, as Action.ordered gives it (a new
  * reference): `found`, what the spec's domain gave (a reference stolen). A tuple is its own
  * order and a list its items' (up to checker.compiled.MAX_DOMAIN values), a set of at most one
- * value needs no order, a set of ints or of strings is sorted here; any other frozenset's order
- * is computed once per set object (the same message set is the domain in many states: the set
- * is held while cached, so its address is not reused); anything else, or a set not cached,
- * goes to Action.ordered (with the parameter's index and the earlier values its domain took,
+ * value needs no order, a set of ints or of strings is sorted here, any other set by its
+ * values' encodings, a frozenset's order computed once per set object (the same message set
+ * is the domain in many states: the set is held while cached, so its address is not reused);
+ * anything else, or a set with a value that cannot be encoded, goes to Action.ordered (with the parameter's index and the earlier values its domain took,
  * `earlier`, when not the first parameter). */
 #define MAX_DOMAIN 1000000
 #define ORDER_SLOTS 512
@@ -69,6 +69,51 @@ sorted_plain(PyObject *set)
     return order;
 }
 
+/* A set of other values in canonical order (the order of their encodings, as
+ * checker.values.encoding.canonical_order puts them) as a tuple; None when one cannot be
+ * encoded (Action.ordered says why), NULL on another error. */
+static PyObject *
+sorted_encoded(PyObject *set)
+{
+    PyObject *list = PySequence_List(set);
+    if (list == NULL)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(list);
+    for (Py_ssize_t i = 0; i < n; i++) { /* each value as (its encoding, it) */
+        PyObject *value = PyList_GET_ITEM(list, i);
+        PyObject *data = hot_encode(NULL, value);
+        if (data == NULL) {
+            Py_DECREF(list);
+            if (!PyErr_ExceptionMatches(PyExc_Exception))
+                return NULL;
+            PyErr_Clear();
+            Py_RETURN_NONE;
+        }
+        PyObject *pair = PyTuple_Pack(2, data, value);
+        Py_DECREF(data);
+        if (pair == NULL) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, pair); /* (the list's reference to value: the pair's now) */
+        Py_DECREF(value);
+    }
+    /* (distinct values have distinct encodings: the values themselves are never compared) */
+    if (PyList_Sort(list) < 0) {
+        Py_DECREF(list);
+        return NULL;
+    }
+    PyObject *order = PyTuple_New(n);
+    if (order != NULL)
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *value = PyTuple_GET_ITEM(PyList_GET_ITEM(list, i), 1);
+            Py_INCREF(value);
+            PyTuple_SET_ITEM(order, i, value);
+        }
+    Py_DECREF(list);
+    return order;
+}
+
 static PyObject *
 in_order(PyObject *act, PyObject *domain, PyObject *state, Py_ssize_t index,
          PyObject *const *earlier, Py_ssize_t takes)
@@ -101,13 +146,18 @@ in_order(PyObject *act, PyObject *domain, PyObject *state, Py_ssize_t index,
     PyObject *order = NULL;
     if (PyAnySet_CheckExact(domain)) { /* (ints or strings: sorted here) */
         order = sorted_plain(domain);
-        if (order == NULL) {
+        if (order == Py_None) { /* any other values: by their encodings */
+            Py_SETREF(order, sorted_encoded(domain));
+            if (order == Py_None)
+                Py_CLEAR(order); /* (Action.ordered says why) */
+            else if (order == NULL) {
+                Py_DECREF(domain);
+                return NULL;
+            }
+        } else if (order == NULL) {
             Py_DECREF(domain);
             return NULL;
-        }
-        if (order == Py_None)
-            Py_CLEAR(order);
-        else
+        } else
             slot = NULL; /* (cheap to sort again: kept for sets that are not) */
     }
     if (order == NULL)

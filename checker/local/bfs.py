@@ -61,9 +61,12 @@ def check(
     finally:
         # Freed by reference counting now: with the collector back on first, its next run
         # would walk every state the search holds (they were all made while it was off), and
-        # those the caches by identity hold (a state's parts, its tuples' hashes).
+        # those the caches by identity hold (a state's parts, its tuples' hashes), and those a
+        # refinement remembers.
         del search
         forget_encodings()
+        if model.steps is not None:
+            model.steps.forget()
         if collecting:
             gc.enable()
 

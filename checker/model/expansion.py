@@ -10,7 +10,7 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from checker.errors import EvaluationError, StateError
+from checker.errors import OUTSIDE, EvaluationError, StateError
 from checker.model.dedupe import dedupe
 from checker.model.general import General
 from checker.model.readsets import ReadSet, read_sets_of
@@ -526,12 +526,24 @@ def _outside_by(evaluation: Evaluation) -> Callable[[Record], int]:
     outside and violating an invariant, or a constraint or an invariant that raises (the
     general path's: it raises ExcludedViolation or the error, and says where)."""
 
+    # (the constraints' functions called here, as Evaluation.excluded calls them: it is asked
+    # of every candidate; what raises or answers no bool is the general path's, which says so)
+    fns = tuple(c.fn for c in evaluation.model.exclusions)
+
     def outside(succ: Record) -> int:
         try:
-            if not evaluation.excluded(succ):
+            for fn in fns:
+                ok = fn(succ)
+                if ok is not True:
+                    if ok is not False:
+                        return 2
+                    break
+            else:
                 return 0
             return 1 if evaluation.violated(succ) is None else 2
-        except EvaluationError:
+        except OUTSIDE:
+            raise
+        except BaseException:
             return 2
 
     return outside

@@ -55,8 +55,11 @@ int_map(PyObject *dict)
     if (map == NULL)
         goto fail;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PyDict_GetItemWithError(dict, PyList_GET_ITEM(keys, i)); /* borrowed */
+        /* held while it is frozen: freezing a Mapping runs its Python code, which could change
+         * the dict */
+        PyObject *item = Py_XNewRef(PyDict_GetItemWithError(dict, PyList_GET_ITEM(keys, i)));
         PyObject *got = item == NULL ? NULL : frozen(item, ATOMS);
+        Py_XDECREF(item);
         if (got == NULL) {
             if (!PyErr_Occurred())
                 PyErr_SetString(PyExc_RuntimeError, "Record(): the dict changed");
@@ -105,7 +108,7 @@ str_record(PyObject *dict)
         PyTuple_SET_ITEM(order, i, key);
         values[i++] = value; /* borrowed: the dict holds them while we build */
     }
-    PyObject *entry = i == n ? PyDict_GetItemWithError(MAKERS, order) : NULL; /* borrowed */
+    PyObject *entry = i == n && MAKERS != NULL ? PyDict_GetItemWithError(MAKERS, order) : NULL;
     Py_DECREF(order);
     if (entry == NULL)
         return NULL;
@@ -116,15 +119,141 @@ str_record(PyObject *dict)
     PyObject *record = shaped(shape, n);
     if (record == NULL)
         return NULL;
-    for (Py_ssize_t k = 0; k < n; k++) {
+    for (Py_ssize_t k = 0; k < n; k++) /* held while they are frozen, as in int_map */
+        Py_INCREF(values[k]);
+    Py_ssize_t k = 0;
+    for (; k < n; k++) {
         PyObject *got = frozen(values[PyLong_AsSsize_t(PyTuple_GET_ITEM(where, k))], ATOMS);
-        if (got == NULL) {
-            Py_DECREF(record);
-            return NULL;
-        }
+        if (got == NULL)
+            break;
         PyTuple_SET_ITEM(record, k + 1, got);
     }
+    for (Py_ssize_t j = 0; j < n; j++)
+        Py_DECREF(values[j]);
+    if (k < n) {
+        Py_DECREF(record);
+        return NULL;
+    }
     return record;
+}
+
+/* -- freeze: a value as an immutable state value (checker.values.record.freeze_python) ------ */
+
+/* type(value) in ATOMS: the builtin atoms and Map at once, the record shapes by the set (1, 0,
+ * or -1 with an exception). */
+static int
+atom(PyObject *value)
+{
+    return is_atom(value) ? 1 : PySet_Contains(ATOMS, (PyObject *)Py_TYPE(value));
+}
+
+/* The tuple of the n `items` (borrowed, held by the caller), each frozen. */
+static PyObject *
+frozen_items(PyObject *const *items, Py_ssize_t n)
+{
+    PyObject *out = PyTuple_New(n);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *got = freeze_value(items[i]);
+        if (got == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, i, got);
+    }
+    return out;
+}
+
+/* A tuple: itself if its items are atoms, else the tuple of its items frozen. */
+static PyObject *
+freeze_tuple(PyObject *value)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(value);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int ok = atom(PyTuple_GET_ITEM(value, i));
+        if (ok < 0)
+            return NULL;
+        if (!ok)
+            return frozen_items(&PyTuple_GET_ITEM(value, 0), n);
+    }
+    return Py_NewRef(value);
+}
+
+/* A set or frozenset: a frozenset of its items, frozen unless they are all atoms (a frozenset
+ * of atoms is itself). */
+static PyObject *
+freeze_set(PyObject *value)
+{
+    PyObject *iterator = PyObject_GetIter(value), *item;
+    if (iterator == NULL)
+        return NULL;
+    int atoms = 1;
+    while (atoms == 1 && (item = PyIter_Next(iterator)) != NULL) {
+        atoms = atom(item);
+        Py_DECREF(item);
+    }
+    Py_DECREF(iterator);
+    if (atoms < 0 || PyErr_Occurred())
+        return NULL;
+    if (atoms)
+        return PyFrozenSet_CheckExact(value) ? Py_NewRef(value) : PyFrozenSet_New(value);
+    PyObject *items = PySequence_Tuple(value); /* (a snapshot: freezing runs no set code) */
+    if (items == NULL)
+        return NULL;
+    PyObject *each = frozen_items(&PyTuple_GET_ITEM(items, 0), PyTuple_GET_SIZE(items));
+    Py_DECREF(items);
+    if (each == NULL)
+        return NULL;
+    PyObject *out = PyFrozenSet_New(each);
+    Py_DECREF(each);
+    return out;
+}
+
+/* freeze_python's value, in C for what spec code builds most (tuples, lists, sets, dicts of
+ * int keys or of field names in an order met before); anything else (another Mapping, an
+ * empty dict, a namedtuple, a value refused with its message) by freeze_python itself. */
+PyObject *
+freeze_value(PyObject *value)
+{
+    int ok = atom(value);
+    if (ok != 0)
+        return ok < 0 ? NULL : Py_NewRef(value);
+    PyTypeObject *type = Py_TYPE(value);
+    if (type != &PyTuple_Type && PyType_IsSubtype(type, &RecordBase)) /* (unpickled) */
+        return Py_NewRef(value);
+    if (type != &PyTuple_Type && type != &PyList_Type && type != &PySet_Type &&
+        type != &PyFrozenSet_Type && (type != &PyDict_Type || PyDict_GET_SIZE(value) == 0))
+        return PyObject_CallOneArg(FREEZE, value);
+    if (Py_EnterRecursiveCall(" while freezing a state value"))
+        return NULL;
+    PyObject *out;
+    if (type == &PyTuple_Type) {
+        out = freeze_tuple(value);
+    } else if (type == &PyList_Type) {
+        PyObject *items = PyList_AsTuple(value); /* (a snapshot: the list could change) */
+        out = items == NULL ? NULL
+                            : frozen_items(&PyTuple_GET_ITEM(items, 0), PyTuple_GET_SIZE(items));
+        Py_XDECREF(items);
+    } else if (type != &PyDict_Type) {
+        out = freeze_set(value);
+    } else if ((out = int_map(value)) == NULL && !PyErr_Occurred() &&
+               (out = str_record(value)) == NULL && !PyErr_Occurred()) {
+        out = PyObject_CallOneArg(FREEZE, value);
+    }
+    Py_LeaveRecursiveCall();
+    return out;
+}
+
+/* freeze(value): the value as an immutable state value, or StateError. */
+PyObject *
+hot_freeze(PyObject *module, PyObject *value)
+{
+    if (FREEZE == NULL || MAP == NULL || ATOMS == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "freeze(): records are not configured");
+        return NULL;
+    }
+    return freeze_value(value);
 }
 
 /* Record(field=value, ...), called with the keywords of a known order: the record built from

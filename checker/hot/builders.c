@@ -32,6 +32,107 @@ shared_keys(PyObject *tuple)
     return tuple;
 }
 
+/* The Map (Map, keys, values) of `keys` (a new reference, taken) and the n `items` (borrowed,
+ * held by the caller) frozen; NULL with an exception. */
+static PyObject *
+map_of(PyObject *keys, PyObject *const *items, Py_ssize_t n)
+{
+    PyObject *values = keys == NULL ? NULL : PyTuple_New(n);
+    PyObject *map = values == NULL ? NULL : alloc(MAP, 3);
+    if (map == NULL) {
+        Py_XDECREF(keys);
+        Py_XDECREF(values);
+        return NULL;
+    }
+    Py_INCREF(MAP);
+    PyTuple_SET_ITEM(map, 0, (PyObject *)MAP);
+    PyTuple_SET_ITEM(map, 1, keys);
+    PyTuple_SET_ITEM(map, 2, values);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *got = frozen(items[i], ATOMS);
+        if (got == NULL) {
+            Py_DECREF(map);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(values, i, got);
+    }
+    return map;
+}
+
+/* The key tuples of small int maps, direct-mapped by the addresses of their keys (a spec's
+ * functions over the same numbers share their int objects): a map's keys found without a
+ * tuple built and hashed. Each slot holds its tuple, which holds its keys. */
+#define SMALL_MAP 16
+#define KEY_SLOTS 256
+static PyObject *KEY_SLOT[KEY_SLOTS];
+
+/* The one tuple of the n `keys` (ints, distinct, in order), a new reference. */
+static PyObject *
+keys_of(PyObject *const *keys, Py_ssize_t n)
+{
+    uintptr_t h = (uintptr_t)n;
+    for (Py_ssize_t i = 0; i < n; i++)
+        h = h * 1000003 ^ ((uintptr_t)keys[i] >> 4);
+    PyObject **slot = &KEY_SLOT[(h ^ (h >> 13)) & (KEY_SLOTS - 1)];
+    PyObject *found = *slot;
+    int hit = found != NULL && PyTuple_GET_SIZE(found) == n;
+    for (Py_ssize_t i = 0; hit && i < n; i++)
+        hit = PyTuple_GET_ITEM(found, i) == keys[i];
+    if (hit)
+        return Py_NewRef(found);
+    PyObject *tuple = PyTuple_New(n);
+    if (tuple == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++)
+        PyTuple_SET_ITEM(tuple, i, Py_NewRef(keys[i]));
+    tuple = shared_keys(tuple);
+    if (tuple != NULL)
+        Py_XSETREF(*slot, Py_NewRef(tuple));
+    return tuple;
+}
+
+/* int_map of a dict of at most SMALL_MAP keys that fit a long: its keys and values read once
+ * into arrays, put in order of the keys (most dicts list them in order already). 0: not such a
+ * dict (NULL in *out, no exception). */
+static int
+small_int_map(PyObject *dict, PyObject **out)
+{
+    Py_ssize_t n = PyDict_GET_SIZE(dict), pos = 0, i = 0;
+    PyObject *key, *value, *keys[SMALL_MAP], *values[SMALL_MAP];
+    long numbers[SMALL_MAP];
+    int in_order = 1;
+    *out = NULL;
+    if (n > SMALL_MAP)
+        return 0;
+    while (PyDict_Next(dict, &pos, &key, &value)) {
+        int overflow = 0;
+        long number = PyLong_CheckExact(key) && i < n ? PyLong_AsLongAndOverflow(key, &overflow)
+                                                        : (overflow = 1, 0);
+        if (overflow)
+            return 0; /* (a key of another type: int_map says no) */
+        in_order &= i == 0 || numbers[i - 1] < number;
+        keys[i] = key;
+        values[i] = value;
+        numbers[i++] = number;
+    }
+    if (i != n)
+        return 0;
+    for (Py_ssize_t j = 1; !in_order && j < n; j++) /* insertion sort, by the numbers */
+        for (Py_ssize_t k = j; k > 0 && numbers[k - 1] > numbers[k]; k--) {
+            long number = numbers[k];
+            PyObject *key_k = keys[k], *value_k = values[k];
+            numbers[k] = numbers[k - 1], keys[k] = keys[k - 1], values[k] = values[k - 1];
+            numbers[k - 1] = number, keys[k - 1] = key_k, values[k - 1] = value_k;
+        }
+    for (Py_ssize_t j = 0; j < n; j++) /* held while they are frozen (a Mapping's Python code
+                                          could change the dict) */
+        Py_INCREF(values[j]);
+    *out = map_of(keys_of(keys, n), values, n);
+    for (Py_ssize_t j = 0; j < n; j++)
+        Py_DECREF(values[j]);
+    return 1;
+}
+
 /* Record({1: a, 2: b}): the Map of a dict whose keys are all ints (in their natural order,
  * as canonical_order gives it), its values frozen; NULL without an exception for any other
  * dict (the Python factory builds it). */
@@ -39,9 +140,11 @@ static PyObject *
 int_map(PyObject *dict)
 {
     Py_ssize_t n = PyDict_GET_SIZE(dict), pos = 0;
-    PyObject *key, *value;
+    PyObject *key, *value, *made;
     if (n == 0)
         return NULL;
+    if (small_int_map(dict, &made))
+        return made;
     while (PyDict_Next(dict, &pos, &key, &value))
         if (!PyLong_CheckExact(key))
             return NULL;

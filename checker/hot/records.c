@@ -139,6 +139,8 @@ atoms_only(PyObject *value)
 PyObject *
 frozen(PyObject *value, PyObject *kinds)
 {
+    if (is_atom(value)) /* (in ATOMS and FROZEN both) */
+        return Py_NewRef(value);
     int ok = PySet_Contains(kinds, (PyObject *)Py_TYPE(value));
     if (ok < 0)
         return NULL;

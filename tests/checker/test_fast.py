@@ -192,7 +192,7 @@ def _raw(children: st.SearchStrategy) -> st.SearchStrategy:
         | st.lists(children, max_size=4).map(tuple)
         | st.sets(hashable, max_size=4)
         | st.frozensets(hashable, max_size=4)
-        | st.dictionaries(st.integers(-3, 300), children, max_size=4)
+        | st.dictionaries(st.integers(-3, 300) | st.sampled_from([2**64, -(2**70)]), children)
         | st.dictionaries(_names, children, max_size=4)
         | st.dictionaries(hashable, children, max_size=3)
         | st.dictionaries(_names, children, max_size=3).map(OrderedDict)
@@ -248,6 +248,12 @@ def test_freeze_in_c_keeps_frozen_values_and_refuses_deep_nesting_as_python_does
     with_bool = {0: 2, True: 3}  # a bool key: no int map
     assert native(with_bool) == twin(with_bool) and list(native(with_bool)) == [0, True]
     assert native({1: [2]}).values() == ((2,),)
+    for keys in (range(20, 0, -1), (3, 1, 2), (2**64, 1, -(2**70))):  # many keys, out of order
+        numbers = {k: [k] for k in keys}
+        made = native(numbers)
+        assert made == twin(numbers) and list(made) == sorted(keys)
+        assert made.values() == tuple((k,) for k in sorted(keys))
+    assert native({1: 0, 2: 0})._keys is native({2: 1, 1: 1})._keys  # one tuple of keys
     deep: list = []
     for _ in range(100_000):
         deep = [deep]

@@ -32,6 +32,107 @@ shared_keys(PyObject *tuple)
     return tuple;
 }
 
+/* The Map (Map, keys, values) of `keys` (a new reference, taken) and the n `items` (borrowed,
+ * held by the caller) frozen; NULL with an exception. */
+static PyObject *
+map_of(PyObject *keys, PyObject *const *items, Py_ssize_t n)
+{
+    PyObject *values = keys == NULL ? NULL : PyTuple_New(n);
+    PyObject *map = values == NULL ? NULL : alloc(MAP, 3);
+    if (map == NULL) {
+        Py_XDECREF(keys);
+        Py_XDECREF(values);
+        return NULL;
+    }
+    Py_INCREF(MAP);
+    PyTuple_SET_ITEM(map, 0, (PyObject *)MAP);
+    PyTuple_SET_ITEM(map, 1, keys);
+    PyTuple_SET_ITEM(map, 2, values);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *got = frozen(items[i], ATOMS);
+        if (got == NULL) {
+            Py_DECREF(map);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(values, i, got);
+    }
+    return map;
+}
+
+/* The key tuples of small int maps, direct-mapped by the addresses of their keys (a spec's
+ * functions over the same numbers share their int objects): a map's keys found without a
+ * tuple built and hashed. Each slot holds its tuple, which holds its keys. */
+#define SMALL_MAP 16
+#define KEY_SLOTS 256
+static PyObject *KEY_SLOT[KEY_SLOTS];
+
+/* The one tuple of the n `keys` (ints, distinct, in order), a new reference. */
+static PyObject *
+keys_of(PyObject *const *keys, Py_ssize_t n)
+{
+    uintptr_t h = (uintptr_t)n;
+    for (Py_ssize_t i = 0; i < n; i++)
+        h = h * 1000003 ^ ((uintptr_t)keys[i] >> 4);
+    PyObject **slot = &KEY_SLOT[(h ^ (h >> 13)) & (KEY_SLOTS - 1)];
+    PyObject *found = *slot;
+    int hit = found != NULL && PyTuple_GET_SIZE(found) == n;
+    for (Py_ssize_t i = 0; hit && i < n; i++)
+        hit = PyTuple_GET_ITEM(found, i) == keys[i];
+    if (hit)
+        return Py_NewRef(found);
+    PyObject *tuple = PyTuple_New(n);
+    if (tuple == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++)
+        PyTuple_SET_ITEM(tuple, i, Py_NewRef(keys[i]));
+    tuple = shared_keys(tuple);
+    if (tuple != NULL)
+        Py_XSETREF(*slot, Py_NewRef(tuple));
+    return tuple;
+}
+
+/* int_map of a dict of at most SMALL_MAP keys that fit a long: its keys and values read once
+ * into arrays, put in order of the keys (most dicts list them in order already). 0: not such a
+ * dict (NULL in *out, no exception). */
+static int
+small_int_map(PyObject *dict, PyObject **out)
+{
+    Py_ssize_t n = PyDict_GET_SIZE(dict), pos = 0, i = 0;
+    PyObject *key, *value, *keys[SMALL_MAP], *values[SMALL_MAP];
+    long numbers[SMALL_MAP];
+    int in_order = 1;
+    *out = NULL;
+    if (n > SMALL_MAP)
+        return 0;
+    while (PyDict_Next(dict, &pos, &key, &value)) {
+        int overflow = 0;
+        long number = PyLong_CheckExact(key) && i < n ? PyLong_AsLongAndOverflow(key, &overflow)
+                                                        : (overflow = 1, 0);
+        if (overflow)
+            return 0; /* (a key of another type: int_map says no) */
+        in_order &= i == 0 || numbers[i - 1] < number;
+        keys[i] = key;
+        values[i] = value;
+        numbers[i++] = number;
+    }
+    if (i != n)
+        return 0;
+    for (Py_ssize_t j = 1; !in_order && j < n; j++) /* insertion sort, by the numbers */
+        for (Py_ssize_t k = j; k > 0 && numbers[k - 1] > numbers[k]; k--) {
+            long number = numbers[k];
+            PyObject *key_k = keys[k], *value_k = values[k];
+            numbers[k] = numbers[k - 1], keys[k] = keys[k - 1], values[k] = values[k - 1];
+            numbers[k - 1] = number, keys[k - 1] = key_k, values[k - 1] = value_k;
+        }
+    for (Py_ssize_t j = 0; j < n; j++) /* held while they are frozen (a Mapping's Python code
+                                          could change the dict) */
+        Py_INCREF(values[j]);
+    *out = map_of(keys_of(keys, n), values, n);
+    for (Py_ssize_t j = 0; j < n; j++)
+        Py_DECREF(values[j]);
+    return 1;
+}
+
 /* Record({1: a, 2: b}): the Map of a dict whose keys are all ints (in their natural order,
  * as canonical_order gives it), its values frozen; NULL without an exception for any other
  * dict (the Python factory builds it). */
@@ -39,9 +140,11 @@ static PyObject *
 int_map(PyObject *dict)
 {
     Py_ssize_t n = PyDict_GET_SIZE(dict), pos = 0;
-    PyObject *key, *value;
+    PyObject *key, *value, *made;
     if (n == 0)
         return NULL;
+    if (small_int_map(dict, &made))
+        return made;
     while (PyDict_Next(dict, &pos, &key, &value))
         if (!PyLong_CheckExact(key))
             return NULL;
@@ -55,8 +158,11 @@ int_map(PyObject *dict)
     if (map == NULL)
         goto fail;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PyDict_GetItemWithError(dict, PyList_GET_ITEM(keys, i)); /* borrowed */
+        /* held while it is frozen: freezing a Mapping runs its Python code, which could change
+         * the dict */
+        PyObject *item = Py_XNewRef(PyDict_GetItemWithError(dict, PyList_GET_ITEM(keys, i)));
         PyObject *got = item == NULL ? NULL : frozen(item, ATOMS);
+        Py_XDECREF(item);
         if (got == NULL) {
             if (!PyErr_Occurred())
                 PyErr_SetString(PyExc_RuntimeError, "Record(): the dict changed");
@@ -105,7 +211,7 @@ str_record(PyObject *dict)
         PyTuple_SET_ITEM(order, i, key);
         values[i++] = value; /* borrowed: the dict holds them while we build */
     }
-    PyObject *entry = i == n ? PyDict_GetItemWithError(MAKERS, order) : NULL; /* borrowed */
+    PyObject *entry = i == n && MAKERS != NULL ? PyDict_GetItemWithError(MAKERS, order) : NULL;
     Py_DECREF(order);
     if (entry == NULL)
         return NULL;
@@ -116,15 +222,141 @@ str_record(PyObject *dict)
     PyObject *record = shaped(shape, n);
     if (record == NULL)
         return NULL;
-    for (Py_ssize_t k = 0; k < n; k++) {
+    for (Py_ssize_t k = 0; k < n; k++) /* held while they are frozen, as in int_map */
+        Py_INCREF(values[k]);
+    Py_ssize_t k = 0;
+    for (; k < n; k++) {
         PyObject *got = frozen(values[PyLong_AsSsize_t(PyTuple_GET_ITEM(where, k))], ATOMS);
-        if (got == NULL) {
-            Py_DECREF(record);
-            return NULL;
-        }
+        if (got == NULL)
+            break;
         PyTuple_SET_ITEM(record, k + 1, got);
     }
+    for (Py_ssize_t j = 0; j < n; j++)
+        Py_DECREF(values[j]);
+    if (k < n) {
+        Py_DECREF(record);
+        return NULL;
+    }
     return record;
+}
+
+/* -- freeze: a value as an immutable state value (checker.values.record.freeze_python) ------ */
+
+/* type(value) in ATOMS: the builtin atoms and Map at once, the record shapes by the set (1, 0,
+ * or -1 with an exception). */
+static int
+atom(PyObject *value)
+{
+    return is_atom(value) ? 1 : PySet_Contains(ATOMS, (PyObject *)Py_TYPE(value));
+}
+
+/* The tuple of the n `items` (borrowed, held by the caller), each frozen. */
+static PyObject *
+frozen_items(PyObject *const *items, Py_ssize_t n)
+{
+    PyObject *out = PyTuple_New(n);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *got = freeze_value(items[i]);
+        if (got == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, i, got);
+    }
+    return out;
+}
+
+/* A tuple: itself if its items are atoms, else the tuple of its items frozen. */
+static PyObject *
+freeze_tuple(PyObject *value)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(value);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int ok = atom(PyTuple_GET_ITEM(value, i));
+        if (ok < 0)
+            return NULL;
+        if (!ok)
+            return frozen_items(&PyTuple_GET_ITEM(value, 0), n);
+    }
+    return Py_NewRef(value);
+}
+
+/* A set or frozenset: a frozenset of its items, frozen unless they are all atoms (a frozenset
+ * of atoms is itself). */
+static PyObject *
+freeze_set(PyObject *value)
+{
+    PyObject *iterator = PyObject_GetIter(value), *item;
+    if (iterator == NULL)
+        return NULL;
+    int atoms = 1;
+    while (atoms == 1 && (item = PyIter_Next(iterator)) != NULL) {
+        atoms = atom(item);
+        Py_DECREF(item);
+    }
+    Py_DECREF(iterator);
+    if (atoms < 0 || PyErr_Occurred())
+        return NULL;
+    if (atoms)
+        return PyFrozenSet_CheckExact(value) ? Py_NewRef(value) : PyFrozenSet_New(value);
+    PyObject *items = PySequence_Tuple(value); /* (a snapshot: freezing runs no set code) */
+    if (items == NULL)
+        return NULL;
+    PyObject *each = frozen_items(&PyTuple_GET_ITEM(items, 0), PyTuple_GET_SIZE(items));
+    Py_DECREF(items);
+    if (each == NULL)
+        return NULL;
+    PyObject *out = PyFrozenSet_New(each);
+    Py_DECREF(each);
+    return out;
+}
+
+/* freeze_python's value, in C for what spec code builds most (tuples, lists, sets, dicts of
+ * int keys or of field names in an order met before); anything else (another Mapping, an
+ * empty dict, a namedtuple, a value refused with its message) by freeze_python itself. */
+PyObject *
+freeze_value(PyObject *value)
+{
+    int ok = atom(value);
+    if (ok != 0)
+        return ok < 0 ? NULL : Py_NewRef(value);
+    PyTypeObject *type = Py_TYPE(value);
+    if (type != &PyTuple_Type && PyType_IsSubtype(type, &RecordBase)) /* (unpickled) */
+        return Py_NewRef(value);
+    if (type != &PyTuple_Type && type != &PyList_Type && type != &PySet_Type &&
+        type != &PyFrozenSet_Type && (type != &PyDict_Type || PyDict_GET_SIZE(value) == 0))
+        return PyObject_CallOneArg(FREEZE, value);
+    if (Py_EnterRecursiveCall(" while freezing a state value"))
+        return NULL;
+    PyObject *out;
+    if (type == &PyTuple_Type) {
+        out = freeze_tuple(value);
+    } else if (type == &PyList_Type) {
+        PyObject *items = PyList_AsTuple(value); /* (a snapshot: the list could change) */
+        out = items == NULL ? NULL
+                            : frozen_items(&PyTuple_GET_ITEM(items, 0), PyTuple_GET_SIZE(items));
+        Py_XDECREF(items);
+    } else if (type != &PyDict_Type) {
+        out = freeze_set(value);
+    } else if ((out = int_map(value)) == NULL && !PyErr_Occurred() &&
+               (out = str_record(value)) == NULL && !PyErr_Occurred()) {
+        out = PyObject_CallOneArg(FREEZE, value);
+    }
+    Py_LeaveRecursiveCall();
+    return out;
+}
+
+/* freeze(value): the value as an immutable state value, or StateError. */
+PyObject *
+hot_freeze(PyObject *module, PyObject *value)
+{
+    if (FREEZE == NULL || MAP == NULL || ATOMS == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "freeze(): records are not configured");
+        return NULL;
+    }
+    return freeze_value(value);
 }
 
 /* Record(field=value, ...), called with the keywords of a known order: the record built from

@@ -4,8 +4,8 @@
  *
  * - records.c: RecordBase, the tuple type every Record shape derives from (`replace`, the
  *   mapping API, a kept hash), the fields that note reads (checker.values.record).
- * - builders.c: RecordType (Record(...)); new, put, take, without: building records and
- *   tuples (checker.values.record).
+ * - builders.c: RecordType (Record(...)); new, put, take, without, freeze: building records
+ *   and tuples (checker.values.record).
  * - kinds.c: conforms, whether a value is of its kind (checker.values.kinds).
  * - encode.c: encode, encode_state, the canonical msgpack bytes of checker.values.encoding,
  *   and encoded: candidates' encodings and fingerprints. Its writers (a Buffer's put_*) are
@@ -52,7 +52,8 @@
 
 HOT_SHARED extern PyObject *FROZEN;      /* set of types replace() and put() take as they are */
 HOT_SHARED extern PyObject *ATOMS;       /* set of types Record() takes as they are */
-HOT_SHARED extern PyObject *FREEZE;      /* checker.values.record.freeze */
+/* checker.values.record.freeze_python: what freeze_value (builders.c) leaves to Python */
+HOT_SHARED extern PyObject *FREEZE;
 /* checker.values.record._raise_unknown(record, changes): raises */
 HOT_SHARED extern PyObject *UNKNOWN;
 HOT_SHARED extern PyObject *PUT_SLOW;    /* checker.values.record.put_python (records and maps) */
@@ -70,6 +71,16 @@ static inline PyObject *
 alloc(PyTypeObject *type, Py_ssize_t n)
 {
     return type->tp_alloc(type, n);
+}
+
+/* Whether `value` is of a type of checker.values.record.ATOMS that is no record shape (the
+ * shapes are in ATOMS too). */
+static inline int
+is_atom(PyObject *value)
+{
+    PyTypeObject *type = Py_TYPE(value);
+    return type == &PyLong_Type || type == &PyUnicode_Type || value == Py_None ||
+           type == &PyBool_Type || type == &PyBytes_Type || type == MAP;
 }
 
 /* Whether a record is a Map (the tuple (Map, keys, values)), not a record of a shape. */
@@ -309,6 +320,8 @@ HOT_SHARED PyObject *hot_maker(PyObject *module, PyObject *args);
 HOT_SHARED PyObject *hot_new(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 HOT_SHARED PyObject *hot_put(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 HOT_SHARED PyObject *shared_keys(PyObject *tuple);
+HOT_SHARED PyObject *hot_freeze(PyObject *module, PyObject *value);
+HOT_SHARED PyObject *freeze_value(PyObject *value);
 
 /* kinds.c */
 HOT_SHARED PyObject *hot_conforms(PyObject *module, PyObject *const *args, Py_ssize_t nargs);

@@ -86,6 +86,8 @@ static PyMethodDef hot_methods[] = {
      "take(shape, indices, record): the record of shape with record's fields at indices."},
     {"without", (PyCFunction)(void (*)(void))hot_without, METH_FASTCALL,
      "without(record, *keys): record without the given keys (missing keys are ignored)."},
+    {"freeze", hot_freeze, METH_O,
+     "The value as an immutable state value (records, tuples, frozensets), or StateError."},
     {"put", (PyCFunction)(void (*)(void))hot_put, METH_FASTCALL,
      "`container` with `key` set to `value`: a tuple by index or a Record by key."},
     {"successors", (PyCFunction)(void (*)(void))hot_successors, METH_FASTCALL,

@@ -111,15 +111,6 @@ hot_field(PyObject *module, PyObject *args)
 /* -- RecordBase ----------------------------------------------------------------------------- */
 
 
-/* type(value) in checker.values.record.ATOMS */
-static inline int
-is_atom(PyObject *value)
-{
-    PyTypeObject *type = Py_TYPE(value);
-    return type == &PyLong_Type || type == &PyUnicode_Type || value == Py_None ||
-           type == &PyBool_Type || type == &PyBytes_Type || type == MAP;
-}
-
 /* 1 if `value` is a tuple or frozenset of atoms only, which freeze() returns as it is; 0 if
  * not (or it cannot tell: freeze() decides), -1 on error. */
 static int
@@ -148,6 +139,8 @@ atoms_only(PyObject *value)
 PyObject *
 frozen(PyObject *value, PyObject *kinds)
 {
+    if (is_atom(value)) /* (in ATOMS and FROZEN both) */
+        return Py_NewRef(value);
     int ok = PySet_Contains(kinds, (PyObject *)Py_TYPE(value));
     if (ok < 0)
         return NULL;
@@ -163,7 +156,7 @@ frozen(PyObject *value, PyObject *kinds)
         Py_INCREF(value);
         return value;
     }
-    return PyObject_CallOneArg(FREEZE, value);
+    return freeze_value(value);
 }
 
 

@@ -396,23 +396,27 @@ def from_pairs(pairs: Iterable[tuple[Any, Any]]) -> Record:
     return Map((Map, keys, values))
 
 
-def freeze(value: Any) -> Any:
-    """Return `value` as an immutable state value, or raise StateError."""
+def freeze_python(value: Any) -> Any:
+    """Return `value` as an immutable state value, or raise StateError (the twin of
+    checker._hot's freeze, which calls this for what it does not freeze itself: a Mapping
+    other than a dict of int keys or of field names in an order met before, an empty dict,
+    a namedtuple, a value it refuses)."""
     kind = type(value)
     if kind in ATOMS:
         return value
     if kind is tuple:
         for item in value:
             if type(item) not in ATOMS:
-                return tuple([freeze(x) for x in value])
+                return tuple([freeze_python(x) for x in value])
         return value
     if kind is frozenset or kind is set:
         for item in value:
             if type(item) not in ATOMS:
-                return frozenset([freeze(x) for x in value])
+                return frozenset([freeze_python(x) for x in value])
         return value if kind is frozenset else frozenset(value)
     if kind is list or (isinstance(value, tuple) and not isinstance(value, Record)):
-        return tuple([freeze(x) for x in value])  # lists and namedtuples become plain tuples
+        # lists and namedtuples become plain tuples
+        return tuple([freeze_python(x) for x in value])
     if isinstance(value, Record):  # a Record of a shape made in another way (unpickled)
         return value
     if kind is dict and value:
@@ -426,12 +430,15 @@ def freeze(value: Any) -> Any:
                 order = tuple(sorted(keys))
                 if len(_int_orders) < _ORDERS:
                     _int_orders[keys] = order
-            return Map((Map, order, tuple([freeze(value[k]) for k in order])))
+            return Map((Map, order, tuple([freeze_python(value[k]) for k in order])))
     if isinstance(value, Mapping):
         return mapping({freeze(k): v for k, v in value.items()})
     if isinstance(value, float):
         raise StateError(f"floats cannot be part of a state (got {value!r}); use ints")
     raise StateError(f"a {kind.__name__} cannot be part of a state (got {value!r})")
+
+
+freeze = fast.pick(freeze_python)
 
 
 def put_python(container: Any, key: Any, value: Any) -> Any:
@@ -530,7 +537,7 @@ put = fast.pick(put_python)
 fast.configure_records(
     FROZEN,
     ATOMS,
-    freeze,
+    freeze_python,
     _raise_unknown,
     put_python,
     StateError,

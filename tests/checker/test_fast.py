@@ -4,8 +4,10 @@ Python twin, and the two agree, on values drawn by Hypothesis and on the bundled
 from __future__ import annotations
 
 import os
+import re
 import sys
 from array import array
+from collections import OrderedDict, namedtuple
 
 import pytest
 from hypothesis import given, settings
@@ -25,6 +27,7 @@ from tests.conftest import ROOT
 
 TWINS = {
     "put",
+    "freeze",
     "encode",
     "encode_state",
     "decode",
@@ -154,6 +157,118 @@ def _hashable(value: object) -> bool:
 
 
 values = st.recursive(atoms, _values, max_leaves=30)
+
+
+# -- freeze --------------------------------------------------------------------------------
+
+Pair = namedtuple("Pair", "x y")
+
+
+class Odd:
+    """A value no state may hold."""
+
+    def __repr__(self) -> str:
+        return "Odd()"
+
+
+# What spec code hands to Record(...), replace and put: mutable containers of every kind
+# (dicts of int keys, of field names in orders met and not, of other keys; lists, sets,
+# namedtuples, Mappings that are no dict), frozen values, and values freeze refuses.
+raw_atoms = (
+    st.none()
+    | st.booleans()
+    | st.integers(-5, 300)
+    | st.sampled_from(["a", "b", "", "x y"])
+    | st.just(b"\x00")
+    | st.sampled_from([0.5, float("nan"), Odd(), 1j])
+)
+_names = st.sampled_from(["a", "b", "leader", "isr", "zz", "keys", "_mc_x", "not a name"])
+_int_keys = st.integers(-3, 300) | st.sampled_from([2**64 - 1, 2**63, -(2**63)])  # (beyond a long)
+
+
+def _raw(children: st.SearchStrategy) -> st.SearchStrategy:
+    hashable = children.filter(_hashable)
+    return (
+        st.lists(children, max_size=4)
+        | st.lists(children, max_size=4).map(tuple)
+        | st.sets(hashable, max_size=4)
+        | st.frozensets(hashable, max_size=4)
+        | st.dictionaries(_int_keys, children)
+        | st.dictionaries(_names, children, max_size=4)
+        | st.dictionaries(hashable, children, max_size=3)
+        | st.dictionaries(_names, children, max_size=3).map(OrderedDict)
+        | st.tuples(children, children).map(lambda xy: Pair(*xy))
+        | st.dictionaries(st.sampled_from(["a", "b", "leader"]), atoms, min_size=1).map(
+            lambda d: Record(**d)
+        )
+    )
+
+
+raw_values = st.recursive(raw_atoms, _raw, max_leaves=20)
+
+
+def _outcome(function, value):
+    """What `function` makes of `value`: the frozen value with its type tree, or the error."""
+    try:
+        made = function(value)
+    except StateError as exc:
+        return ("refused", str(exc))
+    return ("frozen", made, _types(made), encode(made))
+
+
+def _types(value):
+    if isinstance(value, (tuple, frozenset)):  # (records are tuples)
+        inner = sorted(map(repr, map(_types, value))) if type(value) is frozenset else value
+        return (type(value), tuple(_types(v) for v in inner) if inner is value else inner)
+    return type(value)
+
+
+@in_c
+@settings(max_examples=600, deadline=None)
+@given(raw_values)
+def test_freeze_makes_what_the_twin_makes_and_refuses_what_it_refuses(value):
+    """C freezes what spec code builds into the twin's value: equal, of the same types all the
+    way down, with the same encoding; what the twin refuses it refuses with the same message;
+    a value frozen already freezes into itself."""
+    native, twin = pair("freeze")
+    Record(leader=1, isr=2)  # an order of field names met before (C builds those dicts itself)
+    made = _outcome(native, value)
+    assert made == _outcome(twin, value)
+    if made[0] == "frozen":
+        frozen = made[1]
+        assert _outcome(native, frozen) == made == _outcome(twin, frozen)
+
+
+@in_c
+def test_freeze_in_c_keeps_frozen_values_and_refuses_deep_nesting_as_python_does():
+    native, twin = pair("freeze")
+    atoms_only = (1, "a", None, Record(a=1), Record({1: 2}))
+    for value in (atoms_only, frozenset(atoms_only), Record(a=[1]), "x", 3):
+        assert native(value) is value is twin(value)
+    assert type(native({1, 2})) is frozenset and native({}) == twin({}) == Record()
+    with_bool = {0: 2, True: 3}  # a bool key: no int map
+    assert native(with_bool) == twin(with_bool) and list(native(with_bool)) == [0, True]
+    assert native({1: [2]}).values() == ((2,),)
+    for keys in (range(20, 0, -1), (3, 1, 2), (2**64 - 1, 1, -(2**63))):  # many keys, out of order
+        numbers = {k: [k] for k in keys}
+        made = native(numbers)
+        assert made == twin(numbers) and list(made) == sorted(keys)
+        assert made.values() == tuple((k,) for k in sorted(keys))
+    assert native({1: 0, 2: 0})._keys is native({2: 1, 1: 1})._keys  # one tuple of keys
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    for function in (native, twin):
+        with pytest.raises(RecursionError):
+            function(deep)
+    for bad, message in (
+        ([1, {"a": 0.5}], "floats cannot be part of a state (got 0.5); use ints"),
+        ({1: Odd()}, "a Odd cannot be part of a state (got Odd())"),
+        (frozenset({1, 2.5}), "floats cannot be part of a state (got 2.5); use ints"),
+    ):
+        for function in (native, twin):
+            with pytest.raises(StateError, match=f"^{re.escape(message)}$"):
+                function(bad)
 
 
 @in_c

@@ -42,6 +42,44 @@ def _epoch(stamp: str) -> float:
     return parsed.replace(tzinfo=UTC).timestamp()
 
 
+def phases(start: float, end: float, jobs: list[dict], stages: dict[int, dict]) -> dict:
+    """Where a level's seconds went, from Spark's own times: the driver before its first job
+    and after its last, and per stage that ran (in submission order) its wall time, the wait
+    for its first task, and its tasks' summed deserialization, run, GC, shuffle write and
+    shuffle fetch wait (seconds)."""
+    ran = [
+        stages[i]
+        for j in jobs
+        for i in j["stageIds"]
+        if i in stages and stages[i].get("status") == "COMPLETE"
+    ]
+    ran.sort(key=lambda s: _epoch(s["submissionTime"]))
+    done = [j for j in jobs if "completionTime" in j]
+    first = min((_epoch(j["submissionTime"]) for j in jobs), default=end)
+    last = max((_epoch(j["completionTime"]) for j in done), default=first)
+    return {
+        "before_job_s": first - start,
+        "jobs_s": last - first,
+        "after_job_s": end - last,
+        "stages": [
+            {
+                "name": s["name"].split(" at ")[0],
+                "tasks": s["numTasks"],
+                "wall_s": _epoch(s["completionTime"]) - _epoch(s["submissionTime"]),
+                "first_task_wait_s": _epoch(s.get("firstTaskLaunchedTime", s["submissionTime"]))
+                - _epoch(s["submissionTime"]),
+                "deserialize_s": s.get("executorDeserializeTime", 0) / 1e3,
+                "run_s": s.get("executorRunTime", 0) / 1e3,
+                "cpu_s": s.get("executorCpuTime", 0) / 1e9,
+                "gc_s": s.get("jvmGcTime", 0) / 1e3,
+                "shuffle_write_s": s.get("shuffleWriteTime", 0) / 1e9,
+                "fetch_wait_s": s.get("shuffleFetchWaitTime", 0) / 1e3,
+            }
+            for s in ran
+        ],
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("spec")
@@ -55,7 +93,7 @@ def main() -> None:
     args = parser.parse_args()
     conf = dict(c.split("=", 1) for c in args.spark_conf)
     conf["spark.ui.enabled"] = "true"
-    conf.setdefault("spark.sql.shuffle.partitions", str(2 * args.executors))
+    conf.setdefault("spark.sql.shuffle.partitions", str(args.executors))  # one per core
     model = load_model(args.spec, dict(d.split("=", 1) for d in args.defines))
     settings = se.mc_settings(conf)
     started = time.perf_counter()
@@ -91,12 +129,14 @@ def main() -> None:
     end = time.time()
     stages = rest(base, f"/applications/{app}/stages")
     jobs = rest(base, f"/applications/{app}/jobs")
+    by_id = {s["stageId"]: s for s in stages}
     for level in levels:  # the jobs submitted during the level, and their stages that ran
         start = level["end"] - level["seconds"]
         mine = [j for j in jobs if start <= _epoch(j["submissionTime"]) <= level["end"]]
         level["jobs"] = len(mine)
         level["stages"] = sum(len(j["stageIds"]) - j.get("numSkippedStages", 0) for j in mine)
         level["tasks"] = sum(j["numTasks"] - j.get("numSkippedTasks", 0) for j in mine)
+        level["phases"] = phases(start, level["end"], mine, by_id)
     hosts = {  # executor id -> its address (10.99.0.x: which worker)
         e["id"]: e["hostPort"].rsplit(":", 1)[0]
         for e in rest(base, f"/applications/{app}/allexecutors")

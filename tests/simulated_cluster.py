@@ -428,6 +428,9 @@ class SimulatedCluster(Processes):
             "spark.pyspark.python": sys.executable,
             "spark.checkpoint.dir": str(self.folder / "checkpoints"),  # every part's disk
             "spark.executor.memory": self.memory,
+            # On a third of a core the C2 compiler's work costs an executor more than its
+            # code saves over a search's short tasks (docs/scaling.md).
+            "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1",
         }
         return [arg for key, value in pairs.items() for arg in ("--spark-conf", f"{key}={value}")]
 

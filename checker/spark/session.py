@@ -137,6 +137,14 @@ def session(
         # file) for up to 3 s by default, while another executor's core is idle: a level's
         # tasks are short, and every input is one network read away.
         conf.setdefault("spark.locality.wait", "0")
+        # Every DataFrame function call otherwise records its Python call site in the JVM
+        # (PySpark's DataFrame debugging): about 100 of a level's 200 round trips to the JVM.
+        conf.setdefault("spark.python.sql.dataFrameDebugging.enabled", "false")
+        if not local:
+            # A cluster's driver JVM plans and schedules short jobs: the C2 compiler cost it
+            # more CPU than its code saved (docs/scaling.md: half its CPU, the same wall time
+            # on a full core; under a 0.4-CPU quota a level's planning twice as fast).
+            conf.setdefault("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
     elif local:  # a Connect server started here: a few partitions per core, not 200
         conf.setdefault("spark.sql.shuffle.partitions", str(2 * (os.cpu_count() or 1)))
     for key, value in conf.items():
@@ -153,9 +161,13 @@ def session(
         context = spark.sparkContext
         context.setLogLevel("ERROR")
         if "spark.sql.shuffle.partitions" not in conf:
-            # Spark's 200 shuffle partitions cost ~200 tasks per level; two per core are plenty
-            # (on a cluster: the cores of the executors registered by now, at least 2).
-            spark.conf.set("spark.sql.shuffle.partitions", str(2 * context.defaultParallelism))
+            # Spark's 200 shuffle partitions cost ~200 tasks per level. On a cluster one per
+            # core (of the executors registered by now, at least 2): a task has a fixed cost
+            # and fingerprints hash evenly; in local mode two per core.
+            per_core = 2 if local else 1
+            spark.conf.set(
+                "spark.sql.shuffle.partitions", str(per_core * context.defaultParallelism)
+            )
     return spark
 
 

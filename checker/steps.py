@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from checker.spec import Refinement, Spec
 
 _ABSTRACT_CACHE = 1 << 16  # abstract states whose successors a refinement remembers
-_MAPPED_CACHE = 1 << 16  # states whose abstract state a refinement remembers
+_MAPPED_CACHE = 1 << 14  # states whose abstract state a refinement remembers (few: their memory
+# is outside the live-state budget; more hardly saves time on ewd998)
 
 
 class StepViolation(EvaluationError):

@@ -322,9 +322,16 @@ freeze_value(PyObject *value)
     int ok = atom(value);
     if (ok != 0)
         return ok < 0 ? NULL : Py_NewRef(value);
+    if (Py_TYPE(value) != &PyTuple_Type && PyType_IsSubtype(Py_TYPE(value), &RecordBase))
+        return Py_NewRef(value); /* (a record of a shape unpickled) */
+    return freeze_other(value);
+}
+
+/* freeze_value of a value that is no atom and no record (frozen() has looked already). */
+PyObject *
+freeze_other(PyObject *value)
+{
     PyTypeObject *type = Py_TYPE(value);
-    if (type != &PyTuple_Type && PyType_IsSubtype(type, &RecordBase)) /* (unpickled) */
-        return Py_NewRef(value);
     if (type != &PyTuple_Type && type != &PyList_Type && type != &PySet_Type &&
         type != &PyFrozenSet_Type && (type != &PyDict_Type || PyDict_GET_SIZE(value) == 0))
         return PyObject_CallOneArg(FREEZE, value);

@@ -322,6 +322,7 @@ HOT_SHARED PyObject *hot_put(PyObject *module, PyObject *const *args, Py_ssize_t
 HOT_SHARED PyObject *shared_keys(PyObject *tuple);
 HOT_SHARED PyObject *hot_freeze(PyObject *module, PyObject *value);
 HOT_SHARED PyObject *freeze_value(PyObject *value);
+HOT_SHARED PyObject *freeze_other(PyObject *value);
 
 /* kinds.c */
 HOT_SHARED PyObject *hot_conforms(PyObject *module, PyObject *const *args, Py_ssize_t nargs);

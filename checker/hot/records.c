@@ -156,7 +156,7 @@ frozen(PyObject *value, PyObject *kinds)
         Py_INCREF(value);
         return value;
     }
-    return freeze_value(value);
+    return freeze_other(value);
 }
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Sequence
+from itertools import compress, repeat
+from operator import not_
 from typing import Any
 
 import numpy as np
@@ -195,18 +197,21 @@ class Model:
         except BaseException as exc:
             raise EvaluationError("init", "init", raised(exc), cause=exc) from exc
         states = [result] if isinstance(result, Record) else as_list(result)
-        if states is None or not all(isinstance(s, Record) for s in states):
+        # The states' classes, in one pass in C (a spec may list millions of initial states):
+        # records of one shape have one class.
+        classes = set(map(type, states or ()))
+        if states is None or not all(issubclass(c, Record) for c in classes):
             raise EvaluationError(
                 "init", "init", f"must return a Record or a list of Records, not {result!r}"
             )
         if not states:
             raise SpecError(f"{self.name}.init() returned no initial state")
-        if any(isinstance(s, Map) for s in states):
+        if any(issubclass(c, Map) for c in classes):
             raise EvaluationError(
                 "init", "init", "a state's variables must be names (identifiers), not map keys"
             )
         first = states[0].__class__  # (a shape: the same class, the same variables)
-        for other in states[1:]:
+        for other in states[1:] if len(classes) > 1 else ():
             if other.__class__ is not first and other.keys() != states[0].keys():
                 differ = variables_differ(other, states[0])
                 message = f"returned initial states with different variables: one {differ}"
@@ -220,7 +225,8 @@ class Model:
             raise EvaluationError("init", "init", f"built a state that cannot be encoded: {NESTED}")
         known, _ = kinds.state_kind(sample, declared)
         if known is not None and kinds.exact(known):
-            odd = [s for s in states if not kinds.conforms(s, kinds.MISSING, known)]
+            fits = map(kinds.conforms, states, repeat(kinds.MISSING), repeat(known))
+            odd = list(compress(states, map(not_, fits)))
         else:
             odd = states
         if any(deeper_than(s, MAX_DEPTH) for s in odd):

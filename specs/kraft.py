@@ -1143,27 +1143,24 @@ class KRaftReplication(Spec):
         }
 
     def become_follower_in_new_epoch(self, s, b, new_md) -> dict:
-        return {
-            "partition_status": put(s.partition_status, b, FOLLOWER),
-            "partition_leso": put(s.partition_leso, b, None),
-            **self.add_partition_to_fetcher(s, b, new_md.leader, new_md.leader_epoch),
-            **self.ensure_leadership_renounced(s, b, new_md),
-        }
+        fetchers = self.add_partition_to_fetcher(s, b, new_md.leader, new_md.leader_epoch)
+        return self.not_leading(s, b, new_md, FOLLOWER, fetchers)
 
     def wait_for_leader_change(self, s, b, new_md) -> dict:
-        return {
-            "partition_status": put(s.partition_status, b, None),
-            "partition_leso": put(s.partition_leso, b, None),
-            **remove_partition_from_fetchers(s, b),
-            **self.ensure_leadership_renounced(s, b, new_md),
-        }
+        return self.not_leading(s, b, new_md, None, remove_partition_from_fetchers(s, b))
 
     def delete_partition(self, s, b, new_md) -> dict:
+        emptied = put(s.partition_data, b, Record(log=(), hwm=1, leo=1))
+        fetchers = remove_partition_from_fetchers(s, b)
+        return {"partition_data": emptied, **self.not_leading(s, b, new_md, None, fetchers)}
+
+    def not_leading(self, s, b, new_md, status, fetchers: dict) -> dict:
+        """What the three above share: the replica's new status (and no LESO), its fetchers'
+        changes, and EnsureLeadershipRenounced."""
         return {
-            "partition_status": put(s.partition_status, b, None),
+            "partition_status": put(s.partition_status, b, status),
             "partition_leso": put(s.partition_leso, b, None),
-            "partition_data": put(s.partition_data, b, Record(log=(), hwm=1, leo=1)),
-            **remove_partition_from_fetchers(s, b),
+            **fetchers,
             **self.ensure_leadership_renounced(s, b, new_md),
         }
 

@@ -102,11 +102,11 @@ class Kip966(Kip903):
         else:
             last_known_elr = old.last_known_elr | (md["replicas"] & (old.elr - md["elr"]))
         fields = dict(md, last_known_elr=last_known_elr)
-        return dict(
-            con_partition_metadata=Record(fields),
-            con_metadata_log=s.con_metadata_log
+        return {
+            "con_partition_metadata": Record(fields),
+            "con_metadata_log": s.con_metadata_log
             + (Record(dict(fields, type="PartitionChangeRecord")),),
-        )
+        }
 
     # 4. MaybeUpdatePartitionOnBrokerChange, electing from the ELR. Only unfenced ISR members
     # lead: with rule 2 every ISR member is unfenced, without it a fenced last member stays.

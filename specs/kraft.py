@@ -517,19 +517,19 @@ class KRaftReplication(Spec):
             return []
         if s.broker_state[b].status in OFFLINE or not self.may_lose_data(s, b):
             return []
-        crashed = dict(
-            broker_state=put(
+        crashed = {
+            "broker_state": put(
                 s.broker_state,
                 b,
                 Record(status=OFFLINE_DIRTY, broker_epoch=0, incarnation_id=0, registered=False),
             ),
-            partition_status=put(s.partition_status, b, None),
-            partition_data=put(s.partition_data, b, Record(log=(), hwm=1, leo=1)),
-            partition_leso=put(s.partition_leso, b, None),
-            aux_ctrs=s.aux_ctrs.replace(
+            "partition_status": put(s.partition_status, b, None),
+            "partition_data": put(s.partition_data, b, Record(log=(), hwm=1, leo=1)),
+            "partition_leso": put(s.partition_leso, b, None),
+            "aux_ctrs": s.aux_ctrs.replace(
                 data_loss_shutdown_ctr=s.aux_ctrs.data_loss_shutdown_ctr + 1
             ),
-        )
+        }
         return [s.replace(**crashed, **changes) for changes in self.shut_down(s, b)]
 
     @action(b="brokers", clean=(True, False), switch="no_data_loss_shutdown_limit")
@@ -541,8 +541,8 @@ class KRaftReplication(Spec):
             return []
         if s.broker_state[b].status in OFFLINE:
             return []
-        stopped = dict(
-            broker_state=put(
+        stopped = {
+            "broker_state": put(
                 s.broker_state,
                 b,
                 Record(
@@ -552,11 +552,11 @@ class KRaftReplication(Spec):
                     registered=False,
                 ),
             ),
-            partition_status=put(s.partition_status, b, None),
-            aux_ctrs=s.aux_ctrs.replace(
+            "partition_status": put(s.partition_status, b, None),
+            "aux_ctrs": s.aux_ctrs.replace(
                 no_data_loss_shutdown_ctr=s.aux_ctrs.no_data_loss_shutdown_ctr + 1
             ),
-        )
+        }
         return [s.replace(**stopped, **changes) for changes in self.shut_down(s, b)]
 
     @action(b="brokers", fair_each="weak", switch=RESTARTS)
@@ -894,11 +894,11 @@ class KRaftReplication(Spec):
         """ApplyPartitionChange: the controller's new partition state, appended to the
         metadata log. hook: KIP-966 also keeps the ELR and LastKnownELR."""
         md.pop("elr", None)
-        return dict(
-            con_partition_metadata=self.partition_change_record(**md),
-            con_metadata_log=s.con_metadata_log
+        return {
+            "con_partition_metadata": self.partition_change_record(**md),
+            "con_metadata_log": s.con_metadata_log
             + (self.partition_change_record(type="PartitionChangeRecord", **md),),
-        )
+        }
 
     # ==================================================================================
     # Helpers (the TLA+ operators of the same names)
@@ -952,18 +952,18 @@ class KRaftReplication(Spec):
             if s.partition_status[b] == LEADER and s.partition_data[b].hwm < s.partition_data[b].leo
             else {}
         )
-        shut = dict(
+        shut = {
             **drop_fetch_sessions(self, s, b),
-            partition_replica_state=put(
+            "partition_replica_state": put(
                 s.partition_replica_state,
                 b,
                 Record({b1: BLANK_REPLICA_STATE for b1 in self.brokers}),
             ),
-            partition_pending_ap=put(s.partition_pending_ap, b, NO_PENDING_AP),
+            "partition_pending_ap": put(s.partition_pending_ap, b, NO_PENDING_AP),
             **failed,
-            con_broker_reg=put(s.con_broker_reg, b, s.con_broker_reg[b].replace(status=FENCED)),
-            aux_flo=put(s.aux_flo, b, INT_MAX),
-        )
+            "con_broker_reg": put(s.con_broker_reg, b, s.con_broker_reg[b].replace(status=FENCED)),
+            "aux_flo": put(s.aux_flo, b, INT_MAX),
+        }
         return [{**shut, **changes} for changes in self.handle_broker_fenced(s, b)]
 
     def pending_alter_partition_response(self, s: State, b: int) -> bool:
@@ -1034,10 +1034,10 @@ class KRaftReplication(Spec):
     def maybe_advance_high_watermark(self, s, b, isr, old_hwm, new_hwm, positive) -> dict:
         if not self.can_advance_hwm(b, isr, old_hwm, new_hwm):
             return {}
-        return dict(
-            partition_data=put(s.partition_data, b, s.partition_data[b].replace(hwm=new_hwm)),
+        return {
+            "partition_data": put(s.partition_data, b, s.partition_data[b].replace(hwm=new_hwm)),
             **self.update_hwm_invariant_vars(s, b, old_hwm, new_hwm, positive),
-        )
+        }
 
     def maybe_update_hwm_and_ack_on_partition_change(self, s, b, part_md) -> dict:
         new_hwm = (
@@ -1121,51 +1121,48 @@ class KRaftReplication(Spec):
                 for b1 in self.brokers
             }
         )
-        return dict(
-            partition_status=put(s.partition_status, b, LEADER),
-            partition_leso=put(s.partition_leso, b, s.partition_data[b].leo),
+        return {
+            "partition_status": put(s.partition_status, b, LEADER),
+            "partition_leso": put(s.partition_leso, b, s.partition_data[b].leo),
             **self.maybe_update_hwm_and_ack_on_partition_change(s, b, new_md),
-            partition_replica_state=put(s.partition_replica_state, b, rs),
-            partition_pending_ap=put(s.partition_pending_ap, b, NO_PENDING_AP),
+            "partition_replica_state": put(s.partition_replica_state, b, rs),
+            "partition_pending_ap": put(s.partition_pending_ap, b, NO_PENDING_AP),
             **remove_partition_from_fetchers(s, b),
-        )
+        }
 
     def ensure_leadership_renounced(self, s, b, new_md) -> dict:
-        return dict(
+        return {
             **self.maybe_fail_pending_writes(s, b, new_md),
-            partition_replica_state=put(
+            "partition_replica_state": put(
                 s.partition_replica_state,
                 b,
                 Record({b1: BLANK_REPLICA_STATE for b1 in self.brokers}),
             ),
-            partition_pending_ap=put(s.partition_pending_ap, b, NO_PENDING_AP),
-            aux_flo=put(s.aux_flo, b, INT_MAX),
-        )
+            "partition_pending_ap": put(s.partition_pending_ap, b, NO_PENDING_AP),
+            "aux_flo": put(s.aux_flo, b, INT_MAX),
+        }
 
     def become_follower_in_new_epoch(self, s, b, new_md) -> dict:
-        return dict(
-            partition_status=put(s.partition_status, b, FOLLOWER),
-            partition_leso=put(s.partition_leso, b, None),
-            **self.add_partition_to_fetcher(s, b, new_md.leader, new_md.leader_epoch),
-            **self.ensure_leadership_renounced(s, b, new_md),
-        )
+        fetchers = self.add_partition_to_fetcher(s, b, new_md.leader, new_md.leader_epoch)
+        return self.not_leading(s, b, new_md, FOLLOWER, fetchers)
 
     def wait_for_leader_change(self, s, b, new_md) -> dict:
-        return dict(
-            partition_status=put(s.partition_status, b, None),
-            partition_leso=put(s.partition_leso, b, None),
-            **remove_partition_from_fetchers(s, b),
-            **self.ensure_leadership_renounced(s, b, new_md),
-        )
+        return self.not_leading(s, b, new_md, None, remove_partition_from_fetchers(s, b))
 
     def delete_partition(self, s, b, new_md) -> dict:
-        return dict(
-            partition_status=put(s.partition_status, b, None),
-            partition_leso=put(s.partition_leso, b, None),
-            partition_data=put(s.partition_data, b, Record(log=(), hwm=1, leo=1)),
-            **remove_partition_from_fetchers(s, b),
+        emptied = put(s.partition_data, b, Record(log=(), hwm=1, leo=1))
+        fetchers = remove_partition_from_fetchers(s, b)
+        return {"partition_data": emptied, **self.not_leading(s, b, new_md, None, fetchers)}
+
+    def not_leading(self, s, b, new_md, status, fetchers: dict) -> dict:
+        """What the three above share: the replica's new status (and no LESO), its fetchers'
+        changes, and EnsureLeadershipRenounced."""
+        return {
+            "partition_status": put(s.partition_status, b, status),
+            "partition_leso": put(s.partition_leso, b, None),
+            **fetchers,
             **self.ensure_leadership_renounced(s, b, new_md),
-        )
+        }
 
     def add_partition_to_fetcher(self, s, b, leader, leader_epoch) -> dict:
         fetchers = s.broker_fetchers[b]

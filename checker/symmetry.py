@@ -19,7 +19,7 @@ symmetric value is a str (TLA+'s model values, "r1", "v1"), the engine renames t
 they occur (`renamed`; `renamed_encodings` encodes a state's images in C, with no state built)
 and a spec needs no `permute` (one it has is not called). A state's fingerprint is that of the
 smallest encoding (of its view, if the spec has one) over the candidate renamings: those that
-sort the values by a signature no renaming changes (`Symmetry.candidates`), out of n! per set
+sort the values by a signature no renaming changes (`Symmetry.renamings_to_try`), out of n! per set
 of n values (their product for several sets), so this is for small sets: 6 for 3 brokers, 120
 for 5.
 
@@ -175,9 +175,9 @@ class Symmetry:
     `p.indexed(t)` alone (its epoch, role, log...: positions 0..n-1) or re-keys with
     `p.keys(r)` alone (any values: TLA+'s model values, `r["a1"]`). They move with v, so the
     signatures of a state's renamings are the same multiset. Values with equal signatures are
-    tried in every order. Every state of an orbit then has the same candidates' images, so the
-    same representative; and a representative is always the image of a state of the orbit,
-    so two orbits never share one.
+    tried in every order. Every state of an orbit then has the same images of the renamings to
+    try, so the same representative; and a representative is always the image of a state of
+    the orbit, so two orbits never share one.
     """
 
     def __init__(
@@ -219,12 +219,12 @@ class Symmetry:
         if self._fields is None:
             self._fields, self._members = self._learn(decode(encode(state)))
 
-    def candidates(self, state: Record) -> Sequence[Permutation]:
+    def renamings_to_try(self, state: Record) -> Sequence[Permutation]:
         """The renamings whose images may be the representative of `state`'s orbit."""
         if self._fields is None:
             self.learn(state)
         if self.names:
-            return self._named_candidates(state)
+            return self._named_renamings(state)
         fields, members = self._fields, self._members
         assert fields is not None and members is not None
         if not fields:
@@ -258,7 +258,7 @@ class Symmetry:
         arrangements = itertools.product(*(itertools.permutations(run) for run in runs))
         return [self._sorting(tuple(itertools.chain(*a))) for a in arrangements]
 
-    def _named_candidates(self, state: Record) -> Sequence[Permutation]:
+    def _named_renamings(self, state: Record) -> Sequence[Permutation]:
         """With model values: each set's values sorted by their signature (`Signatures`),
         every order tried among equal ones (but those of the values the state does not hold,
         whose images are all the state), the sets' orders combined."""

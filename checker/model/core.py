@@ -286,13 +286,13 @@ class Model:
             raise
         except Exception:  # one by one, to find the first state that raises
             pass
-        encodings, found = [], []
+        encodings, fps_so_far = [], []
         for k, state in enumerate(states):
             try:
                 data = spec_encoded(state, "init", "init", state=None, params={})
-                found.append(self.fingerprint_of(state, data))
+                fps_so_far.append(self.fingerprint_of(state, data))
             except EvaluationError:
-                return encodings, np.array(found, np.uint64), k
+                return encodings, np.array(fps_so_far, np.uint64), k
             encodings.append(data)
         raise NondeterminismError(
             "the spec is not deterministic: encoding or fingerprinting its initial states"

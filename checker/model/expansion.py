@@ -159,7 +159,7 @@ class Expansion:
 
         A state outside the state constraints has no successors and is not stuck. The first
         state whose expansion raises (spec code, or a successor that cannot be encoded) ends
-        the batch: `error` is its index, `raised` the EvaluationError.
+        the batch: `error` is its index, `failure` the EvaluationError.
 
         With `read_sets` (one per state, or None for a state without one), incremental
         evaluation (docs/architecture.md): the guards still disabled are not called, and

@@ -74,24 +74,24 @@ class Identity:
         if symmetry.names and self.view is not None:
             # (the values' signatures are the state's: two states with one view may have
             # different ones, so with a view every renaming is tried)
-            candidates: Sequence[Permutation] = symmetry.permutations
+            renamings: Sequence[Permutation] = symmetry.permutations
         else:
-            candidates = symmetry.candidates(state)
+            renamings = symmetry.renamings_to_try(state)
         if symmetry.names and self.view is None:
             # model values: every image encoded in one C call, with no state built (but the
             # identity's, which is the state's: known)
-            if candidates is symmetry.permutations:
+            if renamings is symmetry.permutations:
                 images = symmetry.images[1:]
             else:
-                images = tuple([p.moved for p in candidates if p.moved])
+                images = tuple([p.moved for p in renamings if p.moved])
             encodings = renamed_encodings(state, images)
-            if len(images) < len(candidates):
+            if len(images) < len(renamings):
                 encodings.append(data)
             return min(encodings), encodings
         best = None
         renamed = []
         identity = symmetry.identity
-        for p in candidates:
+        for p in renamings:
             # (the identity's image is the state: permute is not asked, the encoding is known)
             image = state if p is identity else self.permuted(state, p)
             if self.view is None:

@@ -459,53 +459,53 @@ def mismatch(value: Any, kind: Kind, path: str) -> tuple[str, Kind, Any, Kind] |
     optional = Kind(OPTIONAL, kind)
 
     def inside(part: Any, inner: Kind, where: str, rebuild: Any) -> tuple | None:
-        found = mismatch(part, inner, where)
-        if found is None:
+        mismatched = mismatch(part, inner, where)
+        if mismatched is None:
             return None
-        return (*found[:3], rebuild(found[3]))
+        return (*mismatched[:3], rebuild(mismatched[3]))
 
     if tag == OPTIONAL and value is not None:
-        found = inside(value, kind.a, path, lambda k: Kind(OPTIONAL, k))
-        if found is not None:
-            return found
+        mismatched = inside(value, kind.a, path, lambda k: Kind(OPTIONAL, k))
+        if mismatched is not None:
+            return mismatched
     elif tag in (TUPLE, FIXED) and value.__class__ is tuple:
         if tag == TUPLE:
             for i, item in enumerate(value):
-                found = inside(item, kind.a, f"{path}[{i}]", lambda k: Kind(TUPLE, k))
-                if found is not None:
-                    return found
+                mismatched = inside(item, kind.a, f"{path}[{i}]", lambda k: Kind(TUPLE, k))
+                if mismatched is not None:
+                    return mismatched
         elif len(value) == len(kind.a):
             for i, (item, inner) in enumerate(zip(value, kind.a)):
 
                 def fixed(k: Kind, i: int = i) -> Kind:
                     return Kind(FIXED, (*kind.a[:i], k, *kind.a[i + 1 :]))
 
-                found = inside(item, inner, f"{path}[{i}]", fixed)
-                if found is not None:
-                    return found
+                mismatched = inside(item, inner, f"{path}[{i}]", fixed)
+                if mismatched is not None:
+                    return mismatched
     elif tag == SET and value.__class__ is frozenset:
         for item in value:
-            found = inside(item, kind.a, f"an element of {path}", lambda k: Kind(SET, k))
-            if found is not None:
-                return found
+            mismatched = inside(item, kind.a, f"an element of {path}", lambda k: Kind(SET, k))
+            if mismatched is not None:
+                return mismatched
     elif tag == RECORD and value.__class__ is kind.a:
         for i, (name, item) in enumerate(zip(value.keys(), _item(value, _FIELDS)), start=1):
 
             def field(k: Kind, i: int = i) -> Kind:
                 return Kind(RECORD, kind.a, (*kind.b[:i], k, *kind.b[i + 1 :]))
 
-            found = inside(item, kind.b[i], f"{path}.{name}", field)
-            if found is not None:
-                return found
+            mismatched = inside(item, kind.b[i], f"{path}.{name}", field)
+            if mismatched is not None:
+                return mismatched
     elif tag == MAP and isinstance(value, Record):
         for key, item in value.items():
-            found = inside(key, kind.a, f"a key of {path}", lambda k: Kind(MAP, k, kind.b))
-            if found is not None:
-                return found
+            mismatched = inside(key, kind.a, f"a key of {path}", lambda k: Kind(MAP, k, kind.b))
+            if mismatched is not None:
+                return mismatched
             where = f"{path}[{show(key)}]"
-            found = inside(item, kind.b, where, lambda k: Kind(MAP, kind.a, k))
-            if found is not None:
-                return found
+            mismatched = inside(item, kind.b, where, lambda k: Kind(MAP, kind.a, k))
+            if mismatched is not None:
+                return mismatched
     return path, kind, value, optional
 
 

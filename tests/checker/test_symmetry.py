@@ -375,8 +375,8 @@ def test_representatives_are_found_from_signatures_without_trying_every_renaming
     # holds ids, so it is not part of it. The reduction is the same as with every renaming.
     model = Model(Ring())
     state = model.initial_states()[0]
-    assert model.symmetry.candidates(state) and model.symmetry._fields == ("tokens",)
-    assert len(model.symmetry.candidates(state)) == 6  # three processes tie at 0 tokens
+    assert model.symmetry.renamings_to_try(state) and model.symmetry._fields == ("tokens",)
+    assert len(model.symmetry.renamings_to_try(state)) == 6  # three processes tie at 0 tokens
     everything = Model(Ring())
     everything.symmetry._fields = ()  # no signature: all 24 renamings of every state
     assert counts(check(model)) == counts(check(everything))
@@ -405,7 +405,7 @@ def test_the_identity_is_not_asked_of_permute():
 
     model = Model(Counted())
     state = Record(bits=(0, 0, 1))  # values 0 and 1 tie: the identity and swapping them
-    assert len(model.symmetry.candidates(state)) == 2
+    assert len(model.symmetry.renamings_to_try(state)) == 2
     del asked[:]  # (learning the signature asked permute of the identity, to record it)
     fp = model.fingerprint_of(state)
     assert len(asked) == 1 and asked[0] is not model.symmetry.identity
@@ -450,7 +450,7 @@ def test_model_values_take_the_fast_path_of_ids():
             )
         state = model.initial_states()[0]
         prepared = model.fire(3, ("r1",) if names == "true" else (0,), state)[0]
-        assert len(model.symmetry.candidates(prepared)) == 24  # 4! of the working ones, not 5!
+        assert len(model.symmetry.renamings_to_try(prepared)) == 24  # 4!, not 5!
     # As many as with every renaming tried per state (checked: 314 and 2,048 then too).
     assert counts["true"] == counts["false"] == ("ok", 314, 2_048)
 
@@ -565,13 +565,13 @@ def test_the_signatures_try_fewer_renamings_and_reduce_exactly_as_every_renaming
     constants = {"replicas": "3", "values": "2", "max_ballot": "3", "quorum": "2"}
     model = load_model(path, constants)
     everything = load_model(path, constants)
-    everything.symmetry._named_candidates = lambda state: everything.symmetry.permutations
+    everything.symmetry._named_renamings = lambda state: everything.symmetry.permutations
     assert counts(check(model)) == counts(check(everything)) == ("ok", 136, 868, 14)
     states = reachable(load_model(path, constants, symmetry=False))
-    tried = [len(model.symmetry.candidates(s)) for s in states]
+    tried = [len(model.symmetry.renamings_to_try(s)) for s in states]
     assert max(tried) <= 12 and sum(tried) < 12 * len(states) / 4
     # The initial state: the replicas tie (3! orders), the values do not occur (not reordered).
-    assert len(model.symmetry.candidates(model.initial_states()[0])) == 6
+    assert len(model.symmetry.renamings_to_try(model.initial_states()[0])) == 6
 
 
 def test_the_engine_renames_model_values_as_the_translations_permute_does():

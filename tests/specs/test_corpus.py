@@ -13,12 +13,15 @@ line (SPECIFICATION, INVARIANTS, PROPERTY, CONSTRAINT, SYMMETRY, CHECK_DEADLOCK)
 
 from __future__ import annotations
 
-import hashlib
-
 import pytest
 
 from checker.testing import check
 from tests.conftest import SPECS
+from tests.specs.translations import (
+    assert_counts_equal_tlc,
+    assert_every_translation_pinned,
+    assert_pinned,
+)
 
 CORPUS = SPECS / "examples" / "corpus"
 
@@ -152,13 +155,8 @@ REDUCED = [
     ("spec", "constants", "deadlock", "cfg", "distinct", "generated", "depth"), REDUCED
 )
 def test_reduced_counts_equal_tlc(spec, constants, deadlock, cfg, distinct, generated, depth):
-    result = check(CORPUS / spec, deadlock=deadlock, **constants)
-    assert result.verdict == "ok", (cfg, result.verdict, result.error)
-    assert (result.distinct_states, result.states_generated, result.depth) == (
-        distinct,
-        generated,
-        depth,
-    ), cfg
+    tlc = (distinct, generated, depth)
+    assert_counts_equal_tlc(CORPUS / spec, cfg, tlc, deadlock=deadlock, **constants)
 
 
 def test_the_properties_of_the_cfgs_are_checked():
@@ -216,9 +214,8 @@ HASHES = {
 
 @pytest.mark.parametrize("name", sorted(HASHES))
 def test_translations_are_pinned(name):
-    digest = hashlib.sha256((CORPUS / name).read_bytes()).hexdigest()
-    assert digest == HASHES[name], f"{name} changed: see docs/corpus.md before updating its hash"
+    assert_pinned(CORPUS, HASHES, name)
 
 
 def test_every_translation_is_pinned():
-    assert sorted(p.name for p in CORPUS.glob("*.py")) == sorted(HASHES)
+    assert_every_translation_pinned(CORPUS, HASHES)

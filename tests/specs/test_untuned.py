@@ -13,12 +13,15 @@ names, as TLC ignores proofs). Each cfg is the model's own with the constant sho
 
 from __future__ import annotations
 
-import hashlib
-
 import pytest
 
 from checker.testing import check
 from tests.conftest import SPECS
+from tests.specs.translations import (
+    assert_counts_equal_tlc,
+    assert_every_translation_pinned,
+    assert_pinned,
+)
 
 UNTUNED = SPECS / "examples" / "untuned"
 
@@ -42,13 +45,7 @@ REDUCED = [
 
 @pytest.mark.parametrize(("spec", "constants", "cfg", "distinct", "generated", "depth"), REDUCED)
 def test_reduced_counts_equal_tlc(spec, constants, cfg, distinct, generated, depth):
-    result = check(UNTUNED / spec, **constants)
-    assert result.verdict == "ok", (cfg, result.verdict, result.error)
-    assert (result.distinct_states, result.states_generated, result.depth) == (
-        distinct,
-        generated,
-        depth,
-    ), cfg
+    assert_counts_equal_tlc(UNTUNED / spec, cfg, (distinct, generated, depth), **constants)
 
 
 def test_the_coffee_cans_properties_are_checked():
@@ -90,9 +87,8 @@ HASHES = {
 
 @pytest.mark.parametrize("name", sorted(HASHES))
 def test_translations_are_pinned(name):
-    digest = hashlib.sha256((UNTUNED / name).read_bytes()).hexdigest()
-    assert digest == HASHES[name], f"{name} changed: see docs/corpus.md before updating its hash"
+    assert_pinned(UNTUNED, HASHES, name)
 
 
 def test_every_translation_is_pinned():
-    assert sorted(p.name for p in UNTUNED.glob("*.py")) == sorted(HASHES)
+    assert_every_translation_pinned(UNTUNED, HASHES)

@@ -6,6 +6,8 @@
  *   mapping API, a kept hash), the fields that note reads (checker.values.record).
  * - builders.c: RecordType (Record(...)); new, put, take, without, freeze: building records
  *   and tuples (checker.values.record).
+ * - update.c: update, a value along a path replaced by a function of it (TLA+'s EXCEPT with
+ *   @), one put per key (checker.values.record).
  * - kinds.c: conforms, whether a value is of its kind (checker.values.kinds).
  * - encode.c: encode, encode_state, the canonical msgpack bytes of checker.values.encoding,
  *   and encoded: candidates' encodings and fingerprints. Its writers (a Buffer's put_*) are
@@ -319,6 +321,7 @@ HOT_SHARED PyObject *hot_factory(PyObject *module, PyObject *args);
 HOT_SHARED PyObject *hot_maker(PyObject *module, PyObject *args);
 HOT_SHARED PyObject *hot_new(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 HOT_SHARED PyObject *hot_put(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED PyObject *hot_update(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 HOT_SHARED PyObject *shared_keys(PyObject *tuple);
 HOT_SHARED PyObject *hot_freeze(PyObject *module, PyObject *value);
 HOT_SHARED PyObject *freeze_value(PyObject *value);

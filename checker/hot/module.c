@@ -90,6 +90,8 @@ static PyMethodDef hot_methods[] = {
      "The value as an immutable state value (records, tuples, frozensets), or StateError."},
     {"put", (PyCFunction)(void (*)(void))hot_put, METH_FASTCALL,
      "`container` with `key` set to `value`: a tuple by index or a Record by key."},
+    {"update", (PyCFunction)(void (*)(void))hot_update, METH_FASTCALL,
+     "update(container, *path, fn): the value at path replaced by fn(the old value)."},
     {"successors", (PyCFunction)(void (*)(void))hot_successors, METH_FASTCALL,
      "successors(context, state, states, actions, bindings[, masks, changed, out]) -> enabled"},
     {"holds", (PyCFunction)(void (*)(void))hot_holds, METH_FASTCALL,

@@ -9,6 +9,7 @@ selects the twins (the test suite runs under both), and `MC_HOT_LIBRARY=FILE` lo
 extension from FILE (`make sanitize`'s build):
 
     put           checker.values.record.put_python        a container with one key set
+    update        checker.values.record.update_python     a value at a path replaced by fn(it)
     freeze        checker.values.record.freeze_python     a value as an immutable state value
     take          checker.values.record.take_python       a record's fields at positions
     without       checker.values.record.without_python    a record without some keys

@@ -472,14 +472,15 @@ def put_python(container: Any, key: Any, value: Any) -> Any:
     raise StateError(f"put() takes a tuple or a Record, not a {type(container).__name__}")
 
 
-def update(container: Any, *path: Any) -> Any:
+def update_python(container: Any, *path: Any) -> Any:
     """`container` with the value at `path` replaced by a function of it, as TLA+'s
     `[s EXCEPT !.faults[f] = @ + 1]`: `update(s, "faults", f, lambda n: n + 1)` is
     `s.replace(faults=put(s.faults, f, s.faults[f] + 1))`. The last argument is the function;
-    before it, the path: field names, map keys or tuple indexes, outermost first."""
-    *keys, fn = path
-    if not keys:
+    before it, the path: field names, map keys or tuple indexes, outermost first. (The twin
+    of checker._hot's update.)"""
+    if len(path) < 2:
         raise TypeError("update(container, key, ..., fn) needs a key before the function")
+    *keys, fn = path
     if not callable(fn):
         raise TypeError(f"update(): the last argument is a function of the old value, not {fn!r}")
     return _updated(container, keys, fn)
@@ -492,6 +493,9 @@ def _updated(container: Any, keys: list[Any], fn: Any) -> Any:
     except (KeyError, IndexError, TypeError) as exc:
         raise type(exc)(f"update(): no {key!r} in {container!r}") from None
     return put(container, key, _updated(old, rest, fn) if rest else fn(old))
+
+
+update = fast.pick(update_python)
 
 
 def without_python(record: Record, *keys: Any) -> Record:

@@ -27,6 +27,7 @@ from tests.conftest import ROOT
 
 TWINS = {
     "put",
+    "update",
     "freeze",
     "encode",
     "encode_state",
@@ -125,6 +126,64 @@ def test_a_change_to_what_is_there_already_keeps_the_value():
     changed = state.replace(a=1, b=(3,))
     assert changed is not state and changed == Record(a=1, b=(3,), brokers=brokers)
     assert state == Record(a=1, b=(1, 2), brokers=brokers)  # the original is unchanged
+
+
+# -- update --------------------------------------------------------------------------------
+
+# Frozen containers to update (records of field names, maps of ints, tuples, sets, atoms) and
+# paths into them that exist, that do not, and that go through an atom or a set.
+_frozen_values = st.recursive(
+    st.integers(0, 3) | st.sampled_from(["a", None]),
+    lambda children: (
+        st.dictionaries(st.sampled_from(["a", "b", "log"]), children, min_size=1).map(
+            lambda d: Record(**d)
+        )
+        | st.dictionaries(st.integers(0, 3), children, min_size=1).map(Record)
+        | st.lists(children, max_size=3).map(tuple)
+        | st.frozensets(st.integers(0, 3), max_size=3)
+    ),
+    max_leaves=12,
+)
+_path_keys = st.lists(st.sampled_from(["a", "b", "log", 0, 1, 2, 5, -1]), min_size=0, max_size=3)
+_functions = st.sampled_from(
+    [lambda old: (old, 1), lambda old: [old], lambda old: {"k": old}, lambda old: 1 / 0, repr]
+)
+
+
+def _updated_by(function, container, path):
+    """What `function` makes of the update: the value with its types and encoding, or the
+    error's class and text."""
+    try:
+        made = function(container, *path)
+    except (KeyError, IndexError, TypeError, ZeroDivisionError, StateError) as exc:
+        return ("raised", type(exc), str(exc))
+    return ("made", made, _types(made), encode(made))
+
+
+@in_c
+@settings(max_examples=500, deadline=None)
+@given(_frozen_values, _path_keys, _functions)
+def test_update_makes_what_the_twin_makes_and_raises_what_it_raises(container, keys, fn):
+    """C's update (EXCEPT with @) gives the twin's value, of the same types all the way down
+    with the same encoding, or the same error with the same text: a key that is not there,
+    an index out of range, a path through an atom or a set, a function that raises, a result
+    that cannot be frozen, and no key or no function at all."""
+    native, twin = pair("update")
+    assert _updated_by(native, container, [*keys, fn]) == _updated_by(twin, container, [*keys, fn])
+    assert _updated_by(native, container, keys) == _updated_by(twin, container, keys)
+
+
+@in_c
+def test_update_in_c_keeps_what_it_does_not_change():
+    """A function that returns the old value returns the container itself, as put does; the
+    rest of the path is shared, not copied."""
+    native, _ = pair("update")
+    inner = Record({1: (1, 2), 2: (3,)})
+    state = Record(a=inner, b=(inner,))
+    assert native(state, "a", 1, lambda old: old) is state
+    changed = native(state, "a", 1, lambda old: old + (9,))
+    assert changed.a[1] == (1, 2, 9) and changed.a[2] is inner[2] and changed.b is state.b
+    assert state.a[1] == (1, 2)  # the original is unchanged
 
 
 # -- encode, encode_state, decode ----------------------------------------------------------

@@ -485,6 +485,9 @@ hot_without(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     PyTypeObject *type = nargs >= 1 ? Py_TYPE(args[0]) : NULL;
     Py_ssize_t n = nargs - 1;
+    PyObject *made = type == MAP ? map_without(args[0], args + 1, n) : NULL; /* put.c */
+    if (made != NULL || PyErr_Occurred())
+        return made;
     if (type == NULL || type == MAP || !PyType_IsSubtype(type, &RecordBase) || n > MAX_DROPPED)
         return PyObject_Vectorcall(WITHOUT_SLOW, args, nargs, NULL);
     uintptr_t h = (uintptr_t)type >> 4;
@@ -586,111 +589,4 @@ hot_new(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyTuple_SET_ITEM(record, i, value);
     }
     return record;
-}
-
-/* The position in `record`'s tuple of its value for `key` (for a Map: in its values), or -1
- * if it has no such key (without an exception), or -2 with an exception. */
-static Py_ssize_t
-record_position(PyObject *record, PyObject *key)
-{
-    if (is_map(record)) {
-        PyObject *keys = PyTuple_GET_ITEM(record, 1);
-        Py_ssize_t n = PyTuple_GET_SIZE(keys);
-        for (Py_ssize_t i = 0; i < n; i++) {
-            int same = PyObject_RichCompareBool(PyTuple_GET_ITEM(keys, i), key, Py_EQ);
-            if (same < 0)
-                return -2;
-            if (same)
-                return i;
-        }
-        return -1;
-    }
-    PyObject *index = _PyType_Lookup(Py_TYPE(record), STR_INDEX); /* borrowed */
-    if (index == NULL || !PyDict_Check(index))
-        return -1;
-    PyObject *position = PyDict_GetItemWithError(index, key); /* borrowed */
-    if (position == NULL)
-        return PyErr_Occurred() ? -2 : -1;
-    return PyLong_AsSsize_t(position);
-}
-
-/* A copy of the tuple `items` (of `type`: a tuple or a record shape) with item `at` set to
- * `value` (a new reference, consumed); `items` itself if that item is `value` already. */
-static PyObject *
-with_item(PyTypeObject *type, PyObject *items, Py_ssize_t at, PyObject *value)
-{
-    if (PyTuple_GET_ITEM(items, at) == value) {
-        Py_DECREF(value);
-        Py_INCREF(items);
-        return items;
-    }
-    Py_ssize_t n = PyTuple_GET_SIZE(items);
-    PyObject *copy = type == &PyTuple_Type ? PyTuple_New(n) : alloc(type, n);
-    if (copy == NULL) {
-        Py_DECREF(value);
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = i == at ? value : PyTuple_GET_ITEM(items, i);
-        if (i != at)
-            Py_INCREF(item);
-        PyTuple_SET_ITEM(copy, i, item);
-    }
-    return copy;
-}
-
-/* put(container, key, value): a tuple, a record or a Map with the value of an existing key
- * changed, in C; a key added (or anything else) in Python. */
-PyObject *
-hot_put(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "put(container, key, value)");
-        return NULL;
-    }
-    PyObject *container = args[0], *key = args[1];
-    PyTypeObject *type = Py_TYPE(container);
-    if (type != &PyTuple_Type && PyType_IsSubtype(type, &RecordBase)) {
-        Py_ssize_t at = record_position(container, key);
-        if (at == -2)
-            return NULL;
-        if (at < 0)
-            return PyObject_Vectorcall(PUT_SLOW, args, 3, NULL);
-        PyObject *value = frozen(args[2], FROZEN);
-        if (value == NULL)
-            return NULL;
-        if (!is_map(container))
-            return with_item(type, container, at, value);
-        PyObject *values = with_item(&PyTuple_Type, PyTuple_GET_ITEM(container, 2), at, value);
-        if (values == NULL)
-            return NULL;
-        if (values == PyTuple_GET_ITEM(container, 2)) { /* the value it holds already */
-            Py_DECREF(values);
-            Py_INCREF(container);
-            return container;
-        }
-        PyObject *map = shaped(type, 2);
-        if (map == NULL) {
-            Py_DECREF(values);
-            return NULL;
-        }
-        Py_INCREF(PyTuple_GET_ITEM(container, 1));
-        PyTuple_SET_ITEM(map, 1, PyTuple_GET_ITEM(container, 1));
-        PyTuple_SET_ITEM(map, 2, values);
-        return map;
-    }
-    if (!PyTuple_CheckExact(container) || !PyLong_CheckExact(key))
-        return PyObject_Vectorcall(PUT_SLOW, args, 3, NULL);
-    Py_ssize_t n = PyTuple_GET_SIZE(container);
-    Py_ssize_t at = PyLong_AsSsize_t(key);
-    if (at == -1 && PyErr_Occurred())
-        PyErr_Clear();
-    if (at < 0 || at >= n) {
-        PyErr_Format(PyExc_IndexError, "put(): index %R out of range for a tuple of %zd", key, n);
-        return NULL;
-    }
-    PyObject *value = frozen(args[2], FROZEN);
-    if (value == NULL)
-        return NULL;
-    return with_item(&PyTuple_Type, container, at, value);
 }

@@ -4,10 +4,11 @@
  *
  * - records.c: RecordBase, the tuple type every Record shape derives from (`replace`, the
  *   mapping API, a kept hash), the fields that note reads (checker.values.record).
- * - builders.c: RecordType (Record(...)); new, put, take, without, freeze: building records
- *   and tuples (checker.values.record).
- * - update.c: update, a value along a path replaced by a function of it (TLA+'s EXCEPT with
- *   @), one put per key (checker.values.record).
+ * - builders.c: RecordType (Record(...)); new, take, without, freeze: building records and
+ *   tuples (checker.values.record).
+ * - put.c: put, update (TLA+'s EXCEPT with @ along a path) and without's Maps: a container
+ *   with one key's value set, a key added or keys removed in canonical order
+ *   (checker.values.record).
  * - kinds.c: conforms, whether a value is of its kind (checker.values.kinds).
  * - encode.c: encode, encode_state, the canonical msgpack bytes of checker.values.encoding,
  *   and encoded: candidates' encodings and fingerprints. Its writers (a Buffer's put_*) are
@@ -320,12 +321,15 @@ HOT_SHARED PyObject *hot_without(PyObject *module, PyObject *const *args, Py_ssi
 HOT_SHARED PyObject *hot_factory(PyObject *module, PyObject *args);
 HOT_SHARED PyObject *hot_maker(PyObject *module, PyObject *args);
 HOT_SHARED PyObject *hot_new(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
-HOT_SHARED PyObject *hot_put(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
-HOT_SHARED PyObject *hot_update(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 HOT_SHARED PyObject *shared_keys(PyObject *tuple);
 HOT_SHARED PyObject *hot_freeze(PyObject *module, PyObject *value);
 HOT_SHARED PyObject *freeze_value(PyObject *value);
 HOT_SHARED PyObject *freeze_other(PyObject *value);
+
+/* put.c */
+HOT_SHARED PyObject *hot_put(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED PyObject *hot_update(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED PyObject *map_without(PyObject *map, PyObject *const *drop, Py_ssize_t ndrop);
 
 /* kinds.c */
 HOT_SHARED PyObject *hot_conforms(PyObject *module, PyObject *const *args, Py_ssize_t nargs);

@@ -128,6 +128,61 @@ def test_a_change_to_what_is_there_already_keeps_the_value():
     assert state == Record(a=1, b=(1, 2), brokers=brokers)  # the original is unchanged
 
 
+# -- maps: keys added and removed in C (checker/hot/maps.c) ----------------------------------
+
+# Map keys of every kind that orders a Map differently: ints (natural order; negative and
+# beyond a long, whose encodings sort otherwise), records, tuples and sets (by encodings),
+# strings and bools (left to the twin: they may make a shape, or switch the order).
+_map_keys = (
+    st.integers(-3, 300)
+    | st.sampled_from([2**64 - 1, -(2**63), True])
+    | st.sampled_from(["a", "x y"])
+    | st.builds(lambda t, q: Record(type=t, q=q), st.sampled_from(["pl", "tok"]), st.integers(0, 3))
+    | st.tuples(st.integers(0, 2), st.integers(0, 2))
+    | st.frozensets(st.integers(0, 2), max_size=2)
+)
+
+
+def _as_map(pairs):
+    """The Map of `pairs`, or the empty record (a bag before its first message)."""
+    return Record(dict(pairs)) if pairs else Record()
+
+
+@in_c
+@settings(max_examples=600, deadline=None)
+@given(
+    st.dictionaries(_map_keys, st.integers(0, 3) | st.just([1]), max_size=6),
+    _map_keys | st.just([1, 2]),
+    st.integers(0, 3) | st.just([2]) | st.just(0.5),
+)
+def test_a_key_added_to_a_map_is_where_the_twin_puts_it(pairs, key, value):
+    """put of a new key on a Map, in C where the keys' order allows: the twin's Map (the same
+    keys in the same order, values, types all the way down, encoding) or its error."""
+    native, twin = pair("put")
+    container = _as_map(pairs)
+    assert _updated_by(native, container, [key, value]) == _updated_by(
+        twin, container, [key, value]
+    )
+
+
+@in_c
+@settings(max_examples=600, deadline=None)
+@given(
+    st.dictionaries(_map_keys, st.integers(0, 3), min_size=1, max_size=6),
+    st.lists(_map_keys, max_size=3),
+)
+def test_keys_removed_from_a_map_leave_what_the_twin_leaves(pairs, drop):
+    """without on a Map, in C where the order stays: the twin's record (a Map, or a shape or
+    an empty record when only field names or nothing is left), its values the same objects."""
+    native, twin = pair("without")
+    container = _as_map(pairs)
+    for keys in (drop, [*pairs][:1], [*pairs]):
+        made, expected = native(container, *keys), twin(container, *keys)
+        assert made == expected and type(made) is type(expected)
+        assert list(made) == list(expected) and encode(made) == encode(expected)
+        assert all(made[k] is container[k] for k in made)
+
+
 # -- update --------------------------------------------------------------------------------
 
 # Frozen containers to update (records of field names, maps of ints, tuples, sets, atoms) and

@@ -35,7 +35,7 @@ from checker.spec import (
     terminals_of,
 )
 from checker.symmetry import Symmetry
-from checker.values import kinds
+from checker.values import fast, kinds
 from checker.values.encoding import canonical_order
 from checker.values.record import Record
 
@@ -278,7 +278,7 @@ class CompiledSpec:
             )
             for ai, act in enumerate(self.actions)
         )
-        declared = {n: Invariant(n, _predicate(spec, n)) for n in predicates}
+        declared = {n: Invariant(n, evaluated_once(spec, n)) for n in predicates}
         if invariants is not None:
             unknown = [n for n in invariants if n not in declared]
             if unknown:
@@ -527,6 +527,60 @@ def describe_switch(spec: Spec, names: Sequence[str]) -> str:
     if len(names) > 1 and len(set(map(repr, values))) == 1:
         return f"{', '.join(names)} = {values[0]}"
     return ", ".join(f"{n}={v}" for n, v in zip(names, values))
+
+
+class OncePerStatePython:
+    """`fn(state)`, evaluated once for the state last given: a second call on that same state
+    object gives the result kept (the twin of checker._hot.OncePerState, which also gives the
+    variables the first call read to incremental evaluation; without the extension nothing is
+    evaluated incrementally). An error is not kept: a second call raises it again."""
+
+    __slots__ = ("__wrapped__", "_result", "_state")
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        if not callable(fn):
+            raise TypeError(f"OncePerState(fn): fn is not callable: {fn!r}")
+        self.__wrapped__ = fn
+        self._state: Any = _NOTHING
+        self._result: Any = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        one = len(args) == 1 and not kwargs
+        if one and args[0] is self._state:
+            return self._result
+        result = self.__wrapped__(*args, **kwargs)
+        if one:
+            self._state, self._result = args[0], result
+        return result
+
+    def __getattr__(self, name: str) -> Any:  # a name, a doc, __self__: the predicate's
+        if name in self.__slots__:
+            raise AttributeError(name)
+        return getattr(self.__wrapped__, name)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.__wrapped__,))
+
+    def forget(self) -> None:
+        """Drop the state and result kept."""
+        self._state, self._result = _NOTHING, None
+
+
+_NOTHING = object()  # (no state given yet)
+OncePerState: type = fast.OncePerState or OncePerStatePython
+
+
+def evaluated_once(spec: Spec, name: str) -> Callable[..., Any]:
+    """The spec's state predicate `name` as the engine evaluates it, once per state: a
+    OncePerState, put on the spec object too (an instance attribute, found before the
+    method), so that another predicate calling it on the same state, as TLA+'s
+    `Inv == TypeOK /\\ ...` does, gets the result the engine's own call kept."""
+    kept = vars(spec).get(name)
+    if type(kept) is OncePerState:
+        return kept  # type: ignore[no-any-return]
+    once = OncePerState(_predicate(spec, name))
+    vars(spec)[name] = once
+    return once  # type: ignore[no-any-return]
 
 
 def _predicate(spec: Spec, name: str) -> Callable[..., Any]:

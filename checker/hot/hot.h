@@ -9,6 +9,8 @@
  * - put.c: put, update (TLA+'s EXCEPT with @ along a path) and without's Maps: a container
  *   with one key's value set, a key added or keys removed in canonical order
  *   (checker.values.record).
+ * - once.c: OncePerState, a state predicate evaluated once per state, its reads given again
+ *   to a second call (checker.compiled).
  * - kinds.c: conforms, whether a value is of its kind (checker.values.kinds).
  * - encode.c: encode, encode_state, the canonical msgpack bytes of checker.values.encoding,
  *   and encoded: candidates' encodings and fingerprints. Its writers (a Buffer's put_*) are
@@ -307,6 +309,7 @@ typedef int (*ElementWriter)(Buffer *b, PyObject *element, void *with, int depth
 
 HOT_SHARED extern PyTypeObject RecordBase, FieldType; /* records.c */
 HOT_SHARED extern PyTypeObject RecordType;            /* builders.c */
+HOT_SHARED extern PyTypeObject OnceType;              /* once.c */
 HOT_SHARED void forget_hashes(void);  /* records.c */
 HOT_SHARED void forget_orders(void);  /* domains.c */
 

@@ -145,6 +145,8 @@ PyInit__hot(void)
         return NULL;
     if (PyType_Ready(&FieldType) < 0)
         return NULL;
+    if (PyType_Ready(&OnceType) < 0)
+        return NULL;
     STR_INDEX = PyUnicode_InternFromString("_index");
     STR_KEYS = PyUnicode_InternFromString("_keys");
     STR_BINDINGS = PyUnicode_InternFromString("bindings");
@@ -165,6 +167,12 @@ PyInit__hot(void)
     Py_INCREF(&RecordType);
     if (PyModule_AddObject(module, "RecordType", (PyObject *)&RecordType) < 0) {
         Py_DECREF(&RecordType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    Py_INCREF(&OnceType);
+    if (PyModule_AddObject(module, "OncePerState", (PyObject *)&OnceType) < 0) {
+        Py_DECREF(&OnceType);
         Py_DECREF(module);
         return NULL;
     }

@@ -139,6 +139,8 @@ def pick(twin: F) -> F:
 # cached hash; the metaclass builds a record from keywords), or None without the extension.
 RecordBase: type | None = getattr(_hot, "RecordBase", None)
 RecordType: type | None = getattr(_hot, "RecordType", None)
+# OncePerState(fn): a state predicate evaluated once per state (checker.compiled), or None.
+OncePerState: type | None = getattr(_hot, "OncePerState", None)
 # new(shape, *values) and maker(order, shape, where): a record of a known shape built in C.
 new: Callable[..., Any] | None = getattr(_hot, "new", None)
 maker: Callable[..., Any] | None = getattr(_hot, "maker", None)

@@ -8,13 +8,14 @@ import re
 import sys
 from array import array
 from collections import OrderedDict, namedtuple
+from copy import deepcopy
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from checker import Record, Spec, action, terminal
-from checker.compiled import MAX_DOMAIN
+from checker.compiled import MAX_DOMAIN, OncePerStatePython
 from checker.errors import EvaluationError, StateError
 from checker.loader import load_model
 from checker.model import Batch, Model, ReadSet, dedupe, readsets
@@ -934,6 +935,79 @@ def test_holds(before, after):
         assert native(predicates, state, bytes(masks), changed, bytearray(16)) == expected
         read = int.from_bytes(masks[8:], "little") & ~(1 << 63)
         assert read == 1 << 2  # _reads_c read c only
+
+
+# -- OncePerState: a state predicate evaluated once per state (checker.compiled) ------------
+
+
+class _Counted:
+    """A predicate of `field` that counts its calls (raises on a state whose d is 2)."""
+
+    def __init__(self, field: str) -> None:
+        self.field, self.calls = field, 0
+
+    def __call__(self, s):
+        self.calls += 1
+        if s.d == 2:
+            raise ValueError("d is 2")
+        return getattr(s, self.field) != 2
+
+
+@pytest.mark.parametrize("made", ["native", "twin"])
+def test_once_per_state_keeps_the_last_result_not_an_error(made):
+    """Both give the predicate's result, call it once for the same state object (not for an
+    equal one, nor after forget), call it again after an error, forward its attributes and
+    are copied as a new one of the same predicate."""
+    if made == "native" and not fast.C:
+        pytest.skip("checker._hot is not built (or MC_PURE_PYTHON=1)")
+    kind = fast.OncePerState if made == "native" else OncePerStatePython
+    counted = _Counted("a")
+    once = kind(counted)
+    s, equal = Record(a=1, b=0, c=0, d=0), Record(a=1, b=0, c=0, d=0)
+    assert once(s) is True and once(s) is True and counted.calls == 1
+    assert once(equal) is True and counted.calls == 2  # another object: evaluated
+    once.forget()
+    assert once(equal) is True and counted.calls == 3
+    bad = Record(a=0, b=0, c=0, d=2)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="d is 2"):
+            once(bad)
+    assert counted.calls == 5
+    assert once.field == "a" and once.__wrapped__ is counted  # (the predicate's attribute)
+    copy = deepcopy(once)  # (by __reduce__, as cloudpickle ships a model to Spark)
+    assert type(copy) is kind and copy(s) is True and copy.__wrapped__.calls == 6
+    with pytest.raises(TypeError, match="not callable"):
+        kind(3)
+
+
+@in_c
+@settings(max_examples=200, deadline=None)
+@given(FIELDS, FIELDS)
+def test_a_second_call_gives_the_reads_of_the_first(before, after):
+    """An invariant calling another (Inv == TypeOK /\\ ...) that the engine evaluated just
+    before on the same state gets the result kept, and the variables the first call read are
+    noted as Inv's reads too: incremental evaluation re-evaluates Inv when they change, and
+    answers as evaluating everything does."""
+    type_ok = fast.OncePerState(_Counted("a"))
+
+    def inv(s):
+        return s.b != 2 and type_ok(s)
+
+    predicates = (type_ok, inv)
+    native, twin = pair("holds")
+    parent = Record(**{**before, "d": 0})
+    masks = bytearray(16)
+    first = native(predicates, parent, None, 0, masks)
+    assert type_ok.__wrapped__.calls == 1  # inv's call gave the result kept
+    if first < 0:
+        inv_reads = int.from_bytes(masks[8:], "little") & ~(1 << 63)
+        assert inv_reads == 0b1011  # b, and a and d through TypeOK
+        new = {k: v for k, v in after.items() if v != parent[k] and k != "d"}
+        state = parent.replace(**new) if new else parent
+        changed = pair("changed")[0](parent, state)
+        everything = (_Counted("a"), lambda s: s.b != 2 and s.a != 2)
+        expected = twin(everything, state, None, 0, bytearray(16))
+        assert native(predicates, state, bytes(masks), changed, bytearray(16)) == expected
 
 
 @in_c

@@ -1,5 +1,5 @@
 """`python -m checker` is `mc`."""
 
-from checker.cli import main
+from checker.cli import entry
 
-main()
+entry()

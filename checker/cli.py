@@ -4,11 +4,14 @@ checker.batch's; a new command is a function here that reads its options and cal
 
 from __future__ import annotations
 
+import atexit
+import os
 import shlex
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
@@ -636,6 +639,32 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         code = ExitCode.ENGINE_ERROR
     sys.exit(int(code or 0))
+
+
+def entry() -> NoReturn:
+    """The `mc` command (the console script, `python -m checker`): `main`, then the exit
+    without the interpreter's teardown, as TLC's System.exit: a search leaves millions of
+    objects (states, caches, the fingerprint set's pages) that the teardown would free one by
+    one, seconds after the report (3.5 s of a 26 s check of 655,200 states). What the
+    teardown does that matters is done first: other threads joined, the atexit functions
+    (temporary files, Spark's session) run, the standard streams flushed."""
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    else:  # (main always exits)
+        code = 0
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None and not stream.closed:
+                stream.flush()
+        except (OSError, ValueError):  # (main flushed them, and said so if it failed)
+            pass
+    os._exit(code)
 
 
 def _spec_exited(exc: SystemExit) -> int:

@@ -365,3 +365,51 @@ def test_standard_output_that_cannot_be_written_is_a_clean_151(command, how, tmp
     assert proc.returncode == 151, proc.stderr
     assert f"mc: error: standard output could not be written: {why}" in proc.stderr
     assert "Traceback" not in proc.stderr and "spec code" not in proc.stderr
+
+
+EXITING = """
+import atexit, threading, time
+from pathlib import Path
+from checker import Record, Spec, action, invariant
+
+OUT = Path({out!r})
+atexit.register(lambda: OUT.with_suffix(".atexit").write_text("ran"))
+def later():
+    time.sleep(0.3)
+    OUT.with_suffix(".thread").write_text("ran")
+threading.Thread(target=later).start()  # (not a daemon: the exit waits for it)
+
+class Up(Spec):
+    def init(self):
+        return Record(x=0)
+
+    @action
+    def inc(self, s):
+        return s.replace(x=s.x + 1) if s.x < 5 else None
+
+    @invariant
+    def small(self, s):
+        return s.x < 4
+"""
+
+
+@pytest.mark.parametrize("command", [[os.path.join(os.path.dirname(sys.executable), "mc")], MC])
+def test_mc_exits_without_the_teardown_but_with_what_it_must_do(command, tmp_path):
+    """The console script and `python -m checker` exit with the verdict's code (12, an
+    invariant violated) and the whole report, without the interpreter's teardown (checker.cli
+    .entry) but after what the teardown does that a user can see: another thread joined, the
+    atexit functions run, the streams flushed."""
+    spec = tmp_path / "spec.py"
+    spec.write_text(EXITING.format(out=str(tmp_path / "out")))
+    proc = subprocess.run(
+        [*command, "check", str(spec), "--json", str(tmp_path / "r.json")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 12, proc.stderr
+    assert "small" in proc.stdout and proc.stdout.rstrip().splitlines()[-1].startswith("  inc")
+    assert json.loads((tmp_path / "r.json").read_text())["invariant"] == "small"
+    assert (tmp_path / "out.atexit").read_text() == "ran"
+    assert (tmp_path / "out.thread").read_text() == "ran"

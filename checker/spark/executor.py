@@ -374,18 +374,34 @@ def level_plan(
 ) -> tuple[DataFrame, Observation]:
     """A level's job as a plan: `source`'s states (and visited fingerprints) to their `homes`
     ranges of ranks, expanded there, the candidates to their fingerprint partitions and
-    admitted; the tasks' summaries observed. The plan runs when its table is computed (cut)."""
+    admitted; the tasks' summaries observed. The plan runs when its table is computed (cut).
+
+    Built with few calls to the JVM (each a py4j round trip, and the driver plans every
+    level at 0.4 CPU in the simulated cluster): the schema is a Python StructType (a DDL
+    string is parsed in the JVM at each use), the summaries' aggregate one SQL expression,
+    and the previous level's SUMMARY rows are not filtered out (expand_part ignores them)."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
-    states = source.filter(F.col("kind") != SUMMARY).repartition(homes, "home")
-    candidates = states.mapInArrow(functools.partial(expand_part, expand), LEVEL_SCHEMA)
+    schema = level_struct()
+    states = source.repartition(homes, "home")
+    candidates = states.mapInArrow(functools.partial(expand_part, expand), schema)
     admitted = candidates.repartition(partitions, "fp").mapInArrow(
-        functools.partial(admit_part, admit), LEVEL_SCHEMA
+        functools.partial(admit_part, admit), schema
     )
     observation = Observation()
-    summaries = F.collect_list(F.when(F.col("kind") == SUMMARY, F.col("state")))
+    summaries = F.expr(f"collect_list(CASE WHEN kind = {SUMMARY} THEN state END)")
     return admitted.observe(observation, summaries.alias("summaries")), observation
+
+
+@functools.cache
+def level_struct() -> Any:
+    """LEVEL_SCHEMA as a pyspark StructType, made in Python."""
+    from pyspark.sql import types as T
+
+    kinds = {"int": T.IntegerType(), "long": T.LongType(), "binary": T.BinaryType()}
+    fields = [column.split() for column in LEVEL_SCHEMA.split(",")]
+    return T.StructType([T.StructField(name, kinds[kind]) for name, kind in fields])
 
 
 def task_summaries(observation: Observation) -> dict[tuple[str, int], dict[str, Any]]:

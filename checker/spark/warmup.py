@@ -52,9 +52,14 @@ class Rehearsal:
 
 
 def rehearse(
-    spark: SparkSession, rehearsal: Rehearsal, cut: Callable[[DataFrame], DataFrame]
+    spark: SparkSession,
+    rehearsal: Rehearsal,
+    cut: Callable[[DataFrame], DataFrame],
+    rounds: int = 1,
 ) -> list[int]:
-    """Run the rehearsal level (one job); the partitions whose expansion task ran, in order."""
+    """Run the rehearsal level `rounds` times (a job each: the driver JVM's compiler keeps
+    compiling the planning's and scheduling's code over the first levels); the partitions
+    whose expansion task ran, in order."""
     import pyarrow as pa
 
     n = rehearsal.tasks
@@ -73,9 +78,11 @@ def rehearse(
     prefix = tuple(range(n + 1))  # partition j holds the state of rank j
     expand = ExpandJob(rehearsal.shipped, prefix, False, True, (), 16 << 20)
     admit = AdmitJob(n, n, rehearsal.actions, False)
-    plan, observation = level_plan(source, n, rehearsal.partitions, expand, admit)
-    cut(plan)
-    ran = sorted(part for stage, part in task_summaries(observation) if stage == "expand")
+    ran: list[int] = []
+    for _ in range(rounds):
+        plan, observation = level_plan(source, n, rehearsal.partitions, expand, admit)
+        cut(plan)
+        ran = sorted(part for stage, part in task_summaries(observation) if stage == "expand")
     _warmed.add((id(spark), rehearsal.shipped.digest))
     return ran
 
@@ -85,9 +92,12 @@ def warmed(spark: SparkSession, shipped: Shipped) -> bool:
     return (id(spark), shipped.digest) in _warmed
 
 
-def warm_up(spark: SparkSession, model: Model, settings: SparkSettings | None = None) -> None:
-    """Rehearse a level of `model` now, on its first initial state (mc's code shipped first),
-    so that the search that follows in this session starts on warm executors."""
+def warm_up(
+    spark: SparkSession, model: Model, settings: SparkSettings | None = None, rounds: int = 3
+) -> None:
+    """Rehearse a level of `model` `rounds` times now, on its first initial state (mc's code
+    shipped first), so that the search that follows in this session starts on warm executors
+    and a warm driver."""
     tables = SessionTables(spark, settings or SparkSettings())
     tables.configure()
     try:
@@ -96,7 +106,7 @@ def warm_up(spark: SparkSession, model: Model, settings: SparkSettings | None = 
         seed = (signed(first.fp), first.data, first.binding)
         shipped = Shipped.of(model)
         rehearsal = Rehearsal(shipped, seed, len(model.actions), tables.cores, tables.partitions)
-        rehearse(spark, rehearsal, tables.cut)
+        rehearse(spark, rehearsal, tables.cut, rounds)
     finally:
         tables.close()
 

@@ -5,20 +5,22 @@ local engine in one cgroup of the same total quota. As root:
 
     .venv/bin/python scripts/bench_cluster.py SPEC.py [-D NAME=VALUE]... [--workers 1 2 4] \
         [--quota 0.35] [--driver-quota 0.4] [--spark-conf KEY=VALUE]... [--timeout SECONDS] \
-        [--no-deadlock] [--memory 1g] [--rate 1gbit] [--out bench/results/cluster.json] [--merge]
+        [--no-deadlock] [--cold] [--memory 1g] [--rate 1gbit] [--out bench/results/cluster.json]
+        [--merge]
 
 For each number of workers k: the local engine (`mc check --workers k`, in a cgroup of
 k x quota; mc runs at most as many worker processes as the machine has CPUs, so k=4 runs 2 in
 1.4 CPUs), then a cluster of k one-core workers of `quota` CPUs each and a driver of
 `driver-quota`, started afresh. One row per run, printed as a table and written to --out:
 
-- seconds: the search (not the session's start, nor the engine's start-up);
+- seconds: the search (not the session's start, nor the engine's start-up, nor the Spark
+  executors' warm-up: a rehearsal of a level before the search, `warmup_s`, unless --cold);
 - speedup: the same engine's seconds with the fewest workers run (one by default) over these;
 - cpu_s, driver_cpu_s, workers_cpu_s: CPU seconds of the search from the cgroups (cpuacct);
 - candidates_per_cpu_s (workers and driver), candidates_per_worker_cpu_s (workers alone);
 - per_cpu_vs_local: candidates per CPU second over the local engine's with the same k;
 - level_fixed_s: the intercept of a Spark level's seconds against its states (a least-squares
-  line over the levels that ran on Spark but the first, a warm-up: `level_fit`;
+  line over the levels that ran on Spark, but the first with --cold, a warm-up: `level_fit`;
   `--spark-conf mc.driverLevelStates=0` puts every level there);
 - shuffle_bytes_per_state: shuffle written over distinct states;
 - quota_use: the least, over the run's cgroups, of the CPU used while their tasks ran over
@@ -76,6 +78,7 @@ COLUMNS = (  # (key, header, format)
     ("per_cpu_vs_local", "per CPU vs local", "{:.2f}"),
     ("driver_cpu_s", "driver CPU s", "{:.1f}"),
     ("level_fixed_s", "level fixed s", "{:.2f}"),
+    ("warmup_s", "warm-up s", "{:.1f}"),
     ("shuffle_bytes_per_state", "shuffle B/state", "{:.1f}"),
     ("quota_use", "quota use", "{:.2f}"),
     ("throttled", "throttled", "{:.2f}"),
@@ -141,6 +144,7 @@ def spark_row(args: argparse.Namespace, k: int, folder: Path) -> tuple[dict[str,
         command += [a for c in args.spark_conf for a in ("--spark-conf", c)]
         command += ["--no-deadlock"] if args.no_deadlock else []
         command += ["--timeout", str(args.timeout)] if args.timeout else []
+        command += ["--cold"] if args.cold else []
         with Sampler(cluster.cgroups) as sampler:
             before = cluster.readings()
             run = cluster.run_driver(command, timeout=24 * 3600, cwd=str(ROOT))
@@ -161,7 +165,7 @@ def spark_row(args: argparse.Namespace, k: int, folder: Path) -> tuple[dict[str,
             used = sum(sampler.between(addresses[address], a, b) for a, b in busy)
             uses.append(used / (args.quota * seconds))
     spark_levels = [lv for lv in doc["levels"] if lv["where"] == "spark"]
-    fixed, per_state = level_fit(doc["levels"])
+    fixed, per_state = level_fit(doc["levels"], cold=doc.get("warmup_s") is None)
     generated = doc["states_generated"]
     row = {
         "engine": "spark",
@@ -170,6 +174,7 @@ def spark_row(args: argparse.Namespace, k: int, folder: Path) -> tuple[dict[str,
         "driver_quota": args.driver_quota,
         "seconds": end - begin,
         "session_s": doc["session_s"],
+        "warmup_s": doc.get("warmup_s"),
         "distinct_states": doc["distinct_states"],
         "states_generated": generated,
         "depth": doc["depth"],
@@ -193,11 +198,12 @@ def spark_row(args: argparse.Namespace, k: int, folder: Path) -> tuple[dict[str,
     return row, counts(doc)
 
 
-def level_fit(levels: list[dict[str, Any]]) -> tuple[float | None, float | None]:
+def level_fit(levels: list[dict[str, Any]], cold: bool = True) -> tuple[float | None, float | None]:
     """The intercept and slope of a Spark level's seconds against its states expanded, least
-    squares over the Spark levels but the first (which also starts the executors' Python
-    workers and loads mc there: a warm-up, not a level's cost)."""
-    spark = [lv for lv in levels if lv["where"] == "spark"][1:]
+    squares over the Spark levels; `cold`: but the first (which, without a warm-up before the
+    search, also starts the executors' Python workers and loads mc there: not a level's
+    cost)."""
+    spark = [lv for lv in levels if lv["where"] == "spark"][1 if cold else 0 :]
     if len(spark) < 3:
         return None, None
     slope, intercept = np.polyfit(
@@ -283,6 +289,7 @@ def main() -> None:
     parser.add_argument("--memory", default="1g")
     parser.add_argument("--rate", default=None)
     parser.add_argument("--engines", default="local,spark")
+    parser.add_argument("--cold", action="store_true", help="no warm-up before the search")
     parser.add_argument(
         "--merge", action="store_true", help="keep --out's rows of other runs (e.g. WORKERS)"
     )

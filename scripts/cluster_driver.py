@@ -3,13 +3,18 @@ cluster's driver namespace and cgroup): waits for the executors, runs the Spark 
 and writes what the bench needs as JSON to --out:
 
     python scripts/cluster_driver.py SPEC.py [-D NAME=VALUE]... --master URL --executors N \
-        [--spark-conf KEY=VALUE]... [--timeout SECONDS] [--no-deadlock] --out FILE
+        [--spark-conf KEY=VALUE]... [--timeout SECONDS] [--no-deadlock] [--cold] --out FILE
 
-the result's counts and trace's actions, the session start, the search's start and end (epoch
-seconds), each level (depth, where it ran, states expanded, new, generated, seconds, end), the
-shuffle written (from Spark's REST API, which the driver serves in its own namespace) and, per
-executor address, the intervals in which its tasks ran; each level also has the Spark jobs
-submitted while it ran, their stages and tasks (skipped ones not counted).
+Before the search, the executors rehearse a level of the model (checker.spark.warmup.warm_up:
+their Python workers start and load mc and the model, their JVMs run a level's code paths
+once), timed apart as `warmup_s`, as a session that serves several searches would have them;
+--cold leaves that to the search (its own warm-up, overlapping the driver's first levels).
+
+It writes the result's counts and trace's actions, the session start, the search's start and
+end (epoch seconds), each level (depth, where it ran, states expanded, new, generated,
+seconds, end), the shuffle written (from Spark's REST API, which the driver serves in its own
+namespace) and, per executor address, the intervals in which its tasks ran; each level also
+has the Spark jobs submitted while it ran, their stages and tasks (skipped ones not counted).
 """
 
 from __future__ import annotations
@@ -89,6 +94,7 @@ def main() -> None:
     parser.add_argument("--spark-conf", action="append", default=[])
     parser.add_argument("--timeout", type=float, default=None)
     parser.add_argument("--no-deadlock", action="store_true")
+    parser.add_argument("--cold", action="store_true", help="no warm-up before the search")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     conf = dict(c.split("=", 1) for c in args.spark_conf)
@@ -105,6 +111,11 @@ def main() -> None:
         time.sleep(0.5)
     spark.range(1).collect()
     session_s = time.perf_counter() - started
+    warmup_s = None
+    if not args.cold:
+        started = time.perf_counter()
+        se.warm_up(spark, model, settings)
+        warmup_s = time.perf_counter() - started
     levels: list[dict] = []
 
     def on_level(stats: se.LevelStats) -> None:
@@ -161,6 +172,7 @@ def main() -> None:
         "depth": result.depth,
         "actions": [step.action for step in result.trace],
         "session_s": session_s,
+        "warmup_s": warmup_s,
         "begin": begin,
         "end": end,
         "levels": levels,

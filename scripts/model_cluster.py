@@ -9,9 +9,10 @@ of n candidates on W workers takes t = a + d (W - 1) + n (b + c / W): a fixed co
 (coordination: more tasks, shuffle blocks and executors to wait for), a serial cost b per
 candidate (the driver's and the shuffle's single points) and a parallel cost c per candidate
 (the executors' work, spread over W workers). They are fitted by non-negative least squares
-on the Spark levels of the runs with W in --fit, but each run's first Spark level (the
-executors' warm-up). A run's prediction is the sum over its Spark levels plus the rest of its
-search (the warm-up level, levels in the driver, the time between levels), a line in W
+on the Spark levels of the runs with W in --fit (but a run's first Spark level where the
+executors were not warmed up before the search: their warm-up). A run's prediction is the
+sum over its Spark levels plus the rest of its search (that warm-up level, levels in the
+driver, the time between levels), a line in W
 fitted on the same runs. It is printed next to each run measured, and a USL curve
 (S(W) = W / (1 + s (W - 1) + k W (W - 1)), fitted on the same runs' speed-ups) beside it.
 
@@ -33,14 +34,15 @@ import numpy as np
 
 
 def level_rows(run: dict[str, Any]) -> list[tuple[int, float]]:
-    """(candidates, seconds) of each Spark level of a run but the first (the warm-up)."""
+    """(candidates, seconds) of each Spark level of a run; but the first (the executors'
+    warm-up) in a run whose executors were not warmed up before the search (`warmup_s`)."""
     found, before = [], 0
     for level in run["levels"]:
         made = level["generated"] - before
         before = level["generated"]
         if level["where"] == "spark":
             found.append((made, level["seconds"]))
-    return found[1:]
+    return found if run.get("warmup_s") is not None else found[1:]
 
 
 def features(workers: int, made: float) -> list[float]:
@@ -77,7 +79,7 @@ def fit_levels(runs: list[dict[str, Any]]) -> np.ndarray:
 
 
 def rest_of(run: dict[str, Any]) -> float:
-    """The search's seconds outside its Spark levels but the first."""
+    """The search's seconds outside the Spark levels that level_rows counts."""
     return run["seconds"] - sum(took for _, took in level_rows(run))
 
 

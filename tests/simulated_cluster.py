@@ -41,6 +41,13 @@ SHARES = 8192  # the cluster's cgroup's cpu.shares (8x a process of the machine'
 MAX_QUOTAS = 1.8  # CPUs: the quotas' sum leaves the 2 cores' rest to the harness and the system
 GROUP_PREFIX = "mc-sim-"  # cgroups: mc-sim-<harness pid>-<n>/<part>
 NS_PREFIX = "mcsim"  # namespaces: mcsim<harness pid>x<n>-<part>
+# The JVMs of the cluster: C1 only (on a third of a core C2's compiling costs more than its
+# code saves over a search's short tasks, docs/scaling.md). The driver's also sized for the
+# one core its part stands for (a JVM here counts the machine's 2 cores, and picks G1 and
+# its threads for them): its CPU per level fell by a tenth. Not the executors': with the
+# serial GC their CPU for the same search rose by 40 % (19.9 against 14.0 CPU s, RM=7).
+EXECUTOR_JVM = "-XX:TieredStopAtLevel=1"
+DRIVER_JVM = "-XX:TieredStopAtLevel=1 -XX:ActiveProcessorCount=1 -XX:+UseSerialGC"
 _count = itertools.count()
 
 
@@ -428,9 +435,8 @@ class SimulatedCluster(Processes):
             "spark.pyspark.python": sys.executable,
             "spark.checkpoint.dir": str(self.folder / "checkpoints"),  # every part's disk
             "spark.executor.memory": self.memory,
-            # On a third of a core the C2 compiler's work costs an executor more than its
-            # code saves over a search's short tasks (docs/scaling.md).
-            "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+            "spark.executor.extraJavaOptions": EXECUTOR_JVM,
+            "spark.driver.extraJavaOptions": DRIVER_JVM,
         }
         return [arg for key, value in pairs.items() for arg in ("--spark-conf", f"{key}={value}")]
 

@@ -14,6 +14,7 @@ The modules, each readable on its own:
 - `settings`: SparkSettings (`--spark-conf mc.driverLevelStates=N`) and LevelStats;
 - `search`: `check`, the search level by level, a level as a Spark job, traces;
 - `driver`: small levels expanded in the driver;
+- `warmup`: the executors' rehearsal of a level, during a search or before one (`warm_up`);
 - `stopping`: stopping inside a level like the local engine;
 - `saving`: checkpoints;
 - `signals`: Ctrl-C, SIGTERM and --timeout during Spark jobs;
@@ -34,6 +35,7 @@ from checker.spark.session import (
 )
 from checker.spark.settings import LevelStats, SparkSettings, mc_settings
 from checker.spark.ship import code_zip, explain, ship_code
+from checker.spark.warmup import warm_up
 
 __all__ = [
     "LevelStats",
@@ -53,4 +55,5 @@ __all__ = [
     "ship_code",
     "signed",
     "unsigned",
+    "warm_up",
 ]

@@ -69,8 +69,10 @@ class DriverVisited:
         self.limit = limit
         self.driver_fps: set[int] = set()  # the fingerprints of the levels held in the driver
         # Those of the levels explored on Spark, sorted, while there are few enough (None:
-        # too many, and the cluster is asked).
+        # too many, and the cluster is asked); the levels' own sorted runs not merged into it
+        # yet (`unmerged`): merged when a driver level asks, not after each Spark level.
         self.spark_fps: np.ndarray | None = np.zeros(0, np.int64)
+        self.unmerged: list[np.ndarray] = []
         # The level tables whose states' fingerprints are visited in the cluster.
         self.spark_links: list[DataFrame] = []
 
@@ -78,18 +80,24 @@ class DriverVisited:
         """The fingerprints a Spark level sent back (None: it sent none; from then on the
         cluster is asked)."""
         if parts is None or self.spark_fps is None:
-            self.spark_fps = None
+            self.spark_fps, self.unmerged = None, []
             return
         new = [np.frombuffer(part["fps"], np.int64) for part in parts]
-        # A level's states are new: its fingerprints are not among those held. Two sorted runs
-        # merge in linear time with a stable sort (timsort); union1d sorted them all afresh,
-        # 0.9 s a level on average over the 18 Spark levels of TwoPhase RM=8.
-        level = np.sort(np.concatenate([self.spark_fps[:0], *new]))
-        merged = np.concatenate([self.spark_fps, level])
-        merged.sort(kind="stable")
-        self.spark_fps = merged
-        if len(self.spark_fps) > self.limit:
-            self.spark_fps = None
+        self.unmerged.append(np.sort(np.concatenate([self.spark_fps[:0], *new])))
+        if len(self.spark_fps) + sum(map(len, self.unmerged)) > self.limit:
+            self.spark_fps, self.unmerged = None, []
+
+    def _spark_sorted(self) -> np.ndarray | None:
+        """spark_fps with the levels' runs merged in. A level's states are new: its
+        fingerprints are not among those held. Sorted runs merge in linear time per run with
+        a stable sort (timsort); union1d sorted them all afresh, 0.9 s a level on average
+        over the 18 Spark levels of TwoPhase RM=8, and a merge after every level copied the
+        whole array each time."""
+        if self.spark_fps is not None and self.unmerged:
+            merged = np.concatenate([self.spark_fps, *self.unmerged])
+            merged.sort(kind="stable")
+            self.spark_fps, self.unmerged = merged, []
+        return self.spark_fps
 
     def signed_known(self, fps: Iterable[int]) -> set[int]:
         """Which of the fingerprints (signed) belong to visited states: those of levels held
@@ -98,9 +106,10 @@ class DriverVisited:
         asked = set(fps)
         known = asked & self.driver_fps
         rest = asked - known
-        if rest and self.spark_links and self.spark_fps is not None:
+        spark_fps = self._spark_sorted() if rest and self.spark_links else None
+        if rest and self.spark_links and spark_fps is not None:
             ask = np.fromiter(rest, np.int64, len(rest))
-            known.update(ask[np.isin(ask, self.spark_fps, assume_unique=True)].tolist())
+            known.update(ask[np.isin(ask, spark_fps, assume_unique=True)].tolist())
         elif rest and self.spark_links:
             from pyspark.sql import functions as F
 

@@ -21,6 +21,7 @@ No Python object per row: whole columns as numpy arrays and binary buffers
 
 from __future__ import annotations
 
+import functools
 import gc
 import hashlib
 import pickle
@@ -37,6 +38,7 @@ from checker.search.expansion import LIVE_FACTOR, Expand, Expander, Expansion, F
 from checker.spark.arrow import binary_array, blob_of, ints, level_batch, level_schema, table_of
 from checker.spark.rows import (
     INDEX_BITS,
+    LEVEL_SCHEMA,
     MAX_SUCCESSORS,
     STATE,
     SUMMARY,
@@ -47,6 +49,7 @@ from checker.values.encoding import forget_encodings
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from pyspark.sql import DataFrame, Observation
 
 
 # -- the model, once per Python worker ------------------------------------------------------------
@@ -110,18 +113,6 @@ def _passed_on(table: pa.Table) -> Iterator[pa.RecordBatch]:
     """Rows passed on unchanged, in the level's Arrow types."""
     if table.num_rows:
         yield from table.cast(level_schema()).combine_chunks().to_batches()
-
-
-def warm_part(shipped: Shipped, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """mapInArrow over one row (checker.spark.warmup): this Python worker imports mc, loads
-    the model and sets up its expander before a level needs them. Out: the partition."""
-    import pyarrow as pa
-
-    for _ in batches:
-        pass
-    Expander(shipped.model())
-    schema = pa.schema([("part", pa.int32())])
-    yield pa.RecordBatch.from_pydict({"part": [_partition()]}, schema=schema)
 
 
 # -- a partition of the level's states, expanded --------------------------------------------------
@@ -373,3 +364,51 @@ def admit_part(job: AdmitJob, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.
         homes=np.bincount(homes, minlength=job.homes).tolist(),
         fps=fps[won].tobytes() if job.send_fps else None,
     )
+
+
+# -- the two functions as one job ------------------------------------------------------------------
+
+
+def level_plan(
+    source: DataFrame, homes: int, partitions: int, expand: ExpandJob, admit: AdmitJob
+) -> tuple[DataFrame, Observation]:
+    """A level's job as a plan: `source`'s states (and visited fingerprints) to their `homes`
+    ranges of ranks, expanded there, the candidates to their fingerprint partitions and
+    admitted; the tasks' summaries observed. The plan runs when its table is computed (cut).
+
+    Built with few calls to the JVM (each a py4j round trip, and the driver plans every
+    level at 0.4 CPU in the simulated cluster): the schema is a Python StructType (a DDL
+    string is parsed in the JVM at each use), the summaries' aggregate one SQL expression,
+    and the previous level's SUMMARY rows are not filtered out (expand_part ignores them)."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    schema = level_struct()
+    states = source.repartition(homes, "home")
+    candidates = states.mapInArrow(functools.partial(expand_part, expand), schema)
+    admitted = candidates.repartition(partitions, "fp").mapInArrow(
+        functools.partial(admit_part, admit), schema
+    )
+    observation = Observation()
+    summaries = F.expr(f"collect_list(CASE WHEN kind = {SUMMARY} THEN state END)")
+    return admitted.observe(observation, summaries.alias("summaries")), observation
+
+
+@functools.cache
+def level_struct() -> Any:
+    """LEVEL_SCHEMA as a pyspark StructType, made in Python."""
+    from pyspark.sql import types as T
+
+    kinds = {"int": T.IntegerType(), "long": T.LongType(), "binary": T.BinaryType()}
+    fields = [column.split() for column in LEVEL_SCHEMA.split(",")]
+    return T.StructType([T.StructField(name, kinds[kind]) for name, kind in fields])
+
+
+def task_summaries(observation: Observation) -> dict[tuple[str, int], dict[str, Any]]:
+    """What each task of a computed level plan reported, by (stage, partition): a task that
+    Spark ran again reports once."""
+    parts = {}
+    for data in observation.get["summaries"]:
+        part = read_summary(data)
+        parts[(part["stage"], part["part"])] = part
+    return parts

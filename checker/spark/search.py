@@ -39,16 +39,13 @@ from checker.spark.executor import (
     AdmitJob,
     ExpandJob,
     Shipped,
-    admit_part,
-    expand_part,
-    read_summary,
+    level_plan,
+    task_summaries,
 )
 from checker.spark.reporting import LevelReports
 from checker.spark.rows import (
-    LEVEL_SCHEMA,
     LINK_COLUMNS,
     STATE,
-    SUMMARY,
     InCluster,
     LevelJob,
     Links,
@@ -65,7 +62,7 @@ from checker.spark.ship import explain, ship_code
 from checker.spark.signals import Interrupts, from_spark
 from checker.spark.stopping import StopsInLevel, one_row
 from checker.spark.tables import SessionTables
-from checker.spark.warmup import WarmUp
+from checker.spark.warmup import Rehearsal, WarmUp
 from checker.spark.watch import ExecutorWatch
 from checker.trace import Link, chain_to, replay
 
@@ -196,11 +193,23 @@ class _Search(LevelSearch[InCluster | list[Row]]):
         up while the levels grow towards the cluster (an eighth of the way)."""
         size = self.sizes[level - 1]
         if self.warmup is None and size >= self.settings.driver_states // 8:
-            assert self.shipped is not None
-            self.warmup = WarmUp(self.spark, self.shipped, self.session.cores).start()
+            self.warmup = self._warm_up(frontier)
         if size < self.settings.driver_states:
             return self.driver_levels.here(frontier, level)
         return self.driver_levels.to_cluster(frontier, level)
+
+    def _warm_up(self, frontier: InCluster | list[Row]) -> WarmUp | None:
+        """The executors' rehearsal of a level (checker.spark.warmup) on one of the level's
+        states, in a thread; none for a level already in the cluster (a resumed search)."""
+        if not isinstance(frontier, list) or not frontier:
+            return None
+        assert self.shipped is not None
+        fp, _, data, _, _, binding = frontier[0]
+        s = self.session
+        rehearsal = Rehearsal(
+            self.shipped, (fp, data, binding), self.n_actions, s.cores, s.partitions
+        )
+        return WarmUp(self.spark, rehearsal, s.cut).start()
 
     def expand_level(self, frontier: InCluster | list[Row], level: int) -> InCluster | list[Row]:
         if isinstance(frontier, list):
@@ -276,9 +285,6 @@ class _Search(LevelSearch[InCluster | list[Row]]):
     ) -> LevelJob:
         """The level's one Spark job: its states expanded (checked unless not `checks`), their
         candidates admitted, the next level's table cut from its lineage."""
-        from pyspark.sql import Observation
-        from pyspark.sql import functions as F
-
         size = self.sizes[level - 1]
         homes = self.tasks_for(size)  # the next level's ranges of ranks: as many as tasks here
         assert self.shipped is not None
@@ -291,18 +297,11 @@ class _Search(LevelSearch[InCluster | list[Row]]):
             self.settings.task_live_bytes,
         )
         admit = AdmitJob(size, homes, self.n_actions, send_fps)
-        source = frontier.df.filter(F.col("kind") != SUMMARY).repartition(frontier.homes, "home")
-        candidates = source.mapInArrow(functools.partial(expand_part, expand), LEVEL_SCHEMA)
-        admitted = candidates.repartition(self.session.partitions, "fp").mapInArrow(
-            functools.partial(admit_part, admit), LEVEL_SCHEMA
+        plan, observation = level_plan(
+            frontier.df, frontier.homes, self.session.partitions, expand, admit
         )
-        observation = Observation()
-        summaries = F.collect_list(F.when(F.col("kind") == SUMMARY, F.col("state")))
-        table = self.session.cut(admitted.observe(observation, summaries.alias("summaries")))
-        parts = {}
-        for data in observation.get["summaries"]:
-            part = read_summary(data)
-            parts[(part["stage"], part["part"])] = part  # a task run twice reports once
+        table = self.session.cut(plan)
+        parts = task_summaries(observation)
         counts = np.zeros(homes, np.int64)
         admitted_parts = [p for (stage, _), p in sorted(parts.items()) if stage == "admit"]
         for part in admitted_parts:

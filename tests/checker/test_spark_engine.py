@@ -597,19 +597,46 @@ def test_spark_connect_local(tmp_path: Path):
     assert answer == {"connect": True, "verdict": "violation", "same": True}
 
 
-def test_the_warm_up_loads_the_model_in_a_task_per_core_and_stops_when_the_search_ends(spark):
+def test_the_warm_up_rehearses_a_level_on_every_core_and_stops_when_the_search_ends(spark):
     from checker.spark.executor import Shipped
-    from checker.spark.warmup import WarmUp
+    from checker.spark.tables import SessionTables
+    from checker.spark.warmup import Rehearsal, WarmUp, warmed
 
     model = load_model(str(ROOT / "specs" / "examples" / "two_phase.py"), {"rm": "3"})
-    warm = WarmUp(spark, Shipped.of(model), 2).start()
+    first = model.initial_one(0)
+    seed = (se.signed(first.fp), first.data, first.binding)
+    shipped = Shipped.of(model)
+    tables = SessionTables(spark, se.SparkSettings())
+    tables.configure()
+    se.ship_code(spark, model)
+    warm = WarmUp(spark, Rehearsal(shipped, seed, len(model.actions), 2, 2), tables.cut).start()
     warm.thread.join(timeout=300)
-    assert warm.ran == [0, 1]  # each task unpickled the model and built its expander
+    assert warm.ran == [0, 1]  # each expansion task loaded the model and expanded its state
+    assert warmed(spark, shipped)
     warm.stop()  # ended already: returns at once
+    again = WarmUp(spark, Rehearsal(shipped, seed, len(model.actions), 2, 2), tables.cut).start()
+    assert again.thread.ident is None  # rehearsed already in this session: none started
+    again.stop()
     # Stopped while it runs (a search that ended first): its job is cancelled, its thread
     # ends, and the session serves the next search.
-    running = WarmUp(spark, Shipped.of(model), 64).start()
+    other = Shipped(shipped.digest + "-other", shipped.data)
+    running = WarmUp(spark, Rehearsal(other, seed, len(model.actions), 64, 2), tables.cut).start()
     running.stop()
+    tables.close()
     assert not running.thread.is_alive() and running.ran in ([], list(range(64)))
     result = se.check(model, spark=spark, settings=se.SparkSettings(driver_states=0))
     assert result.distinct_states == check(model).distinct_states
+
+
+def test_a_search_after_warm_up_gives_the_local_engines_counts_and_trace(spark):
+    defines = {"fixed": "false", "max_unclean_shutdowns": "0"}
+    model = load_model(str(ROOT / "specs" / "light" / "kip903.py"), defines)
+    se.warm_up(spark, model)
+    result = se.check(model, spark=spark, settings=se.SparkSettings(driver_states=0))
+    local = check(model)
+    assert (result.verdict, result.distinct_states, result.states_generated) == (
+        local.verdict,
+        local.distinct_states,
+        local.states_generated,
+    )
+    assert local.trace and [s.action for s in result.trace] == [s.action for s in local.trace]

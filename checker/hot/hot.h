@@ -318,6 +318,7 @@ HOT_SHARED PyObject *hot_without(PyObject *module, PyObject *const *args, Py_ssi
 HOT_SHARED PyObject *hot_factory(PyObject *module, PyObject *args);
 HOT_SHARED PyObject *hot_maker(PyObject *module, PyObject *args);
 HOT_SHARED PyObject *hot_new(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+HOT_SHARED PyObject *hot_candidates(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 HOT_SHARED PyObject *hot_put(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 HOT_SHARED PyObject *shared_keys(PyObject *tuple);
 HOT_SHARED PyObject *hot_freeze(PyObject *module, PyObject *value);

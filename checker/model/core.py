@@ -9,7 +9,7 @@ import difflib
 from collections.abc import Callable, Sequence
 from itertools import compress, repeat
 from operator import not_
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -42,6 +42,7 @@ from checker.values.encoding import (
     encoded,
     fingerprint,
 )
+from checker.values.every import Every
 from checker.values.record import Map, Record
 
 SAMPLE = 256  # initial states whose kind the others are checked against (Model.initial_states)
@@ -98,6 +99,8 @@ class Model:
         # known once the initial states are.
         self._kinds: kinds.Kind | None = None
         self._initial: list[Record] | None = None
+        self._declared: tuple[Any] | None = None  # (what `init` returned,), once called
+        self._numbers: bytes | None = None  # an `every` init's initial states' numbers
         # Every `recheck_every`-th state this process expands is expanded twice, and the two
         # answers compared (checker.determinism; 0: none), from the first one on.
         self.recheck_every = determinism.RECHECK
@@ -130,7 +133,7 @@ class Model:
     def kinds(self) -> kinds.Kind:
         """The kind of the states (a RECORD kind: each variable's kind), from the initial
         states and the spec's `types`."""
-        if self._kinds is None:
+        if self._kinds is None and self.every() is None:  # (every: from its domains)
             self.initial_states()
         assert self._kinds is not None
         return self._kinds
@@ -139,7 +142,14 @@ class Model:
         """A copy sent to Spark executors travels without the driver's fingerprint cache (see
         Identity) nor the states' kind, which names the shapes (classes) of this process: an
         executor infers it again, from its own initial states."""
-        return {**self.__dict__, "_kinds": None, "_initial": None, "_contexts": {}}
+        return {
+            **self.__dict__,
+            "_kinds": None,
+            "_initial": None,
+            "_declared": None,
+            "_numbers": None,
+            "_contexts": {},
+        }
 
     def context(self, by_view: bool = False, identified: bool = False) -> Context:
         """The Context of `successors` and of expand_run for batches met by their views, or
@@ -185,17 +195,72 @@ class Model:
 
     # -- states ----------------------------------------------------------------------------
 
+    def _init(self) -> Any:
+        """What the spec's `init` returns, called once (EvaluationError if it raises)."""
+        if self._declared is None:
+            try:
+                result = self.spec.init()
+            except NotImplementedError:
+                raise SpecError(f"{self.name} has no initial state: define init(self)") from None
+            except BaseException as exc:
+                _init_raised(exc)
+            self._declared = (result,)
+        return self._declared[0]
+
+    def every(self) -> Every | None:
+        """The spec's initial states as `every(...)` declares them (the engines build and
+        filter them by ranges of candidates: `initial_candidates`), or None (a list, a
+        record). The states' kind is then that of the domains' values, known from now on."""
+        result = self._init()
+        if not isinstance(result, Every):
+            return None
+        if self._kinds is None:
+            if result.count == 0:
+                raise SpecError(f"{self.name}.init() returned no initial state")
+            self._learn_kind(result.covering())
+        return result
+
+    def initial_candidates(self, start: int, stop: int) -> tuple[list[Record], bytes, int | None]:
+        """(`every` only) Candidates `start` to `stop - 1`: the initial states among them,
+        their numbers (int64 bytes), and the number of the one `where` raised on, if any
+        (the states before it only; `initial_number` raises it again)."""
+        every = self.every()
+        assert every is not None
+        states, numbers, failed, _ = every.part(start, stop)
+        return states, numbers, failed
+
+    def initial_number(self, number: int) -> None:
+        """(`every` only) Evaluate `where` on candidate `number` again: EvaluationError if it
+        raises (the error of the spec's `init`)."""
+        every = self.every()
+        assert every is not None
+        _, _, _, exc = every.part(number, number + 1)
+        if exc is not None:
+            _init_raised(exc)
+
+    def learn_initial(self, numbers: bytes) -> None:
+        """(`every` only) The numbers of the initial states among the candidates (int64
+        bytes, in order), as an engine found them by parts: `initial_part` builds them from
+        now on, without `where`."""
+        self._numbers = numbers
+
     def initial_states(self) -> list[Record]:
         if self._initial is not None:
             return list(self._initial)
-        try:
-            result = self.spec.init()
-        except NotImplementedError:
-            raise SpecError(f"{self.name} has no initial state: define init(self)") from None
-        except OUTSIDE:
-            raise
-        except BaseException as exc:
-            raise EvaluationError("init", "init", raised(exc), cause=exc) from exc
+        every = self.every()
+        if every is not None:
+            if self._numbers is None:
+                states, numbers, _, exc = every.part(0, every.count)
+                if exc is not None:
+                    _init_raised(exc)
+                self._numbers = numbers
+            else:
+                states = every.build(self._numbers)
+            if not states:
+                raise SpecError(f"{self.name}.init() returned no initial state")
+            self._initial = states
+            return list(states)
+        result = self._init()
         states = [result] if isinstance(result, Record) else as_list(result)
         # The states' classes, in one pass in C (a spec may list millions of initial states):
         # records of one shape have one class.
@@ -216,6 +281,12 @@ class Model:
                 differ = variables_differ(other, states[0])
                 message = f"returned initial states with different variables: one {differ}"
                 raise EvaluationError("init", "init", message)
+        self._learn_kind(states)
+        self._initial = states
+        return list(states)
+
+    def _learn_kind(self, states: list[Record]) -> None:
+        """The states' kind, from `states` (of one shape) and the declared types."""
         declared = self.compiled.declared_types
         # Only the states that do not conform to the kind of a sample of them are walked for
         # their depth and their kinds (a state that conforms to it nests no deeper than the
@@ -246,8 +317,6 @@ class Model:
         if kind is None:
             raise EvaluationError("init", "init", f"returned states that mc cannot type: {why}")
         self._kinds = kind
-        self._initial = states
-        return list(states)
 
     def initial(self) -> list[Successor]:
         """The initial states, encoded and fingerprinted (action ROOT, binding = init index)."""
@@ -264,6 +333,9 @@ class Model:
         """The initial states `start` to `stop - 1` (all by default), without copying the
         others (a forked worker process shares them with the engine: checker.local)."""
         if self._initial is None:
+            every = self.every()
+            if every is not None and self._numbers is not None:  # without building the others
+                return every.build(self._numbers, start, stop)
             self.initial_states()
         assert self._initial is not None
         return self._initial[start:stop]
@@ -320,3 +392,11 @@ class Model:
         elif witness is not None:
             result.trace = trace_to(reached[witness][0])
             result.witness = witness
+
+
+def _init_raised(exc: BaseException) -> NoReturn:
+    """Spec code raised `exc` computing the initial states: the spec's `init` error (mc's own
+    interruptions and memory errors go on as they are)."""
+    if isinstance(exc, OUTSIDE):
+        raise exc
+    raise EvaluationError("init", "init", raised(exc), cause=exc) from exc

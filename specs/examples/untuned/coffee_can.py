@@ -35,10 +35,12 @@ class CoffeeCan(Spec):
         """can \\in {c \\in Can : c.black + c.white \\in 1..MaxBeanCount}, with Can the
         records [black : 0..MaxBeanCount, white : 0..MaxBeanCount]."""
         beans = range(self.MaxBeanCount + 1)
-        return every(
-            can=every(black=beans, white=beans),
-            where=lambda s: 1 <= self.BeanCount(s) <= self.MaxBeanCount,
+        cans = every(
+            black=beans,
+            white=beans,
+            where=lambda c: 1 <= c.black + c.white <= self.MaxBeanCount,
         )
+        return every(can=cans)
 
     def BeanCount(self, s):
         return s.can.black + s.can.white

@@ -134,7 +134,7 @@ class _Search(LevelSearch[SpilledFrontier]):
             firsts = [item.part.first for _, item, _ in replies]
         else:  # parts of its candidates: each initial state's index is known once all are in
             replies = self.expanders.initial_replies(every.count, candidates=True)
-            firsts = self._initial_numbers([reply for _, _, reply in replies])
+            firsts = _initial_numbers(model, self.expanders, [r for _, _, r in replies])
         for first, (_, _, reply) in zip(firsts, replies):  # spec code raised on one: none in
             if reply.error is not None:
                 model.initial_one(first + reply.error)  # raises it again
@@ -150,27 +150,6 @@ class _Search(LevelSearch[SpilledFrontier]):
             found.frontier.close()
             raise
         return self.initial_done(found.frontier)
-
-    def _initial_numbers(self, replies: list[Expanded]) -> list[int]:
-        """The parts of the candidates of the spec's `every` answered: the initial states'
-        numbers given to the model and to every expander (Initials), and the index of each
-        part's first initial state; or the init's error (its `where` raised on one)."""
-        model = self.model
-        for reply in replies:
-            if reply.init_raised is not None:
-                model.initial_number(reply.init_raised)  # raises it again
-                raise NondeterminismError(
-                    "the spec is not deterministic: its init's `where` raised on a candidate"
-                    " in an expander, and not when evaluated again"
-                )
-        numbers = b"".join(reply.numbers for reply in replies)
-        if not numbers:
-            raise SpecError(f"{model.name}.init() returned no initial state")
-        model.learn_initial(numbers)
-        for worker in self.expanders.workers:
-            worker.send(Initials(numbers))
-        sizes = [len(reply.numbers) // 8 for reply in replies]
-        return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int).tolist()
 
     def _take_initial(
         self, worker: Worker, item: Sent, first: int, exp: Expansion, found: _Level
@@ -434,3 +413,24 @@ class _Level:
     def hold(self, count: int, owner: int, start: int) -> None:
         self.frontier.hold(count, owner, start)
         self.states += count
+
+
+def _initial_numbers(model: Model, expanders: Expanders, replies: list[Expanded]) -> list[int]:
+    """The parts of the candidates of the spec's `every` answered: the initial states'
+    numbers given to the model and to every expander (Initials), and the index of each
+    part's first initial state; or the init's error (its `where` raised on one)."""
+    for reply in replies:
+        if reply.init_raised is not None:
+            model.initial_number(reply.init_raised)  # raises it again
+            raise NondeterminismError(
+                "the spec is not deterministic: its init's `where` raised on a candidate"
+                " in an expander, and not when evaluated again"
+            )
+    numbers = b"".join(reply.numbers for reply in replies)
+    if not numbers:
+        raise SpecError(f"{model.name}.init() returned no initial state")
+    model.learn_initial(numbers)
+    for worker in expanders.workers:
+        worker.send(Initials(numbers))
+    sizes = [len(reply.numbers) // 8 for reply in replies]
+    return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int).tolist()

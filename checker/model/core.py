@@ -142,14 +142,8 @@ class Model:
         """A copy sent to Spark executors travels without the driver's fingerprint cache (see
         Identity) nor the states' kind, which names the shapes (classes) of this process: an
         executor infers it again, from its own initial states."""
-        return {
-            **self.__dict__,
-            "_kinds": None,
-            "_initial": None,
-            "_declared": None,
-            "_numbers": None,
-            "_contexts": {},
-        }
+        reset = dict.fromkeys(("_kinds", "_initial", "_declared", "_numbers"))
+        return {**self.__dict__, **reset, "_contexts": {}}
 
     def context(self, by_view: bool = False, identified: bool = False) -> Context:
         """The Context of `successors` and of expand_run for batches met by their views, or
@@ -217,17 +211,8 @@ class Model:
         if self._kinds is None:
             if result.count == 0:
                 raise SpecError(f"{self.name}.init() returned no initial state")
-            self._learn_kind(result.covering())
+            self._kinds = self._kind_of(result.covering())
         return result
-
-    def initial_candidates(self, start: int, stop: int) -> tuple[list[Record], bytes, int | None]:
-        """(`every` only) Candidates `start` to `stop - 1`: the initial states among them,
-        their numbers (int64 bytes), and the number of the one `where` raised on, if any
-        (the states before it only; `initial_number` raises it again)."""
-        every = self.every()
-        assert every is not None
-        states, numbers, failed, _ = every.part(start, stop)
-        return states, numbers, failed
 
     def initial_number(self, number: int) -> None:
         """(`every` only) Evaluate `where` on candidate `number` again: EvaluationError if it
@@ -243,6 +228,9 @@ class Model:
         bytes, in order), as an engine found them by parts: `initial_part` builds them from
         now on, without `where`."""
         self._numbers = numbers
+
+    def _kind_of(self, states: list[Record]) -> kinds.Kind:
+        return kind_of(states, self.compiled.declared_types, self.path or self.name, self.name)
 
     def initial_states(self) -> list[Record]:
         if self._initial is not None:
@@ -281,42 +269,9 @@ class Model:
                 differ = variables_differ(other, states[0])
                 message = f"returned initial states with different variables: one {differ}"
                 raise EvaluationError("init", "init", message)
-        self._learn_kind(states)
+        self._kinds = self._kind_of(states)
         self._initial = states
         return list(states)
-
-    def _learn_kind(self, states: list[Record]) -> None:
-        """The states' kind, from `states` (of one shape) and the declared types."""
-        declared = self.compiled.declared_types
-        # Only the states that do not conform to the kind of a sample of them are walked for
-        # their depth and their kinds (a state that conforms to it nests no deeper than the
-        # sample, and adds nothing to its kind); all of them if that kind is not `exact`.
-        sample = states[:: max(1, len(states) // SAMPLE)]
-        if any(deeper_than(s, MAX_DEPTH) for s in sample):
-            raise EvaluationError("init", "init", f"built a state that cannot be encoded: {NESTED}")
-        known, _ = kinds.state_kind(sample, declared)
-        if known is not None and kinds.exact(known):
-            fits = map(kinds.conforms, states, repeat(kinds.MISSING), repeat(known))
-            odd = list(compress(states, map(not_, fits)))
-        else:
-            odd = states
-        if any(deeper_than(s, MAX_DEPTH) for s in odd):
-            raise EvaluationError("init", "init", f"built a state that cannot be encoded: {NESTED}")
-        unknown = [n for n in declared if n not in states[0]]
-        if unknown:
-            names = [str(k) for k in states[0]]
-            close = difflib.get_close_matches(unknown[0], names, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise SpecError(
-                f"{self.path or self.name}: {self.name} declares the type of {unknown[0]!r},"
-                f" which is not a variable of its states (variables: {', '.join(names)}){hint}"
-            )
-        kind, why = kinds.state_kind(sample + odd if odd is not states else states, declared)
-        if kind is None and odd is not states:  # (the error names the first states' values)
-            kind, why = kinds.state_kind(states, declared)
-        if kind is None:
-            raise EvaluationError("init", "init", f"returned states that mc cannot type: {why}")
-        self._kinds = kind
 
     def initial(self) -> list[Successor]:
         """The initial states, encoded and fingerprinted (action ROOT, binding = init index)."""
@@ -400,3 +355,40 @@ def _init_raised(exc: BaseException) -> NoReturn:
     if isinstance(exc, OUTSIDE):
         raise exc
     raise EvaluationError("init", "init", raised(exc), cause=exc) from exc
+
+
+def kind_of(
+    states: list[Record], declared: dict[str, kinds.Kind], where: str, name: str
+) -> kinds.Kind:
+    """The kind of `states` (initial states of one shape, or an `every`'s candidates that
+    have every value of its domains) and of the declared types (`where`, `name`: the spec's
+    path or name, and name, for the errors)."""
+    # Only the states that do not conform to the kind of a sample of them are walked for
+    # their depth and their kinds (a state that conforms to it nests no deeper than the
+    # sample, and adds nothing to its kind); all of them if that kind is not `exact`.
+    sample = states[:: max(1, len(states) // SAMPLE)]
+    if any(deeper_than(s, MAX_DEPTH) for s in sample):
+        raise EvaluationError("init", "init", f"built a state that cannot be encoded: {NESTED}")
+    known, _ = kinds.state_kind(sample, declared)
+    if known is not None and kinds.exact(known):
+        fits = map(kinds.conforms, states, repeat(kinds.MISSING), repeat(known))
+        odd = list(compress(states, map(not_, fits)))
+    else:
+        odd = states
+    if any(deeper_than(s, MAX_DEPTH) for s in odd):
+        raise EvaluationError("init", "init", f"built a state that cannot be encoded: {NESTED}")
+    unknown = [n for n in declared if n not in states[0]]
+    if unknown:
+        names = [str(k) for k in states[0]]
+        close = difflib.get_close_matches(unknown[0], names, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise SpecError(
+            f"{where}: {name} declares the type of {unknown[0]!r},"
+            f" which is not a variable of its states (variables: {', '.join(names)}){hint}"
+        )
+    kind, why = kinds.state_kind(sample + odd if odd is not states else states, declared)
+    if kind is None and odd is not states:  # (the error names the first states' values)
+        kind, why = kinds.state_kind(states, declared)
+    if kind is None:
+        raise EvaluationError("init", "init", f"returned states that mc cannot type: {why}")
+    return kind

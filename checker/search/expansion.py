@@ -346,8 +346,10 @@ class Expander:
         self.initials = True
         numbers, failed = b"", None
         stop = request.start + request.count
-        if request.candidates:
-            states, numbers, failed = model.initial_candidates(request.start, stop)
+        if request.candidates:  # (the spec's `every`: Model.every)
+            every = model.every()
+            assert every is not None
+            states, numbers, failed, _ = every.part(request.start, stop)
             if failed is not None:  # the engine reports it (none of the states is admitted)
                 states = []
         else:

@@ -80,9 +80,7 @@ def test_iterating_gives_the_product_in_order_where_it_holds():
     flags = [False, True]
     records = list(every(num=nums, flag=flags, pc=("a", "b"), where=lambda s: s.num[1] != 1))
     expected = [
-        Record(num=n, flag=f, pc=p)
-        for n, f, p in product(nums, flags, ("a", "b"))
-        if n[1] != 1
+        Record(num=n, flag=f, pc=p) for n, f, p in product(nums, flags, ("a", "b")) if n[1] != 1
     ]
     assert records == expected and len(records) == 24
     assert list(every(black=range(2), white=range(2))) == [

@@ -270,7 +270,7 @@ class Model:
                 message = f"returned initial states with different variables: one {differ}"
                 raise EvaluationError("init", "init", message)
         self._kinds = self._kind_of(states)
-        self._initial = states
+        self._initial, self._declared = states, (None,)  # (not init's list too: one is enough)
         return list(states)
 
     def initial(self) -> list[Successor]:

@@ -35,7 +35,7 @@ import msgpack
 import numpy as np
 
 from checker.behaviour import Recording, predicate_value
-from checker.errors import EvaluationError, Interrupted
+from checker.errors import OUTSIDE, EvaluationError, Interrupted
 from checker.model import Model, ReadSet
 from checker.values import fast
 from checker.values.encoding import decode_all, encode_state
@@ -349,7 +349,9 @@ class Expander:
         if request.candidates:  # (the spec's `every`: Model.every)
             every = model.every()
             assert every is not None
-            states, numbers, failed, _ = every.part(request.start, stop)
+            states, numbers, failed, raised_here = every.part(request.start, stop)
+            if isinstance(raised_here, OUTSIDE):  # (mc's own interruption, not the spec's)
+                raise raised_here
             if failed is not None:  # the engine reports it (none of the states is admitted)
                 states = []
         else:

@@ -6,6 +6,8 @@ on C and on the pure-Python twin."""
 
 from __future__ import annotations
 
+import signal
+import subprocess
 from array import array
 from itertools import product
 
@@ -23,6 +25,7 @@ from checker.search.options import Options
 from checker.values import fast
 from checker.values.every import candidates_python
 from tests.checker.outcomes import outcome
+from tests.conftest import MC, default_sigint, finish
 
 in_c = pytest.mark.skipif(not fast.C, reason="checker._hot is not built (or MC_PURE_PYTHON=1)")
 
@@ -235,3 +238,47 @@ def test_no_candidate_kept_is_no_initial_state():
     model.spec.kept = lambda s: False
     with pytest.raises(Exception, match="returned no initial state"):
         check(model, Options(workers=2))
+
+
+SLOW_WHERE = """
+import time
+
+from checker import Spec, action, every
+
+
+class Slow(Spec):
+    def init(self):
+        return every(x=range(1_000_000), where=self.slowly)
+
+    def slowly(self, s):
+        if s.x == 10:
+            print("where is running", flush=True)
+        time.sleep(0.001)
+        return True
+
+    @action
+    def stay(self, s):
+        return s
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_inside_where_stops_the_run(tmp_path, sig):
+    spec = tmp_path / "slow.py"
+    spec.write_text(SLOW_WHERE)
+    proc = subprocess.Popen(
+        [*MC, "check", str(spec), "--workers", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:  # inside the init's where, in the expander's part
+        if line.startswith("where is running"):
+            break
+    proc.send_signal(sig)
+    out, err = finish(proc)
+    assert proc.returncode == 152, err
+    assert "Search incomplete: interrupted" in out
+    assert "not deterministic" not in out + err and "Traceback" not in err

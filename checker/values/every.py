@@ -86,6 +86,8 @@ class Every:
     def __init__(self, where: Callable[[Record], Any] | None, fields: dict[str, Any]) -> None:
         if not fields:
             raise StateError("every() needs a domain: every(x=S, ...)")
+        if len(fields) > 64:  # (the C builder's bound)
+            raise StateError(f"every() takes at most 64 domains, not {len(fields)}")
         if where is not None and not callable(where):
             raise StateError(f"every(where=...) must be a function of the record, not {where!r}")
         self.names = tuple(fields)

@@ -119,6 +119,8 @@ def test_what_where_raises_is_raised_after_the_records_before_it():
 def test_a_bad_every_says_why():
     with pytest.raises(StateError, match="needs a domain"):
         every()
+    with pytest.raises(StateError, match="at most 64 domains"):
+        every(**{f"v{i}": (0,) for i in range(65)})
     with pytest.raises(StateError, match="must be iterable"):
         every(x=3)
     with pytest.raises(StateError, match="must be a function"):

@@ -31,6 +31,7 @@ from checker.declarations import (
 )
 from checker.spec import Spec
 from checker.values.encoding import canonical_order
+from checker.values.every import every
 from checker.values.record import Record, State, choose, put, update, without
 
 __version__ = "0.1.0"
@@ -50,6 +51,7 @@ __all__ = [
     "constant",
     "constraint",
     "eventually",
+    "every",
     "invariant",
     "leads_to",
     "on",

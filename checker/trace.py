@@ -87,13 +87,13 @@ def chain_from_positions(
     """The chain (as `chain_to` builds it) of a state given by its initial state's index and
     then its position in each parent's `Model.expand` list, as the local engine stores it.
     `found`: whether the search found the state of a fingerprint (each step must reach one)."""
-    initial = model.initial()
-    if positions[0] >= len(initial):
+    count = len(model.initial_part())
+    if positions[0] >= count:
         raise not_deterministic(
-            f"rebuilding the trace, init gave {len(initial)} initial states, and the search"
+            f"rebuilding the trace, init gave {count} initial states, and the search"
             f" started from the one numbered {positions[0] + 1}"
         )
-    init = initial[positions[0]]
+    init = model.initial_one(positions[0])  # (not all of them encoded: there may be millions)
     chain = [(init.action, init.binding, init.fp)]
     data, state = init.data, init.state
     for position in positions[1:]:

@@ -6,6 +6,8 @@
  *   mapping API, a kept hash), the fields that note reads (checker.values.record).
  * - builders.c: RecordType (Record(...)); new, take, without, freeze: building records and
  *   tuples (checker.values.record).
+ * - candidates.c: candidates, the initial states of an `every` (checker.values.every) built
+ *   from their numbers in the product of its domains and filtered by its `where`.
  * - put.c: put, update (TLA+'s EXCEPT with @ along a path) and without's Maps: a container
  *   with one key's value set, a key added or keys removed in canonical order
  *   (checker.values.record).
@@ -328,6 +330,9 @@ HOT_SHARED PyObject *shared_keys(PyObject *tuple);
 HOT_SHARED PyObject *hot_freeze(PyObject *module, PyObject *value);
 HOT_SHARED PyObject *freeze_value(PyObject *value);
 HOT_SHARED PyObject *freeze_other(PyObject *value);
+
+/* candidates.c */
+HOT_SHARED PyObject *hot_candidates(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
 /* put.c */
 HOT_SHARED PyObject *hot_put(PyObject *module, PyObject *const *args, Py_ssize_t nargs);

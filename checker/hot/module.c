@@ -80,6 +80,8 @@ static PyMethodDef hot_methods[] = {
      "configure(frozen, atoms, freeze, unknown, put_slow, StateError, Map, no_field,"
      " without_slow, drop_plan)"},
     {"new", (PyCFunction)(void (*)(void))hot_new, METH_FASTCALL, "new(shape, *values)"},
+    {"candidates", (PyCFunction)(void (*)(void))hot_candidates, METH_FASTCALL,
+     "candidates(shape, domains, slots, start, stop, where, picked): records of a product"},
     {"factory", hot_factory, METH_VARARGS, "factory(Record, factory)"},
     {"maker", hot_maker, METH_VARARGS, "maker(order, shape, where)"},
     {"take", (PyCFunction)(void (*)(void))hot_take, METH_FASTCALL,

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from checker.checkpoint import PIECE, Array, Checkpoints, Saved
-from checker.errors import NondeterminismError
+from checker.errors import NondeterminismError, SpecError
 from checker.local.expanders import Expanders, Sent
 from checker.local.frontier import Part, SpilledFrontier
 from checker.local.visited import ROOT, FingerprintArray, Links
@@ -34,7 +34,9 @@ from checker.search import outcome
 from checker.search.admission import Cut, Decision
 from checker.search.expansion import (
     Admit,
+    Expanded,
     Expansion,
+    Initials,
 )
 from checker.search.levels import LevelSearch, LevelStart
 from checker.search.observers import Observer
@@ -110,7 +112,8 @@ class _Search(LevelSearch[SpilledFrontier]):
     def explore(self) -> None:
         recording = self.observer.recording if self.observer is not None else None
         options = self.options
-        self.model.initial_states()  # before workers fork: every process has them (Initial)
+        if self.model.every() is None:  # (an `every`'s are built by parts: Initial)
+            self.model.initial_states()  # before workers fork: every process has them
         workers = start(self.model, options.workers, recording, options.incremental)
         self.expanders.start(list(workers))
         super().explore()
@@ -125,32 +128,40 @@ class _Search(LevelSearch[SpilledFrontier]):
         model = self.model
         if model.exclusions or model.steps is not None or model.reachables or self.observer:
             return super().initial_level()
-        replies = self.expanders.initial_replies(len(model.initial_part()))
-        for _, item, reply in replies:  # spec code raised on one: nothing is admitted
+        every = model.every()
+        if every is None:
+            replies = self.expanders.initial_replies(len(model.initial_part()))
+            firsts = [item.part.first for _, item, _ in replies]
+        else:  # parts of its candidates: each initial state's index is known once all are in
+            replies = self.expanders.initial_replies(every.count, candidates=True)
+            firsts = _initial_numbers(model, self.expanders, [r for _, _, r in replies])
+        for first, (_, _, reply) in zip(firsts, replies):  # spec code raised on one: none in
             if reply.error is not None:
-                model.initial_one(item.part.first + reply.error)  # raises it again
+                model.initial_one(first + reply.error)  # raises it again
                 raise NondeterminismError(
                     "the spec is not deterministic: encoding or fingerprinting an initial"
                     " state raised in an expander, and not when done again"
                 )
         found = _Level(self.new_frontier(), 1)
         try:
-            for worker, item, reply in replies:
-                self._take_initial(worker, item, Expansion(reply, False), found)
+            for first, (worker, item, reply) in zip(firsts, replies):
+                self._take_initial(worker, item, first, Expansion(reply, False), found)
         except BaseException:
             found.frontier.close()
             raise
         return self.initial_done(found.frontier)
 
-    def _take_initial(self, worker: Worker, item: Sent, exp: Expansion, found: _Level) -> None:
-        """Admit the new initial states of one part, as `_take` admits successors; the
-        counts are those of one initial state at a time (each initial state up to a stop
-        is generated)."""
+    def _take_initial(
+        self, worker: Worker, item: Sent, first: int, exp: Expansion, found: _Level
+    ) -> None:
+        """Admit the new initial states of one part (its first is initial state `first`), as
+        `_take` admits successors; the counts are those of one initial state at a time (each
+        initial state up to a stop is generated)."""
         decision = self.decide(exp, self.visited)
         kept = decision.kept
         keep = False
         if len(kept):
-            self.links.add(np.full(len(kept), ROOT), item.part.first + exp.positions[kept])
+            self.links.add(np.full(len(kept), ROOT), first + exp.positions[kept])
             used = self.expanders.used(worker)
             keep = self._found(worker, item, exp, decision, found, used)
         worker.send(Admit(item.chunk, kept.astype(np.uint32).tobytes(), keep))
@@ -402,3 +413,24 @@ class _Level:
     def hold(self, count: int, owner: int, start: int) -> None:
         self.frontier.hold(count, owner, start)
         self.states += count
+
+
+def _initial_numbers(model: Model, expanders: Expanders, replies: list[Expanded]) -> list[int]:
+    """The parts of the candidates of the spec's `every` answered: the initial states'
+    numbers given to the model and to every expander (Initials), and the index of each
+    part's first initial state; or the init's error (its `where` raised on one)."""
+    for reply in replies:
+        if reply.init_raised is not None:
+            model.initial_number(reply.init_raised)  # raises it again
+            raise NondeterminismError(
+                "the spec is not deterministic: its init's `where` raised on a candidate"
+                " in an expander, and not when evaluated again"
+            )
+    numbers = b"".join(reply.numbers for reply in replies)
+    if not numbers:
+        raise SpecError(f"{model.name}.init() returned no initial state")
+    model.learn_initial(numbers)
+    for worker in expanders.workers:
+        worker.send(Initials(numbers))
+    sizes = [len(reply.numbers) // 8 for reply in replies]
+    return np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(int).tolist()

@@ -152,11 +152,14 @@ class Expanders:
             yield answer
             done += 1
 
-    def initial_replies(self, count: int) -> list[tuple[Worker, Sent, Expanded]]:
-        """The `count` initial states (checker.search.expansion.Initial) cut into parts, in
-        order, each sent to the expanders in turn, and every reply: the engine admits none
-        before it has them all (spec code raising on one, its view or symmetry, stops the
-        search before any initial state is admitted, as one state at a time would)."""
+    def initial_replies(
+        self, count: int, candidates: bool = False
+    ) -> list[tuple[Worker, Sent, Expanded]]:
+        """The `count` initial states (checker.search.expansion.Initial; `candidates`: the
+        `count` candidates of the spec's `every`) cut into parts, in order, each sent to the
+        expanders in turn, and every reply: the engine admits none before it has them all
+        (spec code raising on one, its view or symmetry, stops the search before any initial
+        state is admitted, as one state at a time would)."""
         workers = self.workers
         self.held = {w.number: 0 for w in workers}  # (states each holds for level 1)
         self.only = {w.number: 0 for w in workers}
@@ -169,7 +172,7 @@ class Expanders:
             size = min(per_part, count - first)
             encodings = self._wants_encodings(worker)
             item = Sent(index, self.chunks, Part(first, size, None, 0), encodings, False)
-            worker.send(Initial(item.chunk, first, size, encodings))
+            worker.send(Initial(item.chunk, first, size, encodings, candidates))
             sent.append((worker, item))
         return [(worker, item, worker.receive()) for worker, item in sent]
 

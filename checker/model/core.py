@@ -9,7 +9,7 @@ import difflib
 from collections.abc import Callable, Sequence
 from itertools import compress, repeat
 from operator import not_
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -42,6 +42,7 @@ from checker.values.encoding import (
     encoded,
     fingerprint,
 )
+from checker.values.every import Every
 from checker.values.record import Map, Record
 
 SAMPLE = 256  # initial states whose kind the others are checked against (Model.initial_states)
@@ -98,6 +99,8 @@ class Model:
         # known once the initial states are.
         self._kinds: kinds.Kind | None = None
         self._initial: list[Record] | None = None
+        self._declared: tuple[Any] | None = None  # (what `init` returned,), once called
+        self._numbers: bytes | None = None  # an `every` init's initial states' numbers
         # Every `recheck_every`-th state this process expands is expanded twice, and the two
         # answers compared (checker.determinism; 0: none), from the first one on.
         self.recheck_every = determinism.RECHECK
@@ -130,7 +133,7 @@ class Model:
     def kinds(self) -> kinds.Kind:
         """The kind of the states (a RECORD kind: each variable's kind), from the initial
         states and the spec's `types`."""
-        if self._kinds is None:
+        if self._kinds is None and self.every() is None:  # (every: from its domains)
             self.initial_states()
         assert self._kinds is not None
         return self._kinds
@@ -139,7 +142,8 @@ class Model:
         """A copy sent to Spark executors travels without the driver's fingerprint cache (see
         Identity) nor the states' kind, which names the shapes (classes) of this process: an
         executor infers it again, from its own initial states."""
-        return {**self.__dict__, "_kinds": None, "_initial": None, "_contexts": {}}
+        reset = dict.fromkeys(("_kinds", "_initial", "_declared", "_numbers"))
+        return {**self.__dict__, **reset, "_contexts": {}}
 
     def context(self, by_view: bool = False, identified: bool = False) -> Context:
         """The Context of `successors` and of expand_run for batches met by their views, or
@@ -185,17 +189,66 @@ class Model:
 
     # -- states ----------------------------------------------------------------------------
 
+    def _init(self) -> Any:
+        """What the spec's `init` returns, called once (EvaluationError if it raises)."""
+        if self._declared is None:
+            try:
+                result = self.spec.init()
+            except NotImplementedError:
+                raise SpecError(f"{self.name} has no initial state: define init(self)") from None
+            except BaseException as exc:
+                _init_raised(exc)
+            self._declared = (result,)
+        return self._declared[0]
+
+    def every(self) -> Every | None:
+        """The spec's initial states as `every(...)` declares them (the engines build and
+        filter them by ranges of candidates: `initial_candidates`), or None (a list, a
+        record). The states' kind is then that of the domains' values, known from now on."""
+        result = self._init()
+        if not isinstance(result, Every):
+            return None
+        if self._kinds is None:
+            if result.count == 0:
+                raise SpecError(f"{self.name}.init() returned no initial state")
+            self._kinds = self._kind_of(result.covering())
+        return result
+
+    def initial_number(self, number: int) -> None:
+        """(`every` only) Evaluate `where` on candidate `number` again: EvaluationError if it
+        raises (the error of the spec's `init`)."""
+        every = self.every()
+        assert every is not None
+        _, _, _, exc = every.part(number, number + 1)
+        if exc is not None:
+            _init_raised(exc)
+
+    def learn_initial(self, numbers: bytes) -> None:
+        """(`every` only) The numbers of the initial states among the candidates (int64
+        bytes, in order), as an engine found them by parts: `initial_part` builds them from
+        now on, without `where`."""
+        self._numbers = numbers
+
+    def _kind_of(self, states: list[Record]) -> kinds.Kind:
+        return kind_of(states, self.compiled.declared_types, self.path or self.name, self.name)
+
     def initial_states(self) -> list[Record]:
         if self._initial is not None:
             return list(self._initial)
-        try:
-            result = self.spec.init()
-        except NotImplementedError:
-            raise SpecError(f"{self.name} has no initial state: define init(self)") from None
-        except OUTSIDE:
-            raise
-        except BaseException as exc:
-            raise EvaluationError("init", "init", raised(exc), cause=exc) from exc
+        every = self.every()
+        if every is not None:
+            if self._numbers is None:
+                states, numbers, _, exc = every.part(0, every.count)
+                if exc is not None:
+                    _init_raised(exc)
+                self._numbers = numbers
+            else:
+                states = every.build(self._numbers)
+            if not states:
+                raise SpecError(f"{self.name}.init() returned no initial state")
+            self._initial = states
+            return list(states)
+        result = self._init()
         states = [result] if isinstance(result, Record) else as_list(result)
         # The states' classes, in one pass in C (a spec may list millions of initial states):
         # records of one shape have one class.
@@ -216,37 +269,8 @@ class Model:
                 differ = variables_differ(other, states[0])
                 message = f"returned initial states with different variables: one {differ}"
                 raise EvaluationError("init", "init", message)
-        declared = self.compiled.declared_types
-        # Only the states that do not conform to the kind of a sample of them are walked for
-        # their depth and their kinds (a state that conforms to it nests no deeper than the
-        # sample, and adds nothing to its kind); all of them if that kind is not `exact`.
-        sample = states[:: max(1, len(states) // SAMPLE)]
-        if any(deeper_than(s, MAX_DEPTH) for s in sample):
-            raise EvaluationError("init", "init", f"built a state that cannot be encoded: {NESTED}")
-        known, _ = kinds.state_kind(sample, declared)
-        if known is not None and kinds.exact(known):
-            fits = map(kinds.conforms, states, repeat(kinds.MISSING), repeat(known))
-            odd = list(compress(states, map(not_, fits)))
-        else:
-            odd = states
-        if any(deeper_than(s, MAX_DEPTH) for s in odd):
-            raise EvaluationError("init", "init", f"built a state that cannot be encoded: {NESTED}")
-        unknown = [n for n in declared if n not in states[0]]
-        if unknown:
-            names = [str(k) for k in states[0]]
-            close = difflib.get_close_matches(unknown[0], names, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise SpecError(
-                f"{self.path or self.name}: {self.name} declares the type of {unknown[0]!r},"
-                f" which is not a variable of its states (variables: {', '.join(names)}){hint}"
-            )
-        kind, why = kinds.state_kind(sample + odd if odd is not states else states, declared)
-        if kind is None and odd is not states:  # (the error names the first states' values)
-            kind, why = kinds.state_kind(states, declared)
-        if kind is None:
-            raise EvaluationError("init", "init", f"returned states that mc cannot type: {why}")
-        self._kinds = kind
-        self._initial = states
+        self._kinds = self._kind_of(states)
+        self._initial, self._declared = states, (None,)  # (not init's list too: one is enough)
         return list(states)
 
     def initial(self) -> list[Successor]:
@@ -264,6 +288,9 @@ class Model:
         """The initial states `start` to `stop - 1` (all by default), without copying the
         others (a forked worker process shares them with the engine: checker.local)."""
         if self._initial is None:
+            every = self.every()
+            if every is not None and self._numbers is not None:  # without building the others
+                return every.build(self._numbers, start, stop)
             self.initial_states()
         assert self._initial is not None
         return self._initial[start:stop]
@@ -320,3 +347,48 @@ class Model:
         elif witness is not None:
             result.trace = trace_to(reached[witness][0])
             result.witness = witness
+
+
+def _init_raised(exc: BaseException) -> NoReturn:
+    """Spec code raised `exc` computing the initial states: the spec's `init` error (mc's own
+    interruptions and memory errors go on as they are)."""
+    if isinstance(exc, OUTSIDE):
+        raise exc
+    raise EvaluationError("init", "init", raised(exc), cause=exc) from exc
+
+
+def kind_of(
+    states: list[Record], declared: dict[str, kinds.Kind], where: str, name: str
+) -> kinds.Kind:
+    """The kind of `states` (initial states of one shape, or an `every`'s candidates that
+    have every value of its domains) and of the declared types (`where`, `name`: the spec's
+    path or name, and name, for the errors)."""
+    # Only the states that do not conform to the kind of a sample of them are walked for
+    # their depth and their kinds (a state that conforms to it nests no deeper than the
+    # sample, and adds nothing to its kind); all of them if that kind is not `exact`.
+    sample = states[:: max(1, len(states) // SAMPLE)]
+    if any(deeper_than(s, MAX_DEPTH) for s in sample):
+        raise EvaluationError("init", "init", f"built a state that cannot be encoded: {NESTED}")
+    known, _ = kinds.state_kind(sample, declared)
+    if known is not None and kinds.exact(known):
+        fits = map(kinds.conforms, states, repeat(kinds.MISSING), repeat(known))
+        odd = list(compress(states, map(not_, fits)))
+    else:
+        odd = states
+    if any(deeper_than(s, MAX_DEPTH) for s in odd):
+        raise EvaluationError("init", "init", f"built a state that cannot be encoded: {NESTED}")
+    unknown = [n for n in declared if n not in states[0]]
+    if unknown:
+        names = [str(k) for k in states[0]]
+        close = difflib.get_close_matches(unknown[0], names, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise SpecError(
+            f"{where}: {name} declares the type of {unknown[0]!r},"
+            f" which is not a variable of its states (variables: {', '.join(names)}){hint}"
+        )
+    kind, why = kinds.state_kind(sample + odd if odd is not states else states, declared)
+    if kind is None and odd is not states:  # (the error names the first states' values)
+        kind, why = kinds.state_kind(states, declared)
+    if kind is None:
+        raise EvaluationError("init", "init", f"returned states that mc cannot type: {why}")
+    return kind

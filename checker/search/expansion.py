@@ -35,7 +35,7 @@ import msgpack
 import numpy as np
 
 from checker.behaviour import Recording, predicate_value
-from checker.errors import EvaluationError, Interrupted
+from checker.errors import OUTSIDE, EvaluationError, Interrupted
 from checker.model import Model, ReadSet
 from checker.values import fast
 from checker.values.encoding import decode_all, encode_state
@@ -87,12 +87,23 @@ class Initial:
     `chunk`. The reply is an Expanded whose one parent, the search's root, has them as its
     successors (the initial states this expander met before are not candidates); the engine
     admits them as it admits a part's, and says which to keep live as level 1's (Admit).
-    `encodings`: as Expand's."""
+    `encodings`: as Expand's. `candidates`: the spec's init is an `every`, and `start`,
+    `count` are a range of its candidates (Model.initial_candidates): the initial states are
+    those among them, and the reply has their numbers."""
 
     chunk: int
     start: int
     count: int
     encodings: bool = True
+    candidates: bool = False
+
+
+@dataclass(frozen=True)
+class Initials:
+    """The numbers of the initial states among the candidates of the spec's `every` (int64
+    bytes), found by parts (Initial): every expander can build them all (Model.learn_initial)."""
+
+    numbers: bytes
 
 
 @dataclass(frozen=True)
@@ -164,6 +175,10 @@ class Expanded:
     keys: bytes | None = None
     stops: list[list[Any]] = field(default_factory=list)
     raised_encodings: list[bytes] = field(default_factory=list)
+    # (Initial of candidates) the initial states' numbers (int64), and the candidate on which
+    # the init's `where` raised (the states before it only)
+    numbers: bytes = b""
+    init_raised: int | None = None
 
 
 @dataclass(frozen=True)
@@ -177,9 +192,9 @@ class Crashed:
     message: str = ""
 
 
-Request = Expand | Initial | Admit | StartLevel | Forget
+Request = Expand | Initial | Admit | StartLevel | Forget | Initials
 Reply = Expanded | Crashed
-_KINDS: tuple[type, ...] = (Expand, Admit, StartLevel, Forget, Expanded, Crashed, Initial)
+_KINDS: tuple[type, ...] = (Expand, Admit, StartLevel, Forget, Expanded, Crashed, Initial, Initials)
 _FIELDS = {kind: [f.name for f in dataclasses.fields(kind)] for kind in _KINDS}
 
 
@@ -257,6 +272,8 @@ class Expander:
             self.start_level(request)
         elif isinstance(request, Forget):
             self.forget()
+        elif isinstance(request, Initials):
+            self.model.learn_initial(request.numbers)
         else:
             raise TypeError(f"unknown request {request!r}")
         return None
@@ -327,7 +344,18 @@ class Expander:
         `error` is its index in the part, and the states after it are not considered."""
         model = self.model
         self.initials = True
-        states = model.initial_part(request.start, request.start + request.count)
+        numbers, failed = b"", None
+        stop = request.start + request.count
+        if request.candidates:  # (the spec's `every`: Model.every)
+            every = model.every()
+            assert every is not None
+            states, numbers, failed, raised_here = every.part(request.start, stop)
+            if isinstance(raised_here, OUTSIDE):  # (mc's own interruption, not the spec's)
+                raise raised_here
+            if failed is not None:  # the engine reports it (none of the states is admitted)
+                states = []
+        else:
+            states = model.initial_part(request.start, stop)
         encodings, fps, error = model.initial_encoded(states)
         if error is not None:
             states = states[:error]
@@ -363,6 +391,8 @@ class Expander:
             raised=raised,
             reached=reached,
             error=error,
+            numbers=numbers,
+            init_raised=failed,
         )
 
     def expand(self, request: Expand) -> Expanded:

@@ -13,6 +13,7 @@ extension from FILE (`make sanitize`'s build):
     freeze        checker.values.record.freeze_python     a value as an immutable state value
     take          checker.values.record.take_python       a record's fields at positions
     without       checker.values.record.without_python    a record without some keys
+    candidates    checker.values.every.candidates_python  records of a product, filtered
     encode        checker.values.encoding.encode_python   a value's canonical msgpack bytes
     encode_state  checker.values.encoding.encode_state_python
     decode        checker.values.encoding.decode_python

@@ -49,6 +49,7 @@ TWINS = {
     "rename",
     "renamed_encodings",
     "signatures",
+    "candidates",
 }
 in_c = pytest.mark.skipif(not fast.C, reason="checker._hot is not built (or MC_PURE_PYTHON=1)")
 

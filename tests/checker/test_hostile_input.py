@@ -684,6 +684,20 @@ CASES = [
         report=True,
     ),
     Case(
+        "init-where-raises",
+        "spec-raises",
+        75,
+        (
+            "Error: init raised ZeroDivisionError: integer division or modulo by zero",
+            'File "{spec}", line 7, in <lambda>',
+        ),
+        counter(init="every(x=range(4), where=lambda s: 1 // (2 - s.x))").replace(
+            "invariant, terminal", "invariant, terminal, every"
+        ),
+        args=("--workers", "2"),
+        report=True,
+    ),
+    Case(
         "action-raises",
         "spec-raises",
         75,

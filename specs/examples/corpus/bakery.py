@@ -15,7 +15,7 @@ the list of successors it returns.
 
 from itertools import product
 
-from checker import Record, Spec, action, assume, constant, invariant, put
+from checker import Spec, action, assume, constant, every, invariant, put
 
 LABELS = ("ncs", "e1", "e2", "e3", "e4", "w1", "w2", "cs", "exit")
 
@@ -55,21 +55,18 @@ class Bakery(Spec):
         return range(self.MaxNat + 1)
 
     def init(self):
-        """ISpec's initial states: every state where Inv (TypeOK /\\ IInv) holds."""
+        """ISpec's initial states: every state where Inv (TypeOK /\\ IInv) holds (the domains
+        are TypeOK's)."""
         procs = self.Procs
-        candidates = product(
-            functions(procs, self.Nat),  # num
-            functions(procs, (False, True)),  # flag
-            functions(procs, subsets(procs)),  # unchecked
-            functions(procs, self.Nat),  # max
-            functions(procs, procs),  # nxt
-            functions(procs, LABELS),  # pc
+        return every(
+            num=functions(procs, self.Nat),
+            flag=functions(procs, (False, True)),
+            unchecked=functions(procs, subsets(procs)),
+            max=functions(procs, self.Nat),
+            nxt=functions(procs, procs),
+            pc=functions(procs, LABELS),
+            where=self.IInv,
         )
-        states = (
-            Record(num=num, flag=flag, unchecked=unchecked, max=mx, nxt=nxt, pc=pc)
-            for num, flag, unchecked, mx, nxt, pc in candidates
-        )
-        return [s for s in states if self.IInv(s)]
 
     @action(p="Procs")
     def ncs(self, s, p):

@@ -10,7 +10,7 @@ no eventually-always (docs/corpus.md); UniqueToken is here as a plain predicate.
 
 from itertools import product
 
-from checker import Record, Spec, action, assume, constant, invariant, put
+from checker import Spec, action, assume, constant, every, invariant, put
 
 
 class TokenRing(Spec):
@@ -33,7 +33,8 @@ class TokenRing(Spec):
         return range(1, self.N)
 
     def init(self):
-        return [Record(c=c) for c in product(range(self.M), repeat=self.N)]
+        """c \\in [Node -> 0..M-1]"""
+        return every(c=product(range(self.M), repeat=self.N))
 
     @action
     def CreateToken(self, s):

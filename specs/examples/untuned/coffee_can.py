@@ -13,7 +13,17 @@ it enabled while the can stutters. TerminationHypothesis is an IF on the initial
 changes (LoopInvariant), it is the two leads-to properties below, one per parity.
 """
 
-from checker import Record, Spec, action, constant, eventually, invariant, leads_to, step_property
+from checker import (
+    Record,
+    Spec,
+    action,
+    constant,
+    eventually,
+    every,
+    invariant,
+    leads_to,
+    step_property,
+)
 
 
 class CoffeeCan(Spec):
@@ -22,13 +32,15 @@ class CoffeeCan(Spec):
     MaxBeanCount = constant(1000, "beans at most (CoffeeCan1000Beans.cfg: 1000)", min=1)
 
     def init(self):
+        """can \\in {c \\in Can : c.black + c.white \\in 1..MaxBeanCount}, with Can the
+        records [black : 0..MaxBeanCount, white : 0..MaxBeanCount]."""
         beans = range(self.MaxBeanCount + 1)
-        return [
-            Record(can=Record(black=black, white=white))
-            for black in beans
-            for white in beans
-            if 1 <= black + white <= self.MaxBeanCount
-        ]
+        cans = every(
+            black=beans,
+            white=beans,
+            where=lambda c: 1 <= c.black + c.white <= self.MaxBeanCount,
+        )
+        return every(can=cans)
 
     def BeanCount(self, s):
         return s.can.black + s.can.white

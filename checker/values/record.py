@@ -234,7 +234,8 @@ def _rebuild(keys: tuple[Any, ...], values: tuple[Any, ...]) -> Record:
 
 # A field name may be any identifier that is no method of Record (tuple's `count` and `index`
 # are fine: a field shadows them) and does not start with "_mc_" (generated code's names).
-_RESERVED = frozenset(n for n in dir(Record) if n not in ("count", "index"))
+# (`replace` too: without the C hot path each shape gets its own, after Record is made.)
+_RESERVED = frozenset(n for n in dir(Record) if n not in ("count", "index")) | {"replace"}
 
 
 def _is_field_name(key: Any) -> bool:

@@ -119,6 +119,8 @@ def test_wide_records_replace_as_narrow_ones():
 def test_reserved_field_names_are_refused():
     with pytest.raises(StateError, match="'items' cannot be a field name"):
         Record(items=1)
+    with pytest.raises(StateError, match="'replace' cannot be a field name"):
+        Record(replace=None)  # (without the C hot path too, whose shapes get it one by one)
     assert Record(index=1, count=2).index == 1  # tuple's own methods may be shadowed
     assert type(Record({"items": 1})) is Map  # a reserved name is a map key
 

@@ -240,6 +240,8 @@ class _Search(LevelSearch[SpilledFrontier]):
             keep = self._found(worker, item, exp, decision, found, used)
         indices = kept.astype(np.uint32).tobytes()
         worker.send(Admit(item.chunk, indices, keep))
+        if len(kept) and self.observer is None:  # (a recorded search's expanders drop none)
+            expanders.share(worker, decision.used[kept])
         cut = self.cut(exp, decision, part.first, size, before, found.states)
         if cut is Cut.BAD:
             self.current = len(self.links) - 1

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 
+import numpy as np
+
 from checker.local.frontier import Part, SpilledFrontier
 from checker.local.workers import Worker
 from checker.search.expansion import (
@@ -21,6 +23,7 @@ from checker.search.expansion import (
     Expanded,
     Forget,
     Initial,
+    Known,
     StartLevel,
 )
 
@@ -57,6 +60,7 @@ class Expanders:
         self._base: dict[int, int | None] = {}
         self._forgot: dict[int, bool] = {}
         self._loops = False  # whether successors were found at earlier levels
+        self.shared = 0  # fingerprints told to other expanders (Known), each time told
 
     def start(self, workers: list[Worker]) -> None:
         self.workers = workers
@@ -172,6 +176,16 @@ class Expanders:
             worker.send(Initial(item.chunk, first, size, encodings))
             sent.append((worker, item))
         return [(worker, item, worker.receive()) for worker, item in sent]
+
+    def share(self, worker: Worker, fps: np.ndarray) -> None:
+        """Tell the worker processes but `worker` the fingerprints of the states just
+        admitted from its part (Known): they drop their candidates among them unchecked."""
+        others = [w for w in self.workers if w is not worker and w.fileno() is not None]
+        if others:
+            request = Known(fps.tobytes())
+            for other in others:
+                other.send(request)
+            self.shared += len(fps)
 
     def _pick(self, part: Part, busy: dict[int, int]) -> tuple[Worker | None, bool]:
         """Who expands `part` now, and whether from its live states; (None, _) to wait."""

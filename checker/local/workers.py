@@ -34,6 +34,7 @@ from checker.search.expansion import (
     Crashed,
     Expanded,
     Expander,
+    Known,
     Reply,
     Request,
     pack,
@@ -178,16 +179,15 @@ def _answer(conn: Channel, expander: Expander) -> None:
     # The engine sends up to IN_FLIGHT requests before it reads a reply. A thread takes them
     # off the pipe as they come, so that a large request never waits behind a large reply:
     # with both pipes full, the engine and this process would each wait for the other.
-    requests: queue.SimpleQueue[tuple[bytes, bytearray] | None] = queue.SimpleQueue()
-    threading.Thread(target=_receive, args=(conn, requests), daemon=True).start()
+    requests: queue.SimpleQueue[Request | None] = queue.SimpleQueue()
+    threading.Thread(target=_receive, args=(conn, requests, expander), daemon=True).start()
     while True:
-        data = requests.get()
-        if data is None:
+        request = requests.get()
+        if request is None:
             return
-        request = unpack(*data)
         reply: Reply | None
         try:
-            reply = expander.handle(request)  # type: ignore[arg-type]
+            reply = expander.handle(request)
         except MemoryError:
             expander.release()  # room to answer
             reply = Crashed("", "MemoryError")
@@ -202,14 +202,23 @@ def _answer(conn: Channel, expander: Expander) -> None:
                 return
 
 
-def _receive(conn: Channel, requests: queue.SimpleQueue[tuple[bytes, bytearray] | None]) -> None:
-    """Move the engine's requests from the pipe to `requests`; None once the pipe is closed."""
+def _receive(
+    conn: Channel, requests: queue.SimpleQueue[Request | None], expander: Expander
+) -> None:
+    """Move the engine's requests from the pipe to `requests`; None once the pipe is closed.
+    The fingerprints the engine admitted from other workers (Known) are noted at once, not
+    queued: the batch being expanded then drops its candidates among them (the requests
+    queued before would keep them back until the batches they were meant for are done)."""
     while True:
         try:
-            requests.put(conn.receive())
+            request = unpack(*conn.receive())
         except (EOFError, OSError):
             requests.put(None)
             return
+        if isinstance(request, Known):
+            expander.note_known(request)
+        else:
+            requests.put(request)  # type: ignore[arg-type]
 
 
 Worker = _InProcess | _Process

@@ -112,6 +112,18 @@ class Expanders:
         arrived: dict[int, tuple[Worker, Sent, Expanded]] = {}
         waiting: list[int] = []  # parts not handed out yet, up to the window's end
         ahead = done = waiting_bytes = 0
+        unsent = {w.number: 0 for w in self.workers}  # parts posted, not flushed yet
+
+        def flush(everyone: bool) -> None:
+            """Send what was posted (Worker.post): to every expander before the engine
+            waits, else only to those with no part in hand (they would wait idle). So an
+            expander gets a part, the Admit of the one before and the fingerprints the
+            others found (Known) in one message, and one wake-up, most often."""
+            for worker in self.workers:
+                number = worker.number
+                if everyone or busy[number] == unsent[number]:
+                    worker.flush()
+                    unsent[number] = 0
 
         def send() -> None:  # as many parts as the expanders may take now
             nonlocal ahead
@@ -130,7 +142,8 @@ class Expanders:
                 behind = index < last[worker.number]
                 item = Sent(index, self.chunks, part, self._wants_encodings(worker), behind)
                 request = self._request(item, level, frontier, live)
-                worker.send(request)
+                worker.post(request)
+                unsent[worker.number] += 1
                 waiting.remove(index)
                 sent[worker.number].append(item)
                 busy[worker.number] += 1
@@ -141,7 +154,9 @@ class Expanders:
 
         while done < len(parts):
             send()
+            flush(False)
             while done not in arrived:
+                flush(True)
                 for worker in self._answering([w for w in self.workers if busy[w.number]]):
                     reply = worker.receive()
                     item = sent[worker.number].popleft()
@@ -151,10 +166,12 @@ class Expanders:
                 # An expander that answered ahead of the part awaited takes the next one
                 # now, rather than wait idle until that part arrives.
                 send()
+                flush(False)
             answer = arrived.pop(done)
             waiting_bytes -= len(answer[2].blob)
             yield answer
             done += 1
+        flush(True)  # (what the engine posted for the last parts)
 
     def initial_replies(self, count: int) -> list[tuple[Worker, Sent, Expanded]]:
         """The `count` initial states (checker.search.expansion.Initial) cut into parts, in
@@ -184,7 +201,7 @@ class Expanders:
         if others:
             request = Known(fps.tobytes())
             for other in others:
-                other.send(request)
+                other.post(request)
             self.shared += len(fps)
 
     def _pick(self, part: Part, busy: dict[int, int]) -> tuple[Worker | None, bool]:

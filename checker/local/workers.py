@@ -56,6 +56,12 @@ class _InProcess:
         if reply is not None:
             self._replies.append(reply)
 
+    def post(self, request: Request) -> None:
+        self.send(request)  # (nothing to gather: handled at once)
+
+    def flush(self) -> None:
+        pass
+
     def receive(self) -> Expanded:
         return self._replies.pop(0)
 
@@ -97,10 +103,24 @@ class _Process:
         )
         self.process.start()
         child.close()
+        self._outbox: list[tuple[bytes, list[bytes]]] = []
 
     def send(self, request: Request) -> None:
+        """Send `request` now (after those posted)."""
+        self.post(request)
+        self.flush()
+
+    def post(self, request: Request) -> None:
+        """Send `request` with the next flush (in order): the engine gathers what it has
+        for a worker while it takes a reply, and sends it in one go before it waits."""
+        self._outbox.append(pack(request))
+
+    def flush(self) -> None:
+        if not self._outbox:
+            return
+        messages, self._outbox = self._outbox, []
         try:
-            self.conn.send(*pack(request))
+            self.conn.send_all(messages)
         except OSError:  # a broken pipe: the worker is gone
             raise self._died() from None
 

@@ -61,6 +61,7 @@ class Expanders:
         self._forgot: dict[int, bool] = {}
         self._loops = False  # whether successors were found at earlier levels
         self.shared = 0  # fingerprints told to other expanders (Known), each time told
+        self._answered_used: dict[int, int | None] = {}  # `used` at each one's last answer
 
     def start(self, workers: list[Worker]) -> None:
         self.workers = workers
@@ -88,6 +89,7 @@ class Expanders:
         self._sent[number] += candidates
         self._met[number] += met
         used = self.used(worker)
+        self._answered_used[number] = used
         self.bound_memory(worker, used)
         return used
 
@@ -224,7 +226,10 @@ class Expanders:
         take those beyond it."""
         if self.encodings:
             return True
-        if not self._room(worker, self.used(worker)):
+        # (its memory as measured when it last answered, a few parts ago at most: reading
+        # it again for each part handed out cost as much as the rest of the choice)
+        used = self._answered_used.get(worker.number, 0)
+        if not self._room(worker, self.used(worker) if used == 0 else used):
             return True
         number, held = worker.number, self.held
         return self.only[number] * len(held) > sum(held.values())

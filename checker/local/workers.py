@@ -104,6 +104,7 @@ class _Process:
         self.process.start()
         child.close()
         self._outbox: list[tuple[bytes, list[bytes]]] = []
+        self._known: list[bytes] = []  # fingerprints posted (Known), sent with the next request
 
     def send(self, request: Request) -> None:
         """Send `request` now (after those posted)."""
@@ -112,13 +113,21 @@ class _Process:
 
     def post(self, request: Request) -> None:
         """Send `request` with the next flush (in order): the engine gathers what it has
-        for a worker while it takes a reply, and sends it in one go before it waits."""
-        self._outbox.append(pack(request))
+        for a worker while it takes a reply, and sends it in one go before it waits.
+        Fingerprints (Known) are joined into one message and go with the next request that
+        is not: alone, a message's system call and wake-up cost more than they save."""
+        if isinstance(request, Known):
+            self._known.append(request.fps)
+        else:
+            self._outbox.append(pack(request))
 
     def flush(self) -> None:
         if not self._outbox:
             return
         messages, self._outbox = self._outbox, []
+        if self._known:
+            messages.insert(0, pack(Known(b"".join(self._known))))
+            self._known = []
         try:
             self.conn.send_all(messages)
         except OSError:  # a broken pipe: the worker is gone

@@ -114,7 +114,7 @@ class Forget:
 class Known:
     """The fingerprints (uint64) of states the engine admitted from another expander's part
     of the level: a candidate with one of them is not new, so it is dropped as a met state
-    is, before its invariants are evaluated (see Expander.drop_known)."""
+    is, before its invariants are evaluated (see _drop_known)."""
 
     fps: bytes
 
@@ -427,7 +427,7 @@ class Expander:
         if seen is not self.seen:  # (later batches come later in the level)
             self.seen.update(seen)  # type: ignore[arg-type]
         if self.known and recording is None:
-            self.drop_known(batch)
+            self.dropped += _drop_known(batch, self.known)
         candidates = batch.candidates
         broken: list[list[Any]] = []
         raised: list[int] = []
@@ -462,28 +462,6 @@ class Expander:
             keys=None if batch.keys is None else batch.keys.tobytes(),
             stops=_stops(states, batch.error, batch.stuck.find(1)),
         )
-
-    def drop_known(self, batch: Batch) -> None:
-        """Drop the batch's candidates that the engine admitted already from another
-        expander's part (Known): they are not new, whatever this batch's place in the level
-        (the engine admitted that part before this one's turn: parts are admitted in order),
-        so nothing the engine decides changes; only the work on them is saved (their
-        invariants, sending them). With two workers, many successors are reached from
-        states of both (interleavings): each expander met only its own."""
-        known = self.known
-        fps = batch.fps.tolist()
-        keep = [k for k, fp in enumerate(fps) if fp not in known]
-        if len(keep) == len(fps):
-            return
-        self.dropped += len(fps) - len(keep)
-        batch.candidates = [batch.candidates[k] for k in keep]
-        batch.positions = [batch.positions[k] for k in keep]
-        batch.encodings = [batch.encodings[k] for k in keep]
-        batch.fps = array("Q", [fps[k] for k in keep])
-        if batch.read_sets is not None:
-            batch.read_sets = [batch.read_sets[k] for k in keep]
-        if batch.indexes is not None:
-            batch.indexes = array("I", [batch.indexes[k] for k in keep])
 
     def _verdicts(
         self, candidates: list[Record], read_sets: list[ReadSet] | None = None
@@ -540,6 +518,28 @@ class Expander:
                     hit.add(i)
                     reached.append([k, i])
         return broken, raised, reached
+
+
+def _drop_known(batch: Batch, known: set[int]) -> int:
+    """Drop the batch's candidates that the engine admitted already from another expander's
+    part (Known); how many. They are not new, whatever this batch's place in the level (the
+    engine admitted that part before this one's turn: parts are admitted in order), so
+    nothing the engine decides changes; only the work on them is saved (their invariants,
+    sending them). With two workers, many successors are reached from states of both
+    (interleavings): each expander met only its own."""
+    fps = batch.fps.tolist()
+    keep = [k for k, fp in enumerate(fps) if fp not in known]
+    if len(keep) == len(fps):
+        return 0
+    batch.candidates = [batch.candidates[k] for k in keep]
+    batch.positions = [batch.positions[k] for k in keep]
+    batch.encodings = [batch.encodings[k] for k in keep]
+    batch.fps = array("Q", [fps[k] for k in keep])
+    if batch.read_sets is not None:
+        batch.read_sets = [batch.read_sets[k] for k in keep]
+    if batch.indexes is not None:
+        batch.indexes = array("I", [batch.indexes[k] for k in keep])
+    return len(fps) - len(keep)
 
 
 def _stops(states: list[Record], error: int | None, stuck: int) -> list[list[Any]]:

@@ -250,7 +250,9 @@ class _Search(LevelSearch[SpilledFrontier]):
             self.new += np.bincount(exp.actions[positions], minlength=len(self.new))
             keep = self._found(worker, item, exp, decision, found, used)
         indices = kept.astype(np.uint32).tobytes()
-        worker.send(Admit(item.chunk, indices, keep))
+        worker.post(Admit(item.chunk, indices, keep))  # (sent before the engine waits again)
+        if len(kept) and self.observer is None:  # (a recorded search's expanders drop none)
+            expanders.share(worker, decision.used[kept])
         cut = self.cut(exp, decision, part.first, size, before, found.states)
         if cut is Cut.BAD:
             self.current = len(self.links) - 1

@@ -47,8 +47,16 @@ class Channel:
 
     def send(self, header: bytes, payload: Sequence[Buffer] = ()) -> None:
         """Send `header` and the concatenation of `payload`'s buffers (not joined here)."""
-        size = sum(map(len, payload))  # (bytes-like buffers of single bytes)
-        buffers: list[Buffer] = [_SIZES.pack(len(header), size), header, *payload]
+        self.send_all([(header, payload)])
+
+    def send_all(self, messages: Sequence[tuple[bytes, Sequence[Buffer]]]) -> None:
+        """Send messages (header, payload) one after the other, in as few system calls as
+        the kernel takes: each call, and each wake-up of the reader, costs more than the
+        bytes of a small message."""
+        buffers: list[Buffer] = []
+        for header, payload in messages:
+            size = sum(map(len, payload))  # (bytes-like buffers of single bytes)
+            buffers += [_SIZES.pack(len(header), size), header, *payload]
         for i in range(0, len(buffers), _BATCH):
             self._send_all(buffers[i : i + _BATCH])
 

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 
+import numpy as np
+
 from checker.local.frontier import Part, SpilledFrontier
 from checker.local.workers import Worker
 from checker.search.expansion import (
@@ -21,6 +23,7 @@ from checker.search.expansion import (
     Expanded,
     Forget,
     Initial,
+    Known,
     StartLevel,
 )
 
@@ -57,6 +60,8 @@ class Expanders:
         self._base: dict[int, int | None] = {}
         self._forgot: dict[int, bool] = {}
         self._loops = False  # whether successors were found at earlier levels
+        self.shared = 0  # fingerprints told to other expanders (Known), each time told
+        self._answered_used: dict[int, int | None] = {}  # `used` at each one's last answer
 
     def start(self, workers: list[Worker]) -> None:
         self.workers = workers
@@ -84,6 +89,7 @@ class Expanders:
         self._sent[number] += candidates
         self._met[number] += met
         used = self.used(worker)
+        self._answered_used[number] = used
         self.bound_memory(worker, used)
         return used
 
@@ -108,6 +114,18 @@ class Expanders:
         arrived: dict[int, tuple[Worker, Sent, Expanded]] = {}
         waiting: list[int] = []  # parts not handed out yet, up to the window's end
         ahead = done = waiting_bytes = 0
+        unsent = {w.number: 0 for w in self.workers}  # parts posted, not flushed yet
+
+        def flush(everyone: bool) -> None:
+            """Send what was posted (Worker.post): to every expander before the engine
+            waits, else only to those with no part in hand (they would wait idle). So an
+            expander gets a part, the Admit of the one before and the fingerprints the
+            others found (Known) in one message, and one wake-up, most often."""
+            for worker in self.workers:
+                number = worker.number
+                if everyone or busy[number] == unsent[number]:
+                    worker.flush()
+                    unsent[number] = 0
 
         def send() -> None:  # as many parts as the expanders may take now
             nonlocal ahead
@@ -126,7 +144,8 @@ class Expanders:
                 behind = index < last[worker.number]
                 item = Sent(index, self.chunks, part, self._wants_encodings(worker), behind)
                 request = self._request(item, level, frontier, live)
-                worker.send(request)
+                worker.post(request)
+                unsent[worker.number] += 1
                 waiting.remove(index)
                 sent[worker.number].append(item)
                 busy[worker.number] += 1
@@ -137,7 +156,9 @@ class Expanders:
 
         while done < len(parts):
             send()
+            flush(False)
             while done not in arrived:
+                flush(True)
                 for worker in self._answering([w for w in self.workers if busy[w.number]]):
                     reply = worker.receive()
                     item = sent[worker.number].popleft()
@@ -147,10 +168,12 @@ class Expanders:
                 # An expander that answered ahead of the part awaited takes the next one
                 # now, rather than wait idle until that part arrives.
                 send()
+                flush(False)
             answer = arrived.pop(done)
             waiting_bytes -= len(answer[2].blob)
             yield answer
             done += 1
+        flush(True)  # (what the engine posted for the last parts)
 
     def initial_replies(
         self, count: int, candidates: bool = False
@@ -176,6 +199,16 @@ class Expanders:
             sent.append((worker, item))
         return [(worker, item, worker.receive()) for worker, item in sent]
 
+    def share(self, worker: Worker, fps: np.ndarray) -> None:
+        """Tell the worker processes but `worker` the fingerprints of the states just
+        admitted from its part (Known): they drop their candidates among them unchecked."""
+        others = [w for w in self.workers if w is not worker and w.fileno() is not None]
+        if others:
+            request = Known(fps.tobytes())
+            for other in others:
+                other.post(request)
+            self.shared += len(fps)
+
     def _pick(self, part: Part, busy: dict[int, int]) -> tuple[Worker | None, bool]:
         """Who expands `part` now, and whether from its live states; (None, _) to wait."""
         owner = part.owner
@@ -196,7 +229,10 @@ class Expanders:
         take those beyond it."""
         if self.encodings:
             return True
-        if not self._room(worker, self.used(worker)):
+        # (its memory as measured when it last answered, a few parts ago at most: reading
+        # it again for each part handed out cost as much as the rest of the choice)
+        used = self._answered_used.get(worker.number, 0)
+        if not self._room(worker, self.used(worker) if used == 0 else used):
             return True
         number, held = worker.number, self.held
         return self.only[number] * len(held) > sum(held.values())

@@ -34,6 +34,7 @@ from checker.search.expansion import (
     Crashed,
     Expanded,
     Expander,
+    Known,
     Reply,
     Request,
     pack,
@@ -54,6 +55,12 @@ class _InProcess:
         reply = self.expander.handle(request)
         if reply is not None:
             self._replies.append(reply)
+
+    def post(self, request: Request) -> None:
+        self.send(request)  # (nothing to gather: handled at once)
+
+    def flush(self) -> None:
+        pass
 
     def receive(self) -> Expanded:
         return self._replies.pop(0)
@@ -96,10 +103,33 @@ class _Process:
         )
         self.process.start()
         child.close()
+        self._outbox: list[tuple[bytes, list[bytes]]] = []
+        self._known: list[bytes] = []  # fingerprints posted (Known), sent with the next request
 
     def send(self, request: Request) -> None:
+        """Send `request` now (after those posted)."""
+        self.post(request)
+        self.flush()
+
+    def post(self, request: Request) -> None:
+        """Send `request` with the next flush (in order): the engine gathers what it has
+        for a worker while it takes a reply, and sends it in one go before it waits.
+        Fingerprints (Known) are joined into one message and go with the next request that
+        is not: alone, a message's system call and wake-up cost more than they save."""
+        if isinstance(request, Known):
+            self._known.append(request.fps)
+        else:
+            self._outbox.append(pack(request))
+
+    def flush(self) -> None:
+        if not self._outbox:
+            return
+        messages, self._outbox = self._outbox, []
+        if self._known:
+            messages.insert(0, pack(Known(b"".join(self._known))))
+            self._known = []
         try:
-            self.conn.send(*pack(request))
+            self.conn.send_all(messages)
         except OSError:  # a broken pipe: the worker is gone
             raise self._died() from None
 
@@ -178,16 +208,15 @@ def _answer(conn: Channel, expander: Expander) -> None:
     # The engine sends up to IN_FLIGHT requests before it reads a reply. A thread takes them
     # off the pipe as they come, so that a large request never waits behind a large reply:
     # with both pipes full, the engine and this process would each wait for the other.
-    requests: queue.SimpleQueue[tuple[bytes, bytearray] | None] = queue.SimpleQueue()
-    threading.Thread(target=_receive, args=(conn, requests), daemon=True).start()
+    requests: queue.SimpleQueue[Request | None] = queue.SimpleQueue()
+    threading.Thread(target=_receive, args=(conn, requests, expander), daemon=True).start()
     while True:
-        data = requests.get()
-        if data is None:
+        request = requests.get()
+        if request is None:
             return
-        request = unpack(*data)
         reply: Reply | None
         try:
-            reply = expander.handle(request)  # type: ignore[arg-type]
+            reply = expander.handle(request)
         except MemoryError:
             expander.release()  # room to answer
             reply = Crashed("", "MemoryError")
@@ -202,14 +231,23 @@ def _answer(conn: Channel, expander: Expander) -> None:
                 return
 
 
-def _receive(conn: Channel, requests: queue.SimpleQueue[tuple[bytes, bytearray] | None]) -> None:
-    """Move the engine's requests from the pipe to `requests`; None once the pipe is closed."""
+def _receive(
+    conn: Channel, requests: queue.SimpleQueue[Request | None], expander: Expander
+) -> None:
+    """Move the engine's requests from the pipe to `requests`; None once the pipe is closed.
+    The fingerprints the engine admitted from other workers (Known) are noted at once, not
+    queued: the batch being expanded then drops its candidates among them (the requests
+    queued before would keep them back until the batches they were meant for are done)."""
     while True:
         try:
-            requests.put(conn.receive())
+            request = unpack(*conn.receive())
         except (EOFError, OSError):
             requests.put(None)
             return
+        if isinstance(request, Known):
+            expander.note_known(request)
+        else:
+            requests.put(request)  # type: ignore[arg-type]
 
 
 Worker = _InProcess | _Process

@@ -36,7 +36,7 @@ import numpy as np
 
 from checker.behaviour import Recording, predicate_value
 from checker.errors import OUTSIDE, EvaluationError, Interrupted
-from checker.model import Model, ReadSet
+from checker.model import Batch, Model, ReadSet
 from checker.values import fast
 from checker.values.encoding import decode_all, encode_state
 from checker.values.record import Record
@@ -121,6 +121,15 @@ class Forget:
     """Forget the states met so far (the engine keeps this memory within its budget)."""
 
 
+@dataclass(frozen=True)
+class Known:
+    """The fingerprints (uint64) of states the engine admitted from another expander's part
+    of the level: a candidate with one of them is not new, so it is dropped as a met state
+    is, before its invariants are evaluated (see _drop_known)."""
+
+    fps: bytes
+
+
 class Pieces:
     """Encoded states not yet joined: a reply's blob as its encodings. The engine joins only
     those it admits (checker.local.bfs); between processes they are sent one after the other
@@ -192,9 +201,11 @@ class Crashed:
     message: str = ""
 
 
-Request = Expand | Initial | Admit | StartLevel | Forget | Initials
+Request = Expand | Initial | Admit | StartLevel | Forget | Initials | Known
 Reply = Expanded | Crashed
-_KINDS: tuple[type, ...] = (Expand, Admit, StartLevel, Forget, Expanded, Crashed, Initial, Initials)
+_KINDS: tuple[type, ...] = (
+    Expand, Admit, StartLevel, Forget, Expanded, Crashed, Initial, Initials, Known
+)  # fmt: skip
 _FIELDS = {kind: [f.name for f in dataclasses.fields(kind)] for kind in _KINDS}
 
 
@@ -259,6 +270,10 @@ class Expander:
         # on the level's candidates.
         self.wanted: list[int] = list(range(len(model.reachables)))
         self.initials = False  # whether it was sent initial states (Initial)
+        # Fingerprints of the states admitted at this level from other expanders' parts
+        # (Known), and how many candidates were dropped for being among them.
+        self.known: set[int] = set()
+        self.dropped = 0
 
     def handle(self, request: Request) -> Expanded | None:
         """Answer an Expand; the other requests have no answer."""
@@ -274,6 +289,8 @@ class Expander:
             self.forget()
         elif isinstance(request, Initials):
             self.model.learn_initial(request.numbers)
+        elif isinstance(request, Known):
+            self.note_known(request)
         else:
             raise TypeError(f"unknown request {request!r}")
         return None
@@ -285,6 +302,11 @@ class Expander:
         self.read_sets.clear()
         self.pending.clear()
         self.forget()
+
+    def note_known(self, request: Known) -> None:
+        """Remember fingerprints the engine admitted (from another thread of a worker
+        process too: one C call, atomic under the GIL)."""
+        self.known.update(np.frombuffer(request.fps, np.uint64).tolist())
 
     def forget(self) -> None:
         self.seen = {} if self.recording else set()
@@ -299,6 +321,7 @@ class Expander:
         and the states received encoded are removed from it, else it is built again."""
         level = request.level
         self.wanted = request.wanted
+        self.known = set()  # (the earlier level's: no successor is among them but back edges)
         tidy = self.tidy and not self.pending and request.forget and not self.recording
         if tidy:  # removing the level expanded costs less than adding the next one's
             seen: set[Any] = self.seen  # type: ignore[assignment]
@@ -435,6 +458,8 @@ class Expander:
         )
         if seen is not self.seen:  # (later batches come later in the level)
             self.seen.update(seen)  # type: ignore[arg-type]
+        if self.known and recording is None:
+            self.dropped += _drop_known(batch, self.known)
         candidates = batch.candidates
         broken: list[list[Any]] = []
         raised: list[int] = []
@@ -525,6 +550,28 @@ class Expander:
                     hit.add(i)
                     reached.append([k, i])
         return broken, raised, reached
+
+
+def _drop_known(batch: Batch, known: set[int]) -> int:
+    """Drop the batch's candidates that the engine admitted already from another expander's
+    part (Known); how many. They are not new, whatever this batch's place in the level (the
+    engine admitted that part before this one's turn: parts are admitted in order), so
+    nothing the engine decides changes; only the work on them is saved (their invariants,
+    sending them). With two workers, many successors are reached from states of both
+    (interleavings): each expander met only its own."""
+    fps = batch.fps.tolist()
+    keep = [k for k, fp in enumerate(fps) if fp not in known]
+    if len(keep) == len(fps):
+        return 0
+    batch.candidates = [batch.candidates[k] for k in keep]
+    batch.positions = [batch.positions[k] for k in keep]
+    batch.encodings = [batch.encodings[k] for k in keep]
+    batch.fps = array("Q", [fps[k] for k in keep])
+    if batch.read_sets is not None:
+        batch.read_sets = [batch.read_sets[k] for k in keep]
+    if batch.indexes is not None:
+        batch.indexes = array("I", [batch.indexes[k] for k in keep])
+    return len(fps) - len(keep)
 
 
 def _stops(states: list[Record], error: int | None, stuck: int) -> list[list[Any]]:

@@ -84,3 +84,17 @@ def test_a_request_without_states_has_no_payload_and_one_with_states_carries_the
     header, payload = pack(encoded)
     assert payload == [b"abc"]
     assert unpack(header, bytearray(b"abc")) == encoded
+
+
+def test_messages_sent_together_arrive_one_by_one_in_order():
+    """send_all puts several framed messages on the wire in one go; the reader gets each,
+    header and payload, in the order sent."""
+    left, right = Channel.pair()
+    try:
+        left.send_all([(b"one", [b"ab", b"c"]), (b"two", []), (b"three", [b"x" * 70000])])
+        assert right.receive() == (b"one", bytearray(b"abc"))
+        assert right.receive() == (b"two", bytearray())
+        assert right.receive() == (b"three", bytearray(b"x" * 70000))
+    finally:
+        left.close()
+        right.close()

@@ -645,3 +645,51 @@ def test_a_recorded_search_with_parts_behind_records_one_expanders_graph(monkeyp
     for name in ("fps", "starts", "targets", "actions"):
         assert np.array_equal(getattr(again, name), getattr(graph, name)), name
     assert again.encodings == graph.encodings
+
+
+def test_an_expander_drops_the_candidates_admitted_from_another_expanders_part():
+    """Told the fingerprints the engine admitted from another expander's part (Known), an
+    expander drops its candidates among them before checking them: the reply lists the
+    others, at their positions among the successors, as if it had met the dropped ones."""
+    from checker.search.expansion import Expand, Expander, Known, StartLevel
+
+    model = load_model(str(ROOT / "specs/examples/two_phase.py"), {"rm": "2"})
+    init = model.initial_states()[0]
+    alone = Expander(model)
+    alone.levels[0] = [init]
+    alone.start_level(StartLevel(0, True, []))
+    full = Expansion(alone.handle(Expand(0, 0, start=0, count=1)), False)
+    assert len(full.positions) == 5  # TMAbort, then RMPrepare and RMChooseToAbort of each RM
+    told = Expander(model)
+    told.levels[0] = [init]
+    told.start_level(StartLevel(0, True, []))
+    told.handle(Known(full.fps[[1, 3]].tobytes()))
+    cut = Expansion(told.handle(Expand(0, 0, start=0, count=1)), False)
+    assert cut.positions.tolist() == full.positions[[0, 2, 4]].tolist()
+    assert cut.fps.tolist() == full.fps[[0, 2, 4]].tolist()
+    assert cut.actions.tolist() == full.actions.tolist()  # every successor still counted
+    assert told.dropped == 2
+    told.start_level(StartLevel(1, True, []))  # a new level: what it was told is forgotten
+    assert told.known == set()
+
+
+def test_two_workers_tell_each_other_what_was_admitted(monkeypatch):
+    """With two workers, the engine tells each the fingerprints it admitted from the other's
+    parts (Expanders.share), and the result is that of one worker."""
+    from checker.local import expanders
+
+    shared: list[int] = []
+    share = expanders.Expanders.share
+
+    def spy(self, worker, fps):
+        share(self, worker, fps)
+        shared.append(self.shared)
+
+    monkeypatch.setattr(expanders.Expanders, "share", spy)
+    model = load_model(str(ROOT / "specs/examples/two_phase.py"), {"rm": "3"})
+    alone = check(model, Options())
+    assert not any(shared)  # one expander: nobody to tell
+    shared.clear()
+    assert outcome(check(model, Options(workers=2))) == outcome(alone)
+    # Every state found past the initial level, told once to the other worker.
+    assert shared[-1] == alone.distinct_states - len(model.initial_states())

@@ -181,11 +181,10 @@ class _Search(LevelSearch[SpilledFrontier]):
         return fp in self.visited
 
     def add_initial(self, init: Successor, frontier: SpilledFrontier) -> int:
-        number = len(self.links)
         self.visited.add(np.array([init.fp], dtype=np.uint64))
         self.links.add(np.array([ROOT]), np.array([init.binding]))
         frontier.append(init.data, np.array([0, len(init.data)], dtype=np.uint64))
-        return number
+        return len(self.links) - 1  # (its number)
 
     def initial_done(self, frontier: SpilledFrontier) -> SpilledFrontier:
         self.visited.end_level()

@@ -234,8 +234,7 @@ class Expanders:
         used = self._answered_used.get(worker.number, 0)
         if not self._room(worker, self.used(worker) if used == 0 else used):
             return True
-        number, held = worker.number, self.held
-        return self.only[number] * len(held) > sum(held.values())
+        return self.only[worker.number] * len(self.held) > sum(self.held.values())
 
     def bound_memory(self, worker: Worker, used: int | None) -> None:
         """Keep the states an expander remembers meeting within its share of the budget,
@@ -332,8 +331,7 @@ class Expanders:
         memory `used`, else the estimates of both levels it holds and `estimate` more."""
         share = self.live_bytes // len(self.workers)
         if used is None:
-            number = worker.number
-            used = self._live_now.get(number, 0) + self._live_next[number] + estimate
+            used = self._live_now.get(worker.number, 0) + self._live_next[worker.number] + estimate
         return used < share  # (a budget of 0 keeps none)
 
 

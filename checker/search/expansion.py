@@ -239,6 +239,21 @@ def unpack(header: bytes, payload: bytes | bytearray = b"") -> Request | Reply:
 # -- the expander ----------------------------------------------------------------------------
 
 
+def _initial_part(model: Model, request: Initial) -> tuple[list[Record], bytes, int | None]:
+    """An initial part's states; for the spec's `every` (Model.every), also their numbers in
+    its product and the first candidate whose `where` raised, if one did (then no state: the
+    engine reports it, and none is admitted)."""
+    stop = request.start + request.count
+    if not request.candidates:
+        return model.initial_part(request.start, stop), b"", None
+    every = model.every()
+    assert every is not None
+    states, numbers, failed, raised_here = every.part(request.start, stop)
+    if isinstance(raised_here, OUTSIDE):  # (mc's own interruption, not the spec's)
+        raise raised_here
+    return ([] if failed is not None else states), numbers, failed
+
+
 class Expander:
     """Does the work. Keeps, per level, the live states the engine gave it to keep (in the
     order it kept them), the states it met at the current level, and the candidates of the
@@ -367,18 +382,7 @@ class Expander:
         `error` is its index in the part, and the states after it are not considered."""
         model = self.model
         self.initials = True
-        numbers, failed = b"", None
-        stop = request.start + request.count
-        if request.candidates:  # (the spec's `every`: Model.every)
-            every = model.every()
-            assert every is not None
-            states, numbers, failed, raised_here = every.part(request.start, stop)
-            if isinstance(raised_here, OUTSIDE):  # (mc's own interruption, not the spec's)
-                raise raised_here
-            if failed is not None:  # the engine reports it (none of the states is admitted)
-                states = []
-        else:
-            states = model.initial_part(request.start, stop)
+        states, numbers, failed = _initial_part(model, request)
         encodings, fps, error = model.initial_encoded(states)
         if error is not None:
             states = states[:error]

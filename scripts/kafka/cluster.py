@@ -92,6 +92,12 @@ def _die_with_parent() -> None:
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
+# Below Linux's ephemeral range (32768-60999 by default): a port in that range may be taken at
+# any moment by another process's outgoing connection, and a broker that cannot bind exits.
+DEFAULT_PORT_BASE = 29100
+PORT_OFFSETS = (*range(1, 4), *range(11, 14), *range(20, 29))  # controllers, brokers, proxy
+
+
 class ClusterError(RuntimeError):
     """The cluster did not reach a state in time, or a tool failed."""
 
@@ -128,6 +134,12 @@ class Node:
     home: Path
     process: subprocess.Popen[bytes] | None = None
     frozen: bool = False
+    asked_down: bool = False  # the harness killed or stopped it: an exit is no crash
+
+    @property
+    def crashed(self) -> bool:
+        """The JVM exited though the harness did not ask it to (a port taken, a fatal error)."""
+        return self.process is not None and self.process.poll() is not None and not self.asked_down
 
     @property
     def data_dir(self) -> Path:
@@ -145,7 +157,9 @@ class Node:
 class Cluster:
     """Three controllers and three brokers under `workdir`, listening from `port_base` on."""
 
-    def __init__(self, workdir: Path, port_base: int = 39100, proxied: bool = False) -> None:
+    def __init__(
+        self, workdir: Path, port_base: int = DEFAULT_PORT_BASE, proxied: bool = False
+    ) -> None:
         self.workdir = workdir
         self.port_base = port_base
         self.proxied = proxied
@@ -259,6 +273,7 @@ class Cluster:
                 preexec_fn=_die_with_parent,
             )
         node.frozen = False
+        node.asked_down = False
 
     def start_all(self) -> None:
         for node_id in CONTROLLERS + BROKERS:
@@ -275,6 +290,7 @@ class Cluster:
         """kill -9: no controlled shutdown, no clean-shutdown file."""
         node = self.nodes[node_id]
         self.signal(node_id, signal.SIGKILL)
+        node.asked_down = True
         assert node.process is not None
         node.process.wait(timeout=30)
         node.frozen = False
@@ -283,6 +299,7 @@ class Cluster:
         """SIGTERM: a broker's controlled shutdown; killed if it takes longer than `timeout`."""
         node = self.nodes[node_id]
         self.signal(node_id, signal.SIGTERM)
+        node.asked_down = True
         assert node.process is not None
         try:
             node.process.wait(timeout=timeout)
@@ -315,6 +332,7 @@ class Cluster:
         """Kill every JVM still running (SIGKILL works on a frozen one too)."""
         self._drop_admin()
         for node in self.nodes.values():
+            node.asked_down = True
             if node.alive:
                 assert node.process is not None
                 node.process.kill()
@@ -389,10 +407,27 @@ class Cluster:
     def wait_for(self, what: str, predicate: Callable[[], bool], timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            self.raise_if_crashed()
             if predicate():
                 return
             time.sleep(0.5)
         raise ClusterError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+    def raise_if_crashed(self) -> None:
+        """Fail at once, naming the node and its first error, when a JVM exited unasked."""
+        for node in self.nodes.values():
+            if node.crashed:
+                assert node.process is not None
+                log = node.home / "server.log"
+                try:
+                    lines = log.read_text(errors="replace").splitlines()
+                except OSError:
+                    lines = []
+                first = next((line for line in lines if "] ERROR " in line), "no ERROR line")
+                raise ClusterError(
+                    f"{node.role} {node.node_id} exited with code {node.process.returncode}"
+                    f" though nothing stopped it: {first.strip()} (see {log})"
+                )
 
     def wait_ready(self, timeout: float = 120.0) -> None:
         self.wait_for("an active controller", lambda: self.active_controller() is not None, timeout)
@@ -449,10 +484,35 @@ class Cluster:
         )
 
 
-def ports_free(port_base: int) -> bool:
-    """The controllers' (1-3), brokers' (11-13) and proxy's (20-28) ports from `port_base`."""
-    for offset in (*range(1, 4), *range(11, 14), *range(20, 29)):
+def ephemeral_ports() -> range:
+    """The kernel's range for outgoing connections' local ports (ip_local_port_range)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+    except (OSError, ValueError):
+        low, high = "32768", "60999"  # Linux's default
+    return range(int(low), int(high) + 1)
+
+
+def ports_problem(port_base: int) -> str | None:
+    """Why the cluster's ports from `port_base` cannot be used, or None.
+
+    A port in the ephemeral range is refused: another process's connection may take it between
+    this check and the JVM's bind. A port is taken when binding it fails the way Kafka's would
+    (SO_REUSEADDR, as the JVM sets): a listener or a connection holds it.
+    """
+    ports = [port_base + offset for offset in PORT_OFFSETS]
+    ephemeral = ephemeral_ports()
+    if any(port in ephemeral for port in ports):
+        return (
+            f"ports {ports[0]}-{ports[-1]} overlap the kernel's ephemeral range"
+            f" {ephemeral.start}-{ephemeral.stop - 1} (net.ipv4.ip_local_port_range):"
+            f" choose a --port-base below {ephemeral.start - PORT_OFFSETS[-1]}"
+        )
+    for port in ports:
         with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port_base + offset)) == 0:
-                return False
-    return True
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                return f"port {port} is taken (another cluster?)"
+    return None

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from cluster import BROKERS, TOPIC, Cluster, ClusterError, ports_free
+from cluster import BROKERS, DEFAULT_PORT_BASE, TOPIC, Cluster, ClusterError, ports_problem
 from kafka.errors import KafkaError
 from proxy import AlterPartition, Proxy
 from workload import Workload
@@ -390,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds of produce load at least (default 120)",
     )
     parser.add_argument("--out", type=Path, help="default tests/fixtures/kafka/SCENARIO.log")
-    parser.add_argument("--port-base", type=int, default=39100)
+    parser.add_argument("--port-base", type=int, default=DEFAULT_PORT_BASE)
     parser.add_argument("--keep", action="store_true", help="keep the run's directory")
     args = parser.parse_args(argv)
     if args.list:
@@ -399,11 +399,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.scenario is None:
         parser.error("name a scenario (or --list)")
-    if not ports_free(args.port_base):
-        print(
-            f"scenarios: a port from {args.port_base} on is taken (another cluster?)",
-            file=sys.stderr,
-        )
+    problem = ports_problem(args.port_base)
+    if problem is not None:
+        print(f"scenarios: {problem}", file=sys.stderr)
         return 3
     signal.signal(signal.SIGTERM, _on_sigterm)
     out = args.out or FIXTURES / f"{args.scenario}.log"

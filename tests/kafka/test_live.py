@@ -46,7 +46,7 @@ def test_leader_kill_on_a_real_cluster(tmp_path: Path) -> None:
             "--out",
             str(out),
             "--port-base",
-            "39400",
+            "29400",
         ],
         capture_output=True,
         text=True,

@@ -99,7 +99,7 @@ PORT_OFFSETS = (*range(1, 4), *range(11, 14), *range(20, 29))  # controllers, br
 
 
 class ClusterError(RuntimeError):
-    """The cluster did not reach a state in time, or a tool failed."""
+    """The cluster did not reach a state in time, a node exited unasked, or a tool failed."""
 
 
 def classpath() -> str:
@@ -139,7 +139,7 @@ class Node:
     @property
     def crashed(self) -> bool:
         """The JVM exited though the harness did not ask it to (a port taken, a fatal error)."""
-        return self.process is not None and self.process.poll() is not None and not self.asked_down
+        return self.process is not None and not self.alive and not self.asked_down
 
     @property
     def data_dir(self) -> Path:

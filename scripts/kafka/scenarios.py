@@ -13,8 +13,10 @@ schedule as it ran (seconds from the start of the load), the load's counts.
 The seed fixes the fault schedule (which follower, which order, how long between faults); the
 log may still differ between two runs, as Kafka's own timing does.
 
-Exit codes: 0 the log was written; 2 a usage error; 3 the cluster did not reach a state in time
-or a Kafka tool failed (the run's directory is kept and named); 130 interrupted (Ctrl-C, SIGTERM).
+Exit codes: 0 the log was written; 2 a usage error; 3 the cluster's ports cannot be used (in the
+kernel's ephemeral range, or taken), a node exited unasked, the cluster did not reach a state in
+time or a Kafka tool failed (the run's directory is kept and named); 130 interrupted (Ctrl-C,
+SIGTERM).
 Every JVM is killed on any exit.
 """
 

@@ -75,3 +75,17 @@ def test_a_node_the_harness_killed_is_no_crash(tmp_path: Path) -> None:
     harness.kill(1)
     with pytest.raises(cluster.ClusterError, match="timed out after 1 s waiting for nothing"):
         harness.wait_for("nothing", lambda: False, timeout=1)
+
+
+def test_scenarios_refuse_an_ephemeral_port_base_with_exit_3_and_no_traceback() -> None:
+    base = cluster.ephemeral_ports().start + 100
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts/kafka/scenarios.py"), "leader-kill"]
+        + ["--port-base", str(base), "--duration", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 3, result.stderr
+    assert result.stderr.startswith(f"scenarios: ports {base + 1}-{base + 28} overlap")
+    assert "Traceback" not in result.stderr
